@@ -1,0 +1,63 @@
+"""RippleMem: tiered, associative long-term memory for LLM agents.
+
+Public API: ``RippleMem`` (the facade), the data types ``Memory``, ``Hit``, ``Recall``, ``Scope``,
+``MemoryType``, the ``Settings`` object, embedders, and the errors. Heavy modules load lazily so
+``import ripplemem`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "RippleMem": "ripplemem.memory",
+    "Memory": "ripplemem.types",
+    "Hit": "ripplemem.types",
+    "Recall": "ripplemem.types",
+    "Scope": "ripplemem.types",
+    "MemoryType": "ripplemem.types",
+    "Settings": "ripplemem.config",
+    "ScoreProfile": "ripplemem.config",
+    "Embedder": "ripplemem.embeddings",
+    "SentenceTransformerEmbedder": "ripplemem.embeddings",
+    "OpenAIEmbedder": "ripplemem.embeddings",
+    "HashingEmbedder": "ripplemem.embeddings",
+    "RippleMemError": "ripplemem.errors",
+    "InvalidInputError": "ripplemem.errors",
+    "InvalidTypeError": "ripplemem.errors",
+    "MemoryNotFoundError": "ripplemem.errors",
+    "StoreError": "ripplemem.errors",
+    "SchemaVersionError": "ripplemem.errors",
+    "EmbeddingModelMismatchError": "ripplemem.errors",
+    "MissingDependencyError": "ripplemem.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from ripplemem.config import ScoreProfile, Settings
+    from ripplemem.embeddings import (
+        Embedder, HashingEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder,
+    )
+    from ripplemem.errors import (
+        EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, MemoryNotFoundError,
+        MissingDependencyError, RippleMemError, SchemaVersionError, StoreError,
+    )
+    from ripplemem.memory import RippleMem
+    from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ripplemem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,117 @@
+"""The shared resources behind every RippleMem handle: store, vector index, embedder, clock."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from ripplemem.config import Settings
+from ripplemem.embeddings import Embedder, resolve_embedder
+from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
+from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.stores.vectors import NumpyIndex, VectorIndex
+
+VECTOR_INDEXES = ("auto", "chroma", "numpy")
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(timezone.utc)
+
+
+def _prepare_directory(path: str) -> str:
+    path = os.path.abspath(os.path.expanduser(path))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise StoreError(f"path {path!r} is a file; RippleMem needs a directory for its store")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the store directory {path!r}: {exc.strerror}; "
+                         "choose a writable path or path=None for an in-memory store") from exc
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise StoreError(f"the store directory {path!r} is not writable; "
+                         "choose a writable path or path=None for an in-memory store")
+    return path
+
+
+def open_vector_index(kind: str, path: str | None) -> VectorIndex:
+    """Open the named vector index; 'auto' is Chroma on disk and numpy in memory."""
+    if kind not in VECTOR_INDEXES:
+        raise InvalidInputError(f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {kind!r}")
+    if kind == "numpy" or (kind == "auto" and path is None):
+        return NumpyIndex()
+    from ripplemem.stores.chroma import ChromaIndex
+
+    return ChromaIndex(path)
+
+
+def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
+    """Fill an index from the vectors SQLite keeps, replacing what it held; returns the count."""
+    for user_id in store.user_ids():
+        index.drop(user_id)
+    total = 0
+    for ids, metas, vectors in store.iter_embeddings():
+        by_user: dict[str, list[int]] = {}
+        for row, meta in enumerate(metas):
+            by_user.setdefault(meta["user_id"], []).append(row)
+        for user_id, rows in by_user.items():
+            index.add(user_id, [ids[r] for r in rows], vectors[rows], [metas[r] for r in rows])
+        total += len(ids)
+    return total
+
+
+class Engine:
+    """Owns the store and index of one path; every handle on that path shares one Engine."""
+
+    def __init__(self, path: str | None, embedder: str | Embedder | None, vector_index: str,
+                 settings: Settings, clock: Clock | None) -> None:
+        self.path = None if path is None else _prepare_directory(path)
+        self.settings = settings
+        self.clock: Clock = clock or utc_now
+        self.embedder = resolve_embedder(embedder)
+        self.store = SQLiteStore(self.path)
+        self.write_lock = threading.RLock()
+        try:
+            self._check_embedding_model()
+            self.index = open_vector_index(vector_index, self.path)
+            self._sync_index()
+        except BaseException:
+            self.store.close()
+            raise
+
+    def _check_embedding_model(self) -> None:
+        recorded = self.store.get_meta("embedding_model")
+        wanted = self.embedder.model_id
+        if recorded is None:
+            self.store.set_meta("embedding_model", wanted)
+        elif recorded != wanted:
+            raise EmbeddingModelMismatchError(
+                f"the store at {self.path!r} was built with embedding model {recorded!r}, but this "
+                f"RippleMem uses {wanted!r}; vectors of two models cannot be compared. Open it with "
+                f"embedder={recorded!r}, or re-embed it once: "
+                f"RippleMem.reembed({self.path!r}, embedder=...) or "
+                f"`ripplemem reembed --path {self.path} --embedder NAME`"
+            )
+
+    def _sync_index(self) -> None:
+        # A numpy index lives in RAM, and an index of another kind may have been used last time:
+        # either way the index is rebuilt from the vectors SQLite keeps.
+        recorded = self.store.get_meta("vector_index")
+        if self.index.name == "numpy" or recorded != self.index.name:
+            rebuild_index(self.index, self.store)
+            self.store.set_meta("vector_index", self.index.name)
+
+    def now(self) -> float:
+        """The clock's time as epoch seconds."""
+        value = self.clock()
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.timestamp()
+
+    def close(self) -> None:
+        """Close the index and the store."""
+        self.index.close()
+        self.store.close()

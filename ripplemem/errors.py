@@ -1,0 +1,38 @@
+"""Exceptions raised by RippleMem; every one names the problem and the fix."""
+
+from __future__ import annotations
+
+
+class RippleMemError(Exception):
+    """Base class of every error RippleMem raises on purpose."""
+
+
+class InvalidInputError(RippleMemError, ValueError):
+    """An argument has a value RippleMem cannot accept (the message names the field)."""
+
+
+class InvalidTypeError(RippleMemError, TypeError):
+    """An argument has the wrong Python type (the message names the field)."""
+
+
+class MemoryNotFoundError(RippleMemError, KeyError):
+    """No memory with this id exists in the handle's scope."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "memory not found"
+
+
+class StoreError(RippleMemError):
+    """The store on disk cannot be opened or written as asked."""
+
+
+class SchemaVersionError(StoreError):
+    """The store was written by a newer RippleMem than this one."""
+
+
+class EmbeddingModelMismatchError(StoreError):
+    """The store was built with another embedding model than the one configured."""
+
+
+class MissingDependencyError(RippleMemError, ImportError):
+    """An optional package needed for the requested feature is not installed."""

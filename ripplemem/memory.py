@@ -1,0 +1,384 @@
+"""RippleMem: the facade users call. A handle is a scope (user, agent, session) on an engine."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from ripplemem.config import Settings
+from ripplemem.embeddings import Embedder, resolve_embedder
+from ripplemem.engine import Clock, Engine, rebuild_index, open_vector_index
+from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
+from ripplemem.retrieval import RECALL_MODES, hybrid_recall
+from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, index_metadata, to_epoch
+from ripplemem.types import Memory, Recall, Scope
+from ripplemem.validation import (
+    check_content, check_datetime, check_identifier, check_importance, check_k, check_metadata,
+    check_mode, check_type, check_types,
+)
+
+ProgressCallback = Callable[[int, int], None]
+_ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
+                         "source", "modality"})
+MODALITIES = ("text", "image", "audio", "sensor")
+
+
+class RippleMem:
+    """Tiered, associative long-term memory for one user (optionally one agent and session).
+
+    ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
+    for rows and keywords, Chroma for vectors, local MiniLM for embeddings. ``path=None`` keeps
+    everything in memory. ``scope()`` gives handles for other users on the same store.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        embedder: str | Embedder | None = None,
+        vector_index: str = "auto",
+        settings: Settings | None = None,
+        clock: Clock | None = None,
+        _engine: Engine | None = None,
+    ) -> None:
+        self.scope_info = Scope(
+            user_id=check_identifier("user_id", user_id, required=True),  # type: ignore[arg-type]
+            agent_id=check_identifier("agent_id", agent_id, required=False),
+            session_id=check_identifier("session_id", session_id, required=False),
+        )
+        self._engine = _engine or Engine(
+            None if path is None else os.fspath(path), embedder, vector_index,
+            settings or Settings(), clock,
+        )
+
+    # -- handles -----------------------------------------------------------------------------
+    @property
+    def user_id(self) -> str:
+        """The user every read and write of this handle is scoped to."""
+        return self.scope_info.user_id
+
+    @property
+    def path(self) -> str | None:
+        """The store directory, or None for an in-memory store."""
+        return self._engine.path
+
+    @property
+    def settings(self) -> Settings:
+        """The retrieval and storage settings of the store."""
+        return self._engine.settings
+
+    def scope(self, user_id: str | None = None, *, agent_id: str | None = None,
+              session_id: str | None = None) -> RippleMem:
+        """Another handle on the same store for another user, agent or session."""
+        return RippleMem(user_id=user_id or self.user_id, agent_id=agent_id,
+                         session_id=session_id, _engine=self._engine)
+
+    def close(self) -> None:
+        """Close the store (every handle sharing it)."""
+        self._engine.close()
+
+    def __enter__(self) -> RippleMem:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RippleMem(path={self.path!r}, user_id={self.user_id!r})"
+
+    # -- writes ------------------------------------------------------------------------------
+    def add(self, content: str, type: str = "episodic", *, session_id: str | None = None,
+            event_time: datetime | str | None = None, importance: float | None = None,
+            metadata: Mapping[str, Any] | None = None, source: str | None = None,
+            modality: str = "text") -> Memory:
+        """Store one memory and return it (with its id)."""
+        return self.add_many([{
+            "content": content, "type": type, "session_id": session_id, "event_time": event_time,
+            "importance": importance, "metadata": metadata, "source": source, "modality": modality,
+        }])[0]
+
+    def add_many(self, items: Iterable[Mapping[str, Any] | str], *, type: str = "episodic",
+                 batch_size: int = 1024, progress: bool | ProgressCallback = False) -> list[Memory]:
+        """Store many memories, embedded in batches; all are validated before any is written.
+
+        Items are dicts with ``content`` and optionally the keyword arguments of ``add``, or plain
+        strings. ``progress=True`` shows a progress bar; a callable gets (done, total).
+        """
+        now = self._engine.clock()
+        memories = [self._build(item, position, type, now) for position, item in enumerate(items)]
+        report = _progress_reporter(progress, len(memories))
+        for start in range(0, len(memories), batch_size):
+            self._write_batch(memories[start:start + batch_size])
+            report(min(start + batch_size, len(memories)))
+        return memories
+
+    def _build(self, item: Mapping[str, Any] | str, position: int, default_type: str,
+               now: datetime) -> Memory:
+        if isinstance(item, str):
+            item = {"content": item}
+        if not isinstance(item, Mapping):
+            raise InvalidTypeError(f"item {position} must be a dict or a string, got {type(item).__name__}")
+        unknown = set(item) - _ADD_FIELDS
+        if unknown:
+            raise InvalidInputError(f"item {position} has unknown fields {sorted(unknown)}; "
+                                    f"allowed: {sorted(_ADD_FIELDS)}")
+        if "content" not in item:
+            raise InvalidInputError(f"item {position} has no 'content'")
+        importance = item.get("importance")
+        modality = item.get("modality") or "text"
+        if modality not in MODALITIES:
+            raise InvalidInputError(f"modality must be one of {', '.join(MODALITIES)}; got {modality!r}")
+        session_id = item.get("session_id") or self.scope_info.session_id
+        return Memory(
+            id=uuid.uuid4().hex,
+            user_id=self.user_id,
+            agent_id=self.scope_info.agent_id,
+            session_id=check_identifier("session_id", session_id, required=False),
+            type=check_type(item.get("type") or default_type),
+            content=check_content(item["content"], self.settings.max_content_chars),
+            modality=modality,
+            importance=self.settings.default_importance if importance is None
+            else check_importance(importance),
+            created_at=now,
+            event_time=check_datetime("event_time", item.get("event_time")),
+            metadata=check_metadata(item.get("metadata")),
+            source=item.get("source"),
+        )
+
+    def _write_batch(self, memories: list[Memory]) -> None:
+        engine = self._engine
+        vectors = engine.embedder.embed_documents([m.content for m in memories])
+        with engine.write_lock:
+            engine.store.insert(memories, vectors)
+            try:
+                engine.index.add(self.user_id, [m.id for m in memories], vectors,
+                                 [_index_meta(m) for m in memories])
+            except BaseException:
+                # Keep SQLite and the index in step: a batch is stored in both or in neither.
+                engine.store.delete([m.id for m in memories], self.user_id)
+                raise
+
+    def update(self, memory_id: str, *, content: str | None = None, importance: float | None = None,
+               metadata: Mapping[str, Any] | None = None, type: str | None = None,
+               event_time: datetime | str | None = None) -> Memory:
+        """Change a memory; new content is re-embedded and re-indexed. Returns the new version."""
+        current = self._require(memory_id)
+        fields: dict[str, Any] = {}
+        if content is not None:
+            fields["content"] = check_content(content, self.settings.max_content_chars)
+        if importance is not None:
+            fields["importance"] = check_importance(importance)
+        if metadata is not None:
+            fields["metadata"] = check_metadata(metadata)
+        if type is not None:
+            fields["type"] = check_type(type)
+        if event_time is not None:
+            fields["event_time"] = to_epoch(check_datetime("event_time", event_time))
+        if not fields:
+            return current
+        engine = self._engine
+        vector = engine.embedder.embed_query(fields["content"]) if "content" in fields else None
+        with engine.write_lock:
+            engine.store.update(memory_id, self.user_id, fields, vector)
+            updated = self._require(memory_id)
+            if {"content", "type", "event_time"} & fields.keys():
+                if vector is None:
+                    _, matrix = engine.store.fetch([memory_id], self._filter(status=updated.status),
+                                                   with_embeddings=True)
+                    vector = matrix[0] if matrix is not None else None
+                if vector is not None:
+                    engine.index.add(self.user_id, [memory_id], vector[None, :], [_index_meta(updated)])
+        return updated
+
+    def delete(self, memory_id: str) -> bool:
+        """Delete a memory of this user; True if it existed."""
+        _check_memory_id(memory_id)
+        engine = self._engine
+        with engine.write_lock:
+            deleted = engine.store.delete([memory_id], self.user_id)
+            if deleted:
+                engine.index.delete(self.user_id, deleted)
+        return bool(deleted)
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, memory_id: str) -> Memory | None:
+        """The memory with this id if it belongs to this user, else None."""
+        _check_memory_id(memory_id)
+        return self._engine.store.get(memory_id, self.user_id)
+
+    def _require(self, memory_id: str) -> Memory:
+        memory = self.get(memory_id)
+        if memory is None:
+            raise MemoryNotFoundError(f"no memory {memory_id!r} for user {self.user_id!r}")
+        return memory
+
+    def recall(self, query: str, k: int = 10, *, mode: str = "hybrid",
+               types: str | Iterable[str] | None = None, since: datetime | str | None = None,
+               until: datetime | str | None = None, min_importance: float | None = None,
+               metadata: Mapping[str, Any] | None = None,
+               session_id: str | None = None) -> Recall:
+        """The k memories that best answer the query, scored by each type's profile.
+
+        Filters narrow what may be recalled: memory types, a time range on when it happened,
+        a minimum importance, metadata equality and one session. Recall counts as an access.
+        """
+        check_content(query, self.settings.max_content_chars, field="query")
+        flt = self._filter(
+            types=check_types(types), since=to_epoch(check_datetime("since", since)),
+            until=to_epoch(check_datetime("until", until)),
+            min_importance=None if min_importance is None else check_importance(min_importance),
+            metadata=tuple(check_metadata(metadata).items()),
+            session_id=check_identifier("session_id", session_id, required=False),
+        )
+        engine = self._engine
+        now = engine.now()
+        result = hybrid_recall(query, check_k(k), flt, check_mode(mode, RECALL_MODES), now,
+                               store=engine.store, index=engine.index, embedder=engine.embedder,
+                               settings=engine.settings)
+        engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
+        return result
+
+    def list(self, type: str | Iterable[str] | None = None, *, since: datetime | str | None = None,
+             until: datetime | str | None = None, session_id: str | None = None,
+             limit: int = 100, offset: int = 0, newest_first: bool = True) -> list[Memory]:
+        """This user's memories, newest first, optionally of some types, a time range or a session."""
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInputError(f"offset must be a non-negative integer, got {offset!r}")
+        flt = self._filter(types=check_types(type), since=to_epoch(check_datetime("since", since)),
+                           until=to_epoch(check_datetime("until", until)),
+                           session_id=check_identifier("session_id", session_id, required=False))
+        return self._engine.store.list(flt, check_k(limit), offset, newest_first)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by type, tier and status, the time span, and what the store is built with."""
+        engine = self._engine
+        counts = engine.store.counts(self.user_id)
+        return {
+            "user_id": self.user_id,
+            "total": sum(counts["by_type"].values()),
+            **counts,
+            "vectors": engine.index.count(self.user_id),
+            "embedding_model": engine.embedder.model_id,
+            "vector_index": engine.index.name,
+            "path": engine.path,
+            "disk_bytes": _disk_bytes(engine.path),
+        }
+
+    def _filter(self, **narrowing: Any) -> MemoryFilter:
+        base = MemoryFilter(user_id=self.user_id, agent_id=self.scope_info.agent_id)
+        return replace(base, **{k: v for k, v in narrowing.items() if v is not None and v != ()})
+
+    # -- async twins: run in a worker thread so the event loop never blocks -------------------
+    async def aadd(self, content: str, type: str = "episodic", **kwargs: Any) -> Memory:
+        """Async twin of add."""
+        return await asyncio.to_thread(self.add, content, type, **kwargs)
+
+    async def aadd_many(self, items: Iterable[Mapping[str, Any] | str], **kwargs: Any) -> list[Memory]:
+        """Async twin of add_many."""
+        return await asyncio.to_thread(self.add_many, list(items), **kwargs)
+
+    async def arecall(self, query: str, k: int = 10, **kwargs: Any) -> Recall:
+        """Async twin of recall."""
+        return await asyncio.to_thread(self.recall, query, k, **kwargs)
+
+    async def aget(self, memory_id: str) -> Memory | None:
+        """Async twin of get."""
+        return await asyncio.to_thread(self.get, memory_id)
+
+    async def aupdate(self, memory_id: str, **kwargs: Any) -> Memory:
+        """Async twin of update."""
+        return await asyncio.to_thread(self.update, memory_id, **kwargs)
+
+    async def adelete(self, memory_id: str) -> bool:
+        """Async twin of delete."""
+        return await asyncio.to_thread(self.delete, memory_id)
+
+    async def alist(self, *args: Any, **kwargs: Any) -> list[Memory]:
+        """Async twin of list."""
+        return await asyncio.to_thread(self.list, *args, **kwargs)
+
+    async def astats(self) -> dict[str, Any]:
+        """Async twin of stats."""
+        return await asyncio.to_thread(self.stats)
+
+    # -- maintenance -------------------------------------------------------------------------
+    @staticmethod
+    def reembed(path: str | os.PathLike[str], embedder: str | Embedder, *,
+                vector_index: str = "auto", batch_size: int = 256,
+                progress: bool | ProgressCallback = False) -> int:
+        """Re-embed every memory of a store with another model and rebuild its vector index.
+
+        Returns how many memories were re-embedded. Afterwards open the store with the new embedder.
+        """
+        target = resolve_embedder(embedder)
+        store = SQLiteStore(os.fspath(path))
+        try:
+            total = store.counts_all()
+            report = _progress_reporter(progress, total)
+            done = 0
+            for batch in store.iter_contents(batch=batch_size):
+                vectors = target.embed_documents([content for _, content in batch])
+                store.set_embeddings([(memory_id, v) for (memory_id, _), v in zip(batch, vectors)])
+                done += len(batch)
+                report(done)
+            store.set_meta("embedding_model", target.model_id)
+            index = open_vector_index(vector_index, store.path)
+            try:
+                rebuild_index(index, store)
+                store.set_meta("vector_index", index.name)
+            finally:
+                index.close()
+        finally:
+            store.close()
+        return done
+
+
+def _index_meta(memory: Memory) -> dict[str, Any]:
+    when = memory.event_time or memory.created_at
+    return index_metadata(memory.user_id, memory.agent_id, memory.session_id, memory.type,
+                          to_epoch(when))
+
+
+def _check_memory_id(memory_id: Any) -> None:
+    if not isinstance(memory_id, str) or not memory_id:
+        raise InvalidTypeError(f"memory_id must be a non-empty string, got {memory_id!r}")
+
+
+def _disk_bytes(path: str | None) -> int:
+    if path is None:
+        return 0
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(folder, name))
+            except OSError:
+                pass
+    return total
+
+
+def _progress_reporter(progress: bool | ProgressCallback, total: int) -> ProgressCallback:
+    if callable(progress):
+        return lambda done, _total=total: progress(done, _total)
+    if not progress:
+        return lambda done, _total=total: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return lambda done, _total=total: None
+    bar = tqdm(total=total, unit="mem")
+
+    def report(done: int, _total: int = total) -> None:
+        bar.update(done - bar.n)
+        if done >= _total:
+            bar.close()
+
+    return report

@@ -1,0 +1,141 @@
+"""Chroma as the vector index: one collection per user, our own vectors, telemetry off."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ripplemem.errors import MissingDependencyError
+from ripplemem.stores.vectors import VectorFilter
+
+CHROMA_DIRNAME = "chroma"
+_MAX_BATCH = 5000
+
+
+def collection_name(user_id: str) -> str:
+    """A valid Chroma collection name for a user (a hash: user ids may hold any character)."""
+    return "rm_" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
+
+
+def _where(flt: VectorFilter | None) -> dict[str, Any] | None:
+    if flt is None:
+        return None
+    clauses: list[dict[str, Any]] = []
+    if flt.agent_id is not None:
+        clauses.append({"agent_id": flt.agent_id})
+    if flt.session_id is not None:
+        clauses.append({"session_id": flt.session_id})
+    if flt.types:
+        clauses.append({"type": {"$in": list(flt.types)}})
+    if flt.since is not None:
+        clauses.append({"when": {"$gte": flt.since}})
+    if flt.until is not None:
+        clauses.append({"when": {"$lt": flt.until}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class ChromaIndex:
+    """Vectors in Chroma: PersistentClient under the store's path, or HttpClient for a server."""
+
+    name = "chroma"
+
+    def __init__(self, path: str | None = None, *, client: Any = None) -> None:
+        try:
+            import chromadb
+            from chromadb.config import Settings
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "The Chroma vector index needs chromadb: pip install 'ripplemem[chroma]', "
+                "or pass vector_index='numpy'."
+            ) from exc
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        if client is not None:
+            self._client = client
+        elif path is None:
+            self._client = chromadb.EphemeralClient(settings=settings)
+        else:
+            self._client = chromadb.PersistentClient(
+                path=os.path.join(path, CHROMA_DIRNAME), settings=settings
+            )
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    def _collection(self, user_id: str, create: bool) -> Any:
+        with self._lock:
+            found = self._collections.get(user_id)
+            if found is not None:
+                return found
+            name = collection_name(user_id)
+            if create:
+                # embedding_function=None everywhere: Chroma's default one downloads a model.
+                found = self._client.get_or_create_collection(
+                    name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+                )
+            else:
+                try:
+                    found = self._client.get_collection(name, embedding_function=None)
+                except Exception:  # chromadb raises NotFoundError/ValueError by version
+                    return None
+            self._collections[user_id] = found
+            return found
+
+    def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
+            metadatas: Sequence[dict[str, Any]]) -> None:
+        """Upsert vectors of one user, in Chroma-sized batches."""
+        if not len(ids):
+            return
+        collection = self._collection(user_id, create=True)
+        clean = [{k: v for k, v in m.items() if k != "user_id"} for m in metadatas]
+        for start in range(0, len(ids), _MAX_BATCH):
+            stop = start + _MAX_BATCH
+            collection.upsert(ids=list(ids[start:stop]), embeddings=np.asarray(vectors[start:stop]),
+                              metadatas=clean[start:stop])
+
+    def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        """Remove vectors of one user."""
+        collection = self._collection(user_id, create=False)
+        if collection is not None and len(ids):
+            for start in range(0, len(ids), _MAX_BATCH):
+                collection.delete(ids=list(ids[start:start + _MAX_BATCH]))
+
+    def query(self, user_id: str, vector: np.ndarray, k: int,
+              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+        """Approximate (HNSW) top-k by cosine similarity."""
+        collection = self._collection(user_id, create=False)
+        if collection is None:
+            return []
+        total = collection.count()
+        if total == 0:
+            return []
+        result = collection.query(
+            query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=min(k, total),
+            where=_where(flt), include=["distances"],
+        )
+        return [(memory_id, 1.0 - float(distance))
+                for memory_id, distance in zip(result["ids"][0], result["distances"][0])]
+
+    def count(self, user_id: str) -> int:
+        """How many vectors one user has."""
+        collection = self._collection(user_id, create=False)
+        return 0 if collection is None else int(collection.count())
+
+    def drop(self, user_id: str) -> None:
+        """Delete the user's collection."""
+        with self._lock:
+            self._collections.pop(user_id, None)
+            try:
+                self._client.delete_collection(collection_name(user_id))
+            except Exception:  # absent collection: NotFoundError or ValueError by version
+                pass
+
+    def close(self) -> None:
+        """Forget cached collection handles (Chroma persists on every write)."""
+        with self._lock:
+            self._collections.clear()

@@ -1,0 +1,77 @@
+"""The SQLite schema, its version, and the migrations that bring older stores up to date."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    user_id TEXT NOT NULL,
+    agent_id TEXT,
+    session_id TEXT,
+    type TEXT NOT NULL,
+    content TEXT NOT NULL,
+    modality TEXT NOT NULL DEFAULT 'text',
+    importance REAL NOT NULL,
+    created_at REAL NOT NULL,
+    event_time REAL,
+    last_accessed REAL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    mention_count INTEGER NOT NULL DEFAULT 1,
+    tier TEXT NOT NULL DEFAULT 'hot',
+    status TEXT NOT NULL DEFAULT 'active',
+    valid_from REAL,
+    valid_to REAL,
+    source TEXT,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    embedding BLOB
+);
+CREATE INDEX IF NOT EXISTS ix_memories_user_type_time ON memories(user_id, type, event_time);
+CREATE INDEX IF NOT EXISTS ix_memories_user_session ON memories(user_id, session_id);
+CREATE INDEX IF NOT EXISTS ix_memories_user_agent ON memories(user_id, agent_id);
+CREATE INDEX IF NOT EXISTS ix_memories_user_created ON memories(user_id, created_at);
+-- Keyword index: rowid = memories.rowid. 'scope' holds one opaque token per user so a MATCH
+-- intersects with the user's postings inside FTS5 instead of filtering every user's hits.
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+    scope, tokens, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS entities (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    agent_id TEXT,
+    name TEXT NOT NULL,
+    canonical TEXT NOT NULL,
+    type TEXT NOT NULL DEFAULT 'thing',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    created_at REAL NOT NULL,
+    UNIQUE (user_id, canonical)
+);
+CREATE TABLE IF NOT EXISTS edges (
+    src TEXT NOT NULL,
+    dst TEXT NOT NULL,
+    type TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    predicate TEXT NOT NULL DEFAULT '',
+    weight REAL NOT NULL DEFAULT 1.0,
+    confidence REAL NOT NULL DEFAULT 1.0,
+    created_at REAL NOT NULL,
+    last_activated REAL,
+    activations INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (user_id, src, dst, type, predicate)
+);
+CREATE INDEX IF NOT EXISTS ix_edges_user_dst ON edges(user_id, dst);
+"""
+
+
+def _migrate_to_v1(conn: sqlite3.Connection) -> None:
+    conn.executescript(_V1)
+
+
+# MIGRATIONS[n] brings a store at version n-1 to version n.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_v1}

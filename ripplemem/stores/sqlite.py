@@ -1,0 +1,422 @@
+"""The embedded source of truth: memories, entities, edges and the FTS5 keyword index in SQLite."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from ripplemem.errors import SchemaVersionError, StoreError
+from ripplemem.stores.schema import MIGRATIONS, SCHEMA_VERSION
+from ripplemem.text import keyword_tokens
+from ripplemem.types import Memory
+
+DB_FILENAME = "ripplemem.db"
+_COLUMNS = (
+    "id, user_id, agent_id, session_id, type, content, modality, importance, created_at, "
+    "event_time, last_accessed, access_count, mention_count, tier, status, valid_from, valid_to, "
+    "source, metadata"
+)
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Which memories a query may see; user_id is mandatory, the rest narrows."""
+
+    user_id: str
+    agent_id: str | None = None
+    session_id: str | None = None
+    types: tuple[str, ...] | None = None
+    since: float | None = None
+    until: float | None = None
+    min_importance: float | None = None
+    metadata: tuple[tuple[str, Any], ...] = ()
+    status: str = "active"
+
+    def where(self, alias: str = "m") -> tuple[str, list[Any]]:
+        """A SQL condition and its parameters; values are always bound, never interpolated."""
+        clauses = [f"{alias}.user_id = ?", f"{alias}.status = ?"]
+        params: list[Any] = [self.user_id, self.status]
+        if self.agent_id is not None:
+            clauses.append(f"{alias}.agent_id = ?")
+            params.append(self.agent_id)
+        if self.session_id is not None:
+            clauses.append(f"{alias}.session_id = ?")
+            params.append(self.session_id)
+        if self.types:
+            clauses.append(f"{alias}.type IN ({','.join('?' * len(self.types))})")
+            params.extend(self.types)
+        if self.since is not None:
+            clauses.append(f"COALESCE({alias}.event_time, {alias}.created_at) >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"COALESCE({alias}.event_time, {alias}.created_at) < ?")
+            params.append(self.until)
+        if self.min_importance is not None:
+            clauses.append(f"{alias}.importance >= ?")
+            params.append(self.min_importance)
+        for key, value in self.metadata:
+            clauses.append(f"json_extract({alias}.metadata, ?) = json_extract(?, '$')")
+            params.extend([json_path(key), json.dumps(value)])
+        return " AND ".join(clauses), params
+
+
+def json_path(key: str) -> str:
+    """A JSON path for one top-level metadata key, quoted so any key is safe."""
+    return '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def scope_token(user_id: str) -> str:
+    """The opaque FTS token that marks a user's rows (a hash: user ids are never tokenised)."""
+    return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
+
+
+def to_epoch(value: datetime | None) -> float | None:
+    """Seconds since the epoch; naive datetimes are read as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    """A timezone-aware UTC datetime, or None."""
+    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def _row_to_memory(row: sqlite3.Row) -> Memory:
+    return Memory(
+        id=row["id"], user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
+        type=row["type"], content=row["content"], modality=row["modality"],
+        importance=row["importance"], created_at=from_epoch(row["created_at"]),
+        event_time=from_epoch(row["event_time"]), last_accessed=from_epoch(row["last_accessed"]),
+        access_count=row["access_count"], mention_count=row["mention_count"], tier=row["tier"],
+        status=row["status"], valid_from=from_epoch(row["valid_from"]),
+        valid_to=from_epoch(row["valid_to"]), source=row["source"],
+        metadata=json.loads(row["metadata"]),
+    )
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 OR-query of the text's keyword tokens (stopwords dropped), or None if none."""
+    tokens = dict.fromkeys(keyword_tokens(text, drop_stopwords=True))
+    if not tokens:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+class SQLiteStore:
+    """All rows of all users in one SQLite file (or in memory); every query is scoped."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        target = ":memory:" if path is None else os.path.join(path, DB_FILENAME)
+        try:
+            self._conn = sqlite3.connect(target, check_same_thread=False, timeout=30.0,
+                                         isolation_level=None)
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"cannot open the SQLite store at {target!r}: {exc}") from exc
+        self._conn.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        self._configure()
+        self._migrate()
+
+    # -- connection and schema ------------------------------------------------------------
+    def _configure(self) -> None:
+        try:
+            if self.path is not None:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA secure_delete=ON")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"cannot write the SQLite store at {self.path!r}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        with self.transaction() as conn:
+            has_meta = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+            ).fetchone()
+            version = 0
+            if has_meta:
+                row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"the store at {self.path!r} has schema version {version}, newer than this "
+                f"RippleMem understands ({SCHEMA_VERSION}); upgrade ripplemem to open it"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self._lock:
+                MIGRATIONS[target](self._conn)
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(target),)
+                )
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write (BEGIN IMMEDIATE ... COMMIT), rolled back on any error."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection (checkpointing the WAL)."""
+        with self._lock:
+            self._conn.close()
+
+    def get_meta(self, key: str) -> str | None:
+        """One value of the store's metadata table."""
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set one value of the store's metadata table."""
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- writes ------------------------------------------------------------------------------
+    def insert(self, memories: Sequence[Memory], embeddings: np.ndarray) -> None:
+        """Insert memories with their vectors and keyword tokens in one transaction."""
+        rows = []
+        for memory, vector in zip(memories, embeddings):
+            rows.append((
+                memory.id, memory.user_id, memory.agent_id, memory.session_id, memory.type,
+                memory.content, memory.modality, memory.importance, to_epoch(memory.created_at),
+                to_epoch(memory.event_time), to_epoch(memory.last_accessed), memory.access_count,
+                memory.mention_count, memory.tier, memory.status, to_epoch(memory.valid_from),
+                to_epoch(memory.valid_to), memory.source, json.dumps(memory.metadata, ensure_ascii=False),
+                np.asarray(vector, dtype=np.float32).tobytes(),
+            ))
+        with self.transaction() as conn:
+            conn.executemany(
+                f"INSERT INTO memories ({_COLUMNS}, embedding) VALUES ({','.join('?' * 20)})", rows
+            )
+            self._index_keywords(conn, [m.id for m in memories])
+
+    def _index_keywords(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            found = conn.execute(
+                f"SELECT rowid, user_id, content FROM memories WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            conn.executemany(
+                "INSERT INTO memories_fts(rowid, scope, tokens) VALUES (?, ?, ?)",
+                [(r[0], scope_token(r[1]), " ".join(keyword_tokens(r[2]))) for r in found],
+            )
+
+    def update(self, memory_id: str, user_id: str, fields: dict[str, Any],
+               embedding: np.ndarray | None = None) -> None:
+        """Change columns of one memory (and its vector and keywords when content changes)."""
+        values = dict(fields)
+        if "metadata" in values:
+            values["metadata"] = json.dumps(values["metadata"], ensure_ascii=False)
+        if embedding is not None:
+            values["embedding"] = np.asarray(embedding, dtype=np.float32).tobytes()
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        with self.transaction() as conn:
+            conn.execute(
+                f"UPDATE memories SET {assignments} WHERE id = ? AND user_id = ?",
+                [*values.values(), memory_id, user_id],
+            )
+            if "content" in values:
+                rowid = conn.execute("SELECT rowid FROM memories WHERE id=?", (memory_id,)).fetchone()[0]
+                conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+                self._index_keywords(conn, [memory_id])
+
+    def delete(self, memory_ids: Sequence[str], user_id: str) -> list[str]:
+        """Delete memories of one user (rows, keywords, edges); returns the ids that existed."""
+        deleted: list[str] = []
+        with self.transaction() as conn:
+            for start in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[start:start + 500])
+                marks = ",".join("?" * len(chunk))
+                found = conn.execute(
+                    f"SELECT rowid, id FROM memories WHERE user_id = ? AND id IN ({marks})",
+                    [user_id, *chunk],
+                ).fetchall()
+                if not found:
+                    continue
+                rowids = [r[0] for r in found]
+                ids = [r[1] for r in found]
+                rmarks = ",".join("?" * len(rowids))
+                imarks = ",".join("?" * len(ids))
+                conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({rmarks})", rowids)
+                conn.execute(f"DELETE FROM memories WHERE rowid IN ({rmarks})", rowids)
+                conn.execute(
+                    f"DELETE FROM edges WHERE user_id = ? AND (src IN ({imarks}) OR dst IN ({imarks}))",
+                    [user_id, *ids, *ids],
+                )
+                deleted.extend(ids)
+        return deleted
+
+    def touch(self, memory_ids: Iterable[str], user_id: str, now: float) -> None:
+        """Record one access of each memory (recall bumps access_count and last_accessed)."""
+        ids = list(memory_ids)
+        if not ids:
+            return
+        with self.transaction() as conn:
+            conn.execute(
+                f"UPDATE memories SET access_count = access_count + 1, last_accessed = ? "
+                f"WHERE user_id = ? AND id IN ({','.join('?' * len(ids))})",
+                [now, user_id, *ids],
+            )
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, memory_id: str, user_id: str) -> Memory | None:
+        """One memory of this user by id, whatever its status, or None."""
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
+            ).fetchone()
+        return None if row is None else _row_to_memory(row)
+
+    def fetch(self, memory_ids: Sequence[str], flt: MemoryFilter,
+              with_embeddings: bool = False) -> tuple[list[Memory], np.ndarray | None]:
+        """The memories among memory_ids that pass the filter, optionally with their vectors."""
+        if not memory_ids:
+            return [], None
+        where, params = flt.where()
+        extra = ", m.embedding" if with_embeddings else ""
+        memories: list[Memory] = []
+        vectors: list[np.ndarray] = []
+        with self._lock:
+            for start in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[start:start + 500])
+                rows = self._conn.execute(
+                    f"SELECT {', '.join('m.' + c.strip() for c in _COLUMNS.split(','))}{extra} "
+                    f"FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
+                    [*chunk, *params],
+                ).fetchall()
+                for row in rows:
+                    memories.append(_row_to_memory(row))
+                    if with_embeddings:
+                        vectors.append(np.frombuffer(row["embedding"], dtype=np.float32))
+        matrix = np.stack(vectors) if with_embeddings and vectors else None
+        return memories, matrix
+
+    def keyword_search(self, query: str, flt: MemoryFilter, limit: int) -> list[tuple[str, float]]:
+        """BM25 search within the filter: (memory id, score) best first, scores > 0."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        where, params = flt.where()
+        sql = (
+            "SELECT m.id, -bm25(memories_fts, 0.0, 1.0) AS score FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
+        )
+        full_match = f'scope:"{scope_token(flt.user_id)}" AND tokens:({match})'
+        with self._lock:
+            rows = self._conn.execute(sql, [full_match, *params, limit]).fetchall()
+        return [(row[0], float(row[1])) for row in rows]
+
+    def list(self, flt: MemoryFilter, limit: int, offset: int, newest_first: bool) -> list[Memory]:
+        """Memories passing the filter, ordered by when they happened."""
+        where, params = flt.where()
+        order = "DESC" if newest_first else "ASC"
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
+                f"ORDER BY COALESCE(m.event_time, m.created_at) {order}, m.rowid {order} LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            ).fetchall()
+        return [_row_to_memory(row) for row in rows]
+
+    def iter_embeddings(self, user_id: str | None = None,
+                        batch: int = 5000) -> Iterator[tuple[list[str], list[dict[str, Any]], np.ndarray]]:
+        """Stream (ids, index metadata, vectors) of active memories, for (re)building an index."""
+        where = "status = 'active'" + (" AND user_id = ?" if user_id is not None else "")
+        params: list[Any] = [user_id] if user_id is not None else []
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT rowid, id, user_id, agent_id, session_id, type, event_time, created_at, "
+                    f"embedding FROM memories WHERE {where} AND rowid > ? ORDER BY rowid LIMIT ?",
+                    [*params, last, batch],
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1]["rowid"]
+            metas = [index_metadata(r["user_id"], r["agent_id"], r["session_id"], r["type"],
+                                    r["event_time"] if r["event_time"] is not None else r["created_at"])
+                     for r in rows]
+            yield [r["id"] for r in rows], metas, np.stack(
+                [np.frombuffer(r["embedding"], dtype=np.float32) for r in rows]
+            )
+
+    def iter_contents(self, batch: int = 1000) -> Iterator[list[tuple[str, str]]]:
+        """Stream (id, content) of every memory, for re-embedding a store."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT rowid, id, content FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                    (last, batch),
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [(r[1], r[2]) for r in rows]
+
+    def set_embeddings(self, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Replace the stored vectors of memories (used when re-embedding)."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE memories SET embedding = ? WHERE id = ?",
+                [(np.asarray(v, dtype=np.float32).tobytes(), i) for i, v in pairs],
+            )
+
+    def counts_all(self) -> int:
+        """How many memories the store holds, over every user and status."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+    def user_ids(self) -> list[str]:
+        """Every user with at least one memory."""
+        with self._lock:
+            return [r[0] for r in self._conn.execute("SELECT DISTINCT user_id FROM memories")]
+
+    def counts(self, user_id: str) -> dict[str, Any]:
+        """Per-type, per-tier and per-status counts and the time span of one user's memories."""
+        with self._lock:
+            by_type = dict(self._conn.execute(
+                "SELECT type, COUNT(*) FROM memories WHERE user_id=? AND status='active' GROUP BY type",
+                (user_id,)).fetchall())
+            by_tier = dict(self._conn.execute(
+                "SELECT tier, COUNT(*) FROM memories WHERE user_id=? AND status='active' GROUP BY tier",
+                (user_id,)).fetchall())
+            by_status = dict(self._conn.execute(
+                "SELECT status, COUNT(*) FROM memories WHERE user_id=? GROUP BY status",
+                (user_id,)).fetchall())
+            span = self._conn.execute(
+                "SELECT MIN(COALESCE(event_time, created_at)), MAX(COALESCE(event_time, created_at)), "
+                "COUNT(DISTINCT session_id) FROM memories WHERE user_id=? AND status='active'",
+                (user_id,)).fetchone()
+        return {"by_type": by_type, "by_tier": by_tier, "by_status": by_status,
+                "oldest": from_epoch(span[0]), "newest": from_epoch(span[1]), "sessions": span[2]}
+
+
+def index_metadata(user_id: str, agent_id: str | None, session_id: str | None, memory_type: str,
+                   when: float | None) -> dict[str, Any]:
+    """What a vector index keeps beside each vector so it can filter without SQLite."""
+    return {"user_id": user_id, "agent_id": agent_id or "", "session_id": session_id or "",
+            "type": memory_type, "when": float(when or 0.0)}

@@ -1,0 +1,114 @@
+"""Plain data objects the public API hands out: Memory, Scope, Hit, Recall."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ripplemem.text import estimate_tokens
+
+
+class MemoryType(str, enum.Enum):
+    """The five kinds of memory; the value is the string stored on disk."""
+
+    WORKING = "working"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PERCEPTUAL = "perceptual"
+    DOCUMENT = "document"
+
+
+MEMORY_TYPES: tuple[str, ...] = tuple(t.value for t in MemoryType)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who a memory belongs to: always a user, optionally an agent and a session."""
+
+    user_id: str
+    agent_id: str | None = None
+    session_id: str | None = None
+
+
+@dataclass
+class Memory:
+    """One stored memory, as read from the store."""
+
+    id: str
+    user_id: str
+    type: str
+    content: str
+    agent_id: str | None = None
+    session_id: str | None = None
+    modality: str = "text"
+    importance: float = 0.5
+    created_at: datetime | None = None
+    event_time: datetime | None = None
+    last_accessed: datetime | None = None
+    access_count: int = 0
+    mention_count: int = 1
+    tier: str = "hot"
+    status: str = "active"
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    source: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def when(self) -> datetime | None:
+        """When the memory happened: its event time, else when it was stored."""
+        return self.event_time or self.created_at
+
+
+@dataclass
+class Hit:
+    """One recalled memory with its final score and the parts the score was built from."""
+
+    memory: Memory
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+    why: str = ""
+
+
+@dataclass
+class Recall:
+    """The answer to one recall: ranked hits and a prompt-ready context."""
+
+    query: str
+    hits: list[Hit]
+    mode: str = "hybrid"
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.hits)
+
+    @property
+    def memories(self) -> list[Memory]:
+        """The recalled memories, best first."""
+        return [hit.memory for hit in self.hits]
+
+    def context(self, token_budget: int = 500, *, header: str = "Relevant memories:") -> str:
+        """Text for a prompt: one dated line per hit, best first, within token_budget."""
+        if token_budget <= 0:
+            raise ValueError(f"token_budget must be positive, got {token_budget}")
+        lines = [header] if header else []
+        used = estimate_tokens(header) if header else 0
+        for hit in self.hits:
+            line = format_memory_line(hit.memory)
+            cost = estimate_tokens(line)
+            if used + cost > token_budget:
+                break
+            lines.append(line)
+            used += cost
+        return "\n".join(lines) if len(lines) > (1 if header else 0) else ""
+
+
+def format_memory_line(memory: Memory) -> str:
+    """One memory as a prompt line with its date and type: '- [2024-03-01, episodic] ...'."""
+    when = memory.when
+    date = when.strftime("%Y-%m-%d %H:%M") if when else "undated"
+    return f"- [{date}, {memory.type}] {memory.content}"

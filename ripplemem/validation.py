@@ -1,0 +1,126 @@
+"""Checks on user input; each failure names the field and how to fix it."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime
+from typing import Any
+
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.types import MEMORY_TYPES, MemoryType
+
+MAX_ID_LENGTH = 128
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_identifier(name: str, value: Any, *, required: bool) -> str | None:
+    """A user, agent or session id: a non-empty string of at most 128 printable characters.
+
+    Ids are stored as bound parameters only, so quotes, slashes or SQL in them are harmless data.
+    """
+    if value is None:
+        if required:
+            raise InvalidInputError(f"{name} is required: pass {name}='...' (any non-empty string)")
+        return None
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInputError(f"{name} must not be empty or whitespace")
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidInputError(f"{name} is {len(value)} characters long; the limit is {MAX_ID_LENGTH}")
+    if _CONTROL_RE.search(value):
+        raise InvalidInputError(f"{name} must not contain control characters (newlines, NUL, ...)")
+    return value
+
+
+def check_content(value: Any, max_chars: int, field: str = "content") -> str:
+    """Memory text: a non-blank string within the size limit."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{field} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInputError(f"{field} must not be empty or whitespace")
+    if "\x00" in value:
+        raise InvalidInputError(f"{field} must not contain NUL characters")
+    if len(value) > max_chars:
+        raise InvalidInputError(
+            f"{field} is {len(value)} characters; the limit is {max_chars} "
+            "(split long text, or ingest it as a document)"
+        )
+    return value
+
+
+def check_importance(value: Any) -> float:
+    """Importance: a real number in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidTypeError(f"importance must be a number in [0, 1], got {type(value).__name__}")
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInputError(f"importance must be in [0, 1], got {value}")
+    return float(value)
+
+
+def check_type(value: Any) -> str:
+    """A memory type name (or MemoryType)."""
+    if isinstance(value, MemoryType):
+        return value.value
+    if not isinstance(value, str) or value not in MEMORY_TYPES:
+        raise InvalidInputError(f"type must be one of {', '.join(MEMORY_TYPES)}; got {value!r}")
+    return value
+
+
+def check_types(value: Any) -> tuple[str, ...] | None:
+    """One type, several, or None for all."""
+    if value is None:
+        return None
+    if isinstance(value, (str, MemoryType)):
+        return (check_type(value),)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        if not value:
+            raise InvalidInputError("types must not be an empty list; pass None for every type")
+        return tuple(check_type(v) for v in value)
+    raise InvalidTypeError(f"types must be a type name or a list of them, got {type(value).__name__}")
+
+
+def check_k(value: Any) -> int:
+    """How many hits to return: a positive integer."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(f"k must be a positive integer, got {type(value).__name__}")
+    if value <= 0:
+        raise InvalidInputError(f"k must be positive, got {value}")
+    return value
+
+
+def check_datetime(name: str, value: Any) -> datetime | None:
+    """A datetime, an ISO-8601 string, or None."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise InvalidInputError(f"{name} {value!r} is not an ISO-8601 date/time") from exc
+    raise InvalidTypeError(f"{name} must be a datetime or an ISO-8601 string, got {type(value).__name__}")
+
+
+def check_metadata(value: Any) -> dict[str, Any]:
+    """Metadata: a JSON-serialisable dict with string keys."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidTypeError(f"metadata must be a dict, got {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise InvalidTypeError(f"metadata keys must be strings, got {key!r}")
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
+    return dict(value)
+
+
+def check_mode(value: Any, modes: tuple[str, ...]) -> str:
+    """A recall mode name."""
+    if value not in modes:
+        raise InvalidInputError(f"mode must be one of {', '.join(modes)}; got {value!r}")
+    return str(value)
