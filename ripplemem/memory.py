@@ -136,7 +136,9 @@ class RippleMem:
         modality = item.get("modality") or "text"
         if modality not in MODALITIES:
             raise InvalidInputError(f"modality must be one of {', '.join(MODALITIES)}; got {modality!r}")
-        session_id = item.get("session_id") or self.scope_info.session_id
+        session_id = item.get("session_id")
+        if session_id is None:
+            session_id = self.scope_info.session_id
         return Memory(
             id=uuid.uuid4().hex,
             user_id=self.user_id,

@@ -1,0 +1,106 @@
+"""Stores survive processes; the store refuses another embedding model or a newer schema."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ripplemem import EmbeddingModelMismatchError, HashingEmbedder, RippleMem, SchemaVersionError
+from ripplemem.stores.schema import SCHEMA_VERSION
+from ripplemem.stores.sqlite import DB_FILENAME
+
+WRITER = """
+import json, sys
+from ripplemem import RippleMem
+mem = RippleMem(path=sys.argv[1], user_id="alice", vector_index=sys.argv[2])
+m = mem.add("I started reading The Three-Body Problem", session_id="s1", metadata={"turn": "D1:3"})
+mem.add("My sister lives in Berlin")
+mem.scope(user_id="bob").add("Bob's secret: he keeps bees")
+print(json.dumps({"id": m.id}))
+"""
+
+READER = """
+import json, sys
+from ripplemem import RippleMem
+mem = RippleMem(path=sys.argv[1], user_id="alice", vector_index=sys.argv[2])
+r = mem.recall("which book am I reading?", k=2)
+got = mem.get(sys.argv[3])
+print(json.dumps({"top": r.hits[0].memory.content, "get": got.content, "meta": got.metadata,
+                  "total": mem.stats()["total"], "bees": [h.memory.content for h in mem.recall("bees").hits]}))
+"""
+
+
+def _run(script: str, *args: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("index", ["chroma", "numpy"])
+def test_write_in_one_process_recall_in_another(tmp_path: Path, index: str) -> None:
+    store = str(tmp_path / "store")
+    written = _run(WRITER, store, index)
+    read = _run(READER, store, index, written["id"])
+    assert read["top"] == "I started reading The Three-Body Problem"
+    assert read["get"] == "I started reading The Three-Body Problem"
+    assert read["meta"] == {"turn": "D1:3"}
+    assert read["total"] == 2
+    assert read["bees"] and not any("bees" in content for content in read["bees"])
+
+
+def test_switching_vector_index_rebuilds_it(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    embedder = HashingEmbedder()
+    with RippleMem(path=store, user_id="alice", embedder=embedder, vector_index="numpy") as mem:
+        mem.add("The lighthouse keeper waved at the passing ferry")
+    with RippleMem(path=store, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+        assert mem.stats()["vectors"] == 1
+        hit = mem.recall("lighthouse ferry", mode="dense").hits[0]
+        assert hit.memory.content.startswith("The lighthouse keeper")
+
+
+def test_other_embedding_model_is_refused_with_the_fix(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder(256)) as mem:
+        mem.add("a memory embedded with hashing")
+    with pytest.raises(EmbeddingModelMismatchError, match="hashing-v1-256") as info:
+        RippleMem(path=store, user_id="alice", embedder=HashingEmbedder(512))
+    assert "reembed" in str(info.value)
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder(256)) as mem:
+        assert mem.stats()["total"] == 1
+
+
+def test_reembed_moves_a_store_to_another_model(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder(256)) as mem:
+        mem.add_many(["the violin lesson is on Tuesday", "buy oat milk", "renew the passport"])
+    assert RippleMem.reembed(store, embedder=HashingEmbedder(512)) == 3
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder(512)) as mem:
+        assert mem.recall("violin lesson", k=1, mode="dense").hits[0].memory.content == (
+            "the violin lesson is on Tuesday")
+
+
+def test_store_from_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder()) as mem:
+        mem.add("written by this version")
+    db = store / DB_FILENAME
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
+    before = db.read_bytes()
+    with pytest.raises(SchemaVersionError, match="upgrade ripplemem"):
+        RippleMem(path=store, user_id="alice", embedder=HashingEmbedder())
+    assert db.read_bytes() == before
+
+
+def test_ids_are_stable_strings_across_reopen(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder()) as mem:
+        ids = [m.id for m in mem.add_many(["one", "two", "three"])]
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder()) as mem:
+        assert [mem.get(i).content for i in ids] == ["one", "two", "three"]  # type: ignore[union-attr]
