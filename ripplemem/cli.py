@@ -1,0 +1,233 @@
+"""The `ripplemem` command: add, recall, list and inspect memories of a store from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ripplemem import __version__
+from ripplemem import cli_format as fmt
+from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
+from ripplemem.types import MEMORY_TYPES
+
+if TYPE_CHECKING:
+    from ripplemem.memory import RippleMem
+
+EMBEDDER_HELP = "minilm (local model), hashing (no model) or openai:MODEL"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line, `error: ...`, with exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Report a usage error on one line and exit 2."""
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
+
+
+def quiet_third_party() -> None:
+    """Silence model-loading progress bars and info logs; call before any model library loads."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def store_exists(path: str) -> bool:
+    """Whether a RippleMem store lives in this directory."""
+    from ripplemem.stores.sqlite import DB_FILENAME
+
+    return os.path.isfile(os.path.join(path, DB_FILENAME))
+
+
+def recorded_embedder(path: str) -> str | None:
+    """The embedding model a store was built with, or None for a new store."""
+    if not store_exists(path):
+        return None
+    from ripplemem.stores.sqlite import SQLiteStore
+
+    store = SQLiteStore(path)
+    try:
+        return store.get_meta("embedding_model")
+    finally:
+        store.close()
+
+
+def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:
+    """A handle on the store for --user, with --embedder, else the store's model, else MiniLM."""
+    if must_exist and not store_exists(args.path):
+        raise StoreError(f"no RippleMem store at {args.path!r}; add a memory first "
+                         f"(ripplemem add TEXT --path {args.path}) or pass --path")
+    from ripplemem.memory import RippleMem
+
+    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    return RippleMem(args.path, user_id=args.user, embedder=embedder)
+
+
+def _json_object(field: str, text: str | None) -> Any:
+    """Parse a JSON command-line value, naming the option when it is not valid JSON."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{field} is not valid JSON ({exc.msg}); "
+                                "pass an object such as '{\"source\": \"chat\"}'") from exc
+
+
+def cmd_add(args: argparse.Namespace) -> None:
+    """Store one memory and print its id."""
+    metadata = _json_object("metadata", args.metadata)
+    with _open(args, must_exist=False) as mem:
+        memory = mem.add(args.text, args.type, session_id=args.session, importance=args.importance,
+                         event_time=args.event_time, metadata=metadata)
+    print(fmt.to_json(memory) if args.json else fmt.added_line(memory))
+
+
+def cmd_recall(args: argparse.Namespace) -> None:
+    """Print the memories that best answer a query, or a prompt-ready context."""
+    if args.context is not None and args.context <= 0:
+        raise InvalidInputError(f"context must be a positive number of tokens, got {args.context}")
+    with _open(args, must_exist=True) as mem:
+        result = mem.recall(args.query, args.k, mode=args.mode, types=args.type,
+                            since=args.since, until=args.until)
+    context = None if args.context is None else result.context(args.context)
+    if args.json:
+        print(fmt.recall_json(result, context))
+    elif context is not None:
+        print(context or "(no memory fits the token budget)")
+    else:
+        print("\n".join(fmt.hit_lines(result.hits)) or "no memories match")
+
+
+def cmd_list(args: argparse.Namespace) -> None:
+    """Print the user's memories, newest first."""
+    if args.limit <= 0:
+        raise InvalidInputError(f"limit must be a positive integer, got {args.limit}")
+    with _open(args, must_exist=True) as mem:
+        memories = mem.list(args.type, since=args.since, until=args.until, limit=args.limit)
+    if args.json:
+        print(fmt.to_json(memories))
+    else:
+        print("\n".join(fmt.memory_lines(memories)) or "no memories")
+
+
+def cmd_stats(args: argparse.Namespace) -> None:
+    """Print counts, time span and what the store is built with."""
+    with _open(args, must_exist=True) as mem:
+        stats = mem.stats()
+    print(fmt.to_json(stats) if args.json else "\n".join(fmt.stats_lines(stats)))
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    """Run the bilingual sample conversation through a store."""
+    from ripplemem.demo import run_demo
+
+    run_demo(args.path, keep=args.keep, embedder=args.embedder or "minilm")
+
+
+def cmd_reembed(args: argparse.Namespace) -> None:
+    """Re-embed a whole store with another model."""
+    if not store_exists(args.path):
+        raise StoreError(f"no RippleMem store at {args.path!r} to re-embed")
+    from ripplemem.memory import RippleMem
+
+    start = time.perf_counter()
+    count = RippleMem.reembed(args.path, args.embedder, progress=sys.stderr.isatty())
+    print(f"re-embedded {count} memories with {args.embedder} in {time.perf_counter() - start:.1f} s")
+
+
+def _store_options(embedder_required: bool = False) -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--path", default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
+                        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)")
+    common.add_argument("--embedder", required=embedder_required,
+                        help=f"{EMBEDDER_HELP} (default: the store's model; minilm for a new store)")
+    return common
+
+
+def _user_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False, parents=[_store_options()])
+    common.add_argument("--user", default=os.environ.get("RIPPLEMEM_USER", "default"),
+                        help="whose memories (default: $RIPPLEMEM_USER or 'default')")
+    return common
+
+
+def _filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--type", action="append", metavar="TYPE",
+                        help=f"only this type, repeatable: {', '.join(MEMORY_TYPES)}")
+    parser.add_argument("--since", metavar="ISO", help="only memories from this time on")
+    parser.add_argument("--until", metavar="ISO", help="only memories before this time")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = _Parser(prog="ripplemem", description="Long-term memory for LLM agents, from the shell.")
+    parser.add_argument("--version", action="version", version=f"ripplemem {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    user = _user_options()
+    commands: dict[str, tuple[Callable[[argparse.Namespace], None], str, list[Any]]] = {
+        "add": (cmd_add, "store one memory", [user]),
+        "recall": (cmd_recall, "recall the memories that answer a query", [user]),
+        "list": (cmd_list, "list memories, newest first", [user]),
+        "stats": (cmd_stats, "counts, time span and store details", [user]),
+        "demo": (cmd_demo, "load a sample bilingual conversation and recall from it", []),
+        "reembed": (cmd_reembed, "re-embed a store with another model", [_store_options(True)]),
+    }
+    parsers = {}
+    for name, (handler, summary, parents) in commands.items():
+        parsers[name] = sub.add_parser(name, parents=parents, help=summary, description=summary)
+        parsers[name].set_defaults(handler=handler)
+
+    add = parsers["add"]
+    add.add_argument("text", help="what to remember")
+    add.add_argument("--type", default="episodic", help=f"one of {', '.join(MEMORY_TYPES)}")
+    add.add_argument("--session", help="session id")
+    add.add_argument("--importance", type=float, help="0..1 (default 0.5)")
+    add.add_argument("--event-time", metavar="ISO", help="when it happened (default: now)")
+    add.add_argument("--metadata", metavar="JSON", help="a JSON object stored with the memory")
+    add.add_argument("--json", action="store_true", help="print the stored memory as JSON")
+
+    recall = parsers["recall"]
+    recall.add_argument("query", help="what to recall")
+    recall.add_argument("-k", type=int, default=5, help="how many memories (default 5)")
+    recall.add_argument("--mode", default="hybrid", help="hybrid (default), dense or keyword")
+    recall.add_argument("--context", type=int, metavar="TOKENS",
+                        help="print a prompt-ready context within this token budget")
+    _filters(recall)
+
+    listing = parsers["list"]
+    listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    _filters(listing)
+
+    parsers["stats"].add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    demo = parsers["demo"]
+    demo.add_argument("--path", help="store directory (default: a temporary one)")
+    demo.add_argument("--keep", action="store_true", help="keep the store afterwards")
+    demo.add_argument("--embedder", help=f"{EMBEDDER_HELP} (default: minilm)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns 0 on success and 2 on bad input or an unusable store."""
+    args = build_parser().parse_args(argv)
+    quiet_third_party()
+    try:
+        args.handler(args)
+    except (RippleMemError, ValueError, TypeError) as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away; stop quietly, as other shell tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return 0
