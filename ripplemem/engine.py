@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from collections.abc import Callable
@@ -38,10 +39,12 @@ def _prepare_directory(path: str) -> str:
 
 
 def open_vector_index(kind: str, path: str | None) -> VectorIndex:
-    """Open the named vector index; 'auto' is Chroma on disk and numpy in memory."""
+    """Open the named vector index; 'auto' is Chroma on disk (numpy if chromadb is missing)
+    and numpy in memory."""
     if kind not in VECTOR_INDEXES:
         raise InvalidInputError(f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {kind!r}")
-    if kind == "numpy" or (kind == "auto" and path is None):
+    chroma_missing = importlib.util.find_spec("chromadb") is None
+    if kind == "numpy" or (kind == "auto" and (path is None or chroma_missing)):
         return NumpyIndex()
     from ripplemem.stores.chroma import ChromaIndex
 
@@ -74,13 +77,28 @@ class Engine:
         self.embedder = resolve_embedder(embedder)
         self.store = SQLiteStore(self.path)
         self.write_lock = threading.RLock()
+        if vector_index not in VECTOR_INDEXES:
+            self.store.close()
+            raise InvalidInputError(
+                f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {vector_index!r}")
+        self._vector_index_kind = vector_index
+        self._index: VectorIndex | None = None
         try:
             self._check_embedding_model()
-            self.index = open_vector_index(vector_index, self.path)
-            self._sync_index()
         except BaseException:
             self.store.close()
             raise
+
+    @property
+    def index(self) -> VectorIndex:
+        """The vector index, opened (and synced with SQLite) on first use: listing needs none."""
+        if self._index is None:
+            with self.write_lock:
+                if self._index is None:
+                    index = open_vector_index(self._vector_index_kind, self.path)
+                    self._sync_index(index)
+                    self._index = index
+        return self._index
 
     def _check_embedding_model(self) -> None:
         recorded = self.store.get_meta("embedding_model")
@@ -96,13 +114,13 @@ class Engine:
                 f"`ripplemem reembed --path {self.path} --embedder NAME`"
             )
 
-    def _sync_index(self) -> None:
+    def _sync_index(self, index: VectorIndex) -> None:
         # A numpy index lives in RAM, and an index of another kind may have been used last time:
         # either way the index is rebuilt from the vectors SQLite keeps.
         recorded = self.store.get_meta("vector_index")
-        if self.index.name == "numpy" or recorded != self.index.name:
-            rebuild_index(self.index, self.store)
-            self.store.set_meta("vector_index", self.index.name)
+        if index.name == "numpy" or recorded != index.name:
+            rebuild_index(index, self.store)
+            self.store.set_meta("vector_index", index.name)
 
     def now(self) -> float:
         """The clock's time as epoch seconds."""
@@ -112,6 +130,7 @@ class Engine:
         return value.timestamp()
 
     def close(self) -> None:
-        """Close the index and the store."""
-        self.index.close()
+        """Close the index (if it was opened) and the store."""
+        if self._index is not None:
+            self._index.close()
         self.store.close()

@@ -257,7 +257,7 @@ class RippleMem:
         flt = self._filter(types=check_types(type), since=to_epoch(check_datetime("since", since)),
                            until=to_epoch(check_datetime("until", until)),
                            session_id=check_identifier("session_id", session_id, required=False))
-        return self._engine.store.list(flt, check_k(limit), offset, newest_first)
+        return self._engine.store.list(flt, check_k(limit, "limit"), offset, newest_first)
 
     def stats(self) -> dict[str, Any]:
         """Counts by type, tier and status, the time span, and what the store is built with."""

@@ -82,12 +82,12 @@ def check_types(value: Any) -> tuple[str, ...] | None:
     raise InvalidTypeError(f"types must be a type name or a list of them, got {type(value).__name__}")
 
 
-def check_k(value: Any) -> int:
-    """How many hits to return: a positive integer."""
+def check_k(value: Any, name: str = "k") -> int:
+    """How many results to return: a positive integer (named `name` in errors)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"k must be a positive integer, got {type(value).__name__}")
+        raise InvalidTypeError(f"{name} must be a positive integer, got {type(value).__name__}")
     if value <= 0:
-        raise InvalidInputError(f"k must be positive, got {value}")
+        raise InvalidInputError(f"{name} must be positive, got {value}")
     return value
 
 
