@@ -109,15 +109,22 @@ class ChromaIndex:
               flt: VectorFilter | None = None) -> list[tuple[str, float]]:
         """Approximate (HNSW) top-k by cosine similarity."""
         collection = self._collection(user_id, create=False)
-        if collection is None:
+        if collection is None or k <= 0:
             return []
-        total = collection.count()
-        if total == 0:
-            return []
-        result = collection.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=min(k, total),
-            where=_where(flt), include=["distances"],
-        )
+        embedding = [np.asarray(vector, dtype=np.float32)]
+        where = _where(flt)
+        try:
+            # Chroma >= 1.0 returns fewer rows when k exceeds the collection: no count() round
+            # trip (2-3 ms at 10k vectors) on every query.
+            result = collection.query(query_embeddings=embedding, n_results=k, where=where,
+                                      include=["distances"])
+        except Exception:
+            # An older server may refuse n_results > count: ask for at most what it holds.
+            total = collection.count()
+            if total == 0:
+                return []
+            result = collection.query(query_embeddings=embedding, n_results=min(k, total),
+                                      where=where, include=["distances"])
         return [(memory_id, 1.0 - float(distance))
                 for memory_id, distance in zip(result["ids"][0], result["distances"][0])]
 

@@ -42,9 +42,15 @@ class MemoryFilter:
     metadata: tuple[tuple[str, Any], ...] = ()
     status: str = "active"
 
-    def where(self, alias: str = "m") -> tuple[str, list[Any]]:
-        """A SQL condition and its parameters; values are always bound, never interpolated."""
-        clauses = [f"{alias}.user_id = ?", f"{alias}.status = ?"]
+    def where(self, alias: str = "m", *, by_id: bool = False) -> tuple[str, list[Any]]:
+        """A SQL condition and its parameters; values are always bound, never interpolated.
+
+        by_id=True is for queries that already name their rows (``id IN (...)``): the unary ``+``
+        keeps SQLite from scanning every row of the user through a (user_id, ...) index instead
+        of looking the ids up in the unique index (50 ms instead of 0.2 ms at 10k memories).
+        """
+        plus = "+" if by_id else ""
+        clauses = [f"{plus}{alias}.user_id = ?", f"{alias}.status = ?"]
         params: list[Any] = [self.user_id, self.status]
         if self.agent_id is not None:
             clauses.append(f"{alias}.agent_id = ?")
@@ -249,7 +255,7 @@ class SQLiteStore:
                 chunk = list(memory_ids[start:start + 500])
                 marks = ",".join("?" * len(chunk))
                 found = conn.execute(
-                    f"SELECT rowid, id FROM memories WHERE user_id = ? AND id IN ({marks})",
+                    f"SELECT rowid, id FROM memories WHERE +user_id = ? AND id IN ({marks})",
                     [user_id, *chunk],
                 ).fetchall()
                 if not found:
@@ -275,7 +281,7 @@ class SQLiteStore:
         with self.transaction() as conn:
             conn.execute(
                 f"UPDATE memories SET access_count = access_count + 1, last_accessed = ? "
-                f"WHERE user_id = ? AND id IN ({','.join('?' * len(ids))})",
+                f"WHERE +user_id = ? AND id IN ({','.join('?' * len(ids))})",
                 [now, user_id, *ids],
             )
 
@@ -293,7 +299,7 @@ class SQLiteStore:
         """The memories among memory_ids that pass the filter, optionally with their vectors."""
         if not memory_ids:
             return [], None
-        where, params = flt.where()
+        where, params = flt.where(by_id=True)
         extra = ", m.embedding" if with_embeddings else ""
         memories: list[Memory] = []
         vectors: list[np.ndarray] = []
