@@ -27,6 +27,8 @@ _COLUMNS = (
     "source, metadata"
 )
 
+_M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
+
 
 @dataclass(frozen=True)
 class MemoryFilter:
@@ -100,7 +102,8 @@ def from_epoch(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
 
 
-def _row_to_memory(row: sqlite3.Row) -> Memory:
+def row_to_memory(row: sqlite3.Row) -> Memory:
+    """A Memory from a row of the memories table."""
     return Memory(
         id=row["id"], user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
         type=row["type"], content=row["content"], modality=row["modality"],
@@ -292,46 +295,62 @@ class SQLiteStore:
             row = self._conn.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
             ).fetchone()
-        return None if row is None else _row_to_memory(row)
+        return None if row is None else row_to_memory(row)
 
     def fetch(self, memory_ids: Sequence[str], flt: MemoryFilter,
               with_embeddings: bool = False) -> tuple[list[Memory], np.ndarray | None]:
         """The memories among memory_ids that pass the filter, optionally with their vectors."""
+        rows, matrix = self.fetch_rows(memory_ids, flt, with_embeddings)
+        return [row_to_memory(row) for row in rows], matrix
+
+    def fetch_rows(self, memory_ids: Sequence[str], flt: MemoryFilter,
+                   with_embeddings: bool = False) -> tuple[list[sqlite3.Row], np.ndarray | None]:
+        """Like fetch, but raw rows: recall scores them and builds Memory objects for the top k only."""
         if not memory_ids:
             return [], None
         where, params = flt.where(by_id=True)
         extra = ", m.embedding" if with_embeddings else ""
-        memories: list[Memory] = []
-        vectors: list[np.ndarray] = []
+        found: list[sqlite3.Row] = []
         with self._lock:
             for start in range(0, len(memory_ids), 500):
                 chunk = list(memory_ids[start:start + 500])
-                rows = self._conn.execute(
-                    f"SELECT {', '.join('m.' + c.strip() for c in _COLUMNS.split(','))}{extra} "
+                found.extend(self._conn.execute(
+                    f"SELECT {_M_COLUMNS}{extra} "
                     f"FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
                     [*chunk, *params],
-                ).fetchall()
-                for row in rows:
-                    memories.append(_row_to_memory(row))
-                    if with_embeddings:
-                        vectors.append(np.frombuffer(row["embedding"], dtype=np.float32))
-        matrix = np.stack(vectors) if with_embeddings and vectors else None
-        return memories, matrix
+                ).fetchall())
+        matrix = None
+        if with_embeddings and found:
+            matrix = np.frombuffer(b"".join([row["embedding"] for row in found]),
+                                   dtype=np.float32).reshape(len(found), -1)
+        return found, matrix
 
     def keyword_search(self, query: str, flt: MemoryFilter, limit: int) -> list[tuple[str, float]]:
         """BM25 search within the filter: (memory id, score) best first, scores > 0."""
         match = fts_query(query)
         if match is None:
             return []
-        where, params = flt.where()
-        sql = (
+        where, params = flt.where(by_id=True)
+        full_match = f'scope:"{scope_token(flt.user_id)}" AND tokens:({match})'
+        # Fast path: rank inside FTS5 first (the user's scope token is part of the MATCH), then
+        # read and filter only the best 2 x limit rows; half the time of joining every match.
+        # If fewer than `limit` of those pass the filter, the exact query below decides.
+        inner = max(2 * limit, limit + 20)
+        fast = (
+            "WITH f AS MATERIALIZED (SELECT rowid, -bm25(memories_fts, 0.0, 1.0) AS score "
+            "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?) "
+            f"SELECT m.id, f.score FROM f JOIN memories m ON m.rowid = f.rowid WHERE {where} "
+            "ORDER BY f.score DESC LIMIT ?"
+        )
+        exact = (
             "SELECT m.id, -bm25(memories_fts, 0.0, 1.0) AS score FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
         )
-        full_match = f'scope:"{scope_token(flt.user_id)}" AND tokens:({match})'
         with self._lock:
-            rows = self._conn.execute(sql, [full_match, *params, limit]).fetchall()
+            rows = self._conn.execute(fast, [full_match, inner, *params, limit]).fetchall()
+            if len(rows) < limit:
+                rows = self._conn.execute(exact, [full_match, *params, limit]).fetchall()
         return [(row[0], float(row[1])) for row in rows]
 
     def list(self, flt: MemoryFilter, limit: int, offset: int, newest_first: bool) -> list[Memory]:
@@ -344,7 +363,7 @@ class SQLiteStore:
                 f"ORDER BY COALESCE(m.event_time, m.created_at) {order}, m.rowid {order} LIMIT ? OFFSET ?",
                 [*params, limit, offset],
             ).fetchall()
-        return [_row_to_memory(row) for row in rows]
+        return [row_to_memory(row) for row in rows]
 
     def iter_embeddings(self, user_id: str | None = None,
                         batch: int = 5000) -> Iterator[tuple[list[str], list[dict[str, Any]], np.ndarray]]:
