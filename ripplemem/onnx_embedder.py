@@ -54,9 +54,12 @@ def onnx_runtime_available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers"))
 
 
+EXPORT_PACKAGES = ("torch", "transformers", "onnx")  # torch.onnx.export writes through the onnx package
+
+
 def torch_export_available() -> bool:
-    """True when torch and transformers are installed, so the model can be exported here."""
-    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+    """True when torch, transformers and onnx are installed, so the model can be exported here."""
+    return all(importlib.util.find_spec(name) is not None for name in EXPORT_PACKAGES)
 
 
 def is_exported(model_dir: str | os.PathLike[str]) -> bool:
@@ -72,6 +75,17 @@ def _default_threads() -> int:
     return max(1, min(cores, 8))
 
 
+def _current_umask() -> int:
+    """The process umask, read without changing it (os.umask would race with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
+
+
 def export_minilm_onnx(
     target_dir: str | os.PathLike[str] | None = None,
     *,
@@ -81,19 +95,20 @@ def export_minilm_onnx(
 ) -> Path:
     """Export all-MiniLM-L6-v2 to target_dir/model.onnx (with tokenizer files); returns target_dir.
 
-    Needs torch and transformers. The export is written into a temporary sibling directory and
+    Needs torch, transformers and onnx. The export is written into a temporary sibling directory and
     moved into place, so concurrent exports never leave a half-written model behind.
     """
     target = Path(target_dir) if target_dir is not None else default_cache_dir()
     if is_exported(target) and not overwrite:
         return target
     try:
+        import onnx  # noqa: F401 - only checked here; torch.onnx.export needs it
         import torch
         from transformers import AutoModel
     except ImportError as exc:
         raise MissingDependencyError(
-            f"Exporting all-MiniLM-L6-v2 to ONNX needs torch and transformers (missing: {exc.name}): "
-            "pip install 'ripplemem[local]' (install torch==2.13.0 first) and run "
+            f"Exporting all-MiniLM-L6-v2 to ONNX needs torch, transformers and onnx (missing: {exc.name}): "
+            "pip install 'ripplemem[local]' onnx (install torch==2.13.0 first) and run "
             "`python -m ripplemem.onnx_embedder`, or copy an exported model.onnx and tokenizer.json "
             f"into {target}."
         ) from exc
@@ -106,9 +121,7 @@ def export_minilm_onnx(
 
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    staging.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; the final directory gets normal modes
+    staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700; give it normal modes
     try:
         _export_into(staging, source_dir, opset, torch, AutoModel)
         _publish(staging, target, overwrite)
@@ -216,13 +229,15 @@ class OnnxMiniLMEmbedder:
     def _ensure_exported(self) -> None:
         if is_exported(self.model_dir):
             return
-        if self.export_if_missing and torch_export_available():
+        can_export = torch_export_available()
+        if self.export_if_missing and can_export:
             export_minilm_onnx(self.model_dir)
             self.exported_here = True
             return
+        reason = "export_if_missing=False" if can_export else "no torch/transformers/onnx to export it"
         raise MissingDependencyError(
-            f"No exported all-MiniLM-L6-v2 at {self.model_dir / MODEL_FILE}, and torch/transformers "
-            "are not installed to export it. Export it once where torch is installed "
+            f"No exported all-MiniLM-L6-v2 at {self.model_dir / MODEL_FILE}, and {reason}. "
+            "Export it once where torch is installed "
             "(`python -m ripplemem.onnx_embedder DIR`) and copy DIR here (or set RIPPLEMEM_CACHE_DIR), "
             "or use embedder='hashing' / 'multilingual'."
         )
