@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[all,dev]'
+	# One-time export of MiniLM to ONNX (into ~/.cache/ripplemem, or $$RIPPLEMEM_CACHE_DIR).
+	$(PY) -m ripplemem.onnx_embedder
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,6 +28,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/speed.py
+	$(PY) benchmarks/embedders.py --rounds 3
+	$(PY) benchmarks/chinese_keywords.py
+	$(PY) benchmarks/locomo.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

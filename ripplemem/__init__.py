@@ -25,6 +25,9 @@ _EXPORTS = {
     "SentenceTransformerEmbedder": "ripplemem.embeddings",
     "OpenAIEmbedder": "ripplemem.embeddings",
     "HashingEmbedder": "ripplemem.embeddings",
+    "MultilingualE5Embedder": "ripplemem.embeddings",
+    "OnnxMiniLMEmbedder": "ripplemem.onnx_embedder",
+    "export_minilm_onnx": "ripplemem.onnx_embedder",
     "RippleMemError": "ripplemem.errors",
     "InvalidInputError": "ripplemem.errors",
     "InvalidTypeError": "ripplemem.errors",
@@ -40,8 +43,9 @@ __all__ = ["__version__", *_EXPORTS]
 if TYPE_CHECKING:
     from ripplemem.config import ScoreProfile, Settings
     from ripplemem.embeddings import (
-        Embedder, HashingEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder,
+        Embedder, HashingEmbedder, MultilingualE5Embedder, OpenAIEmbedder, SentenceTransformerEmbedder,
     )
+    from ripplemem.onnx_embedder import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.errors import (
         EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, MemoryNotFoundError,
         MissingDependencyError, RippleMemError, SchemaVersionError, StoreError,
