@@ -106,7 +106,7 @@ MEMORIES = [
 
 QUERIES: list[tuple[str, str, list[int]]] = [
     ("2-char word", "绿茶", [0]),
-    ("2-char word", "北京", [2, 33, 42]),
+    ("2-char word", "北京", [2, 33, 42, 60]),
     ("2-char word", "咖啡", [0, 31]),
     ("2-char word", "火锅", [4, 41]),
     ("2-char word", "吉他", [32]),
@@ -114,7 +114,7 @@ QUERIES: list[tuple[str, str, list[int]]] = [
     ("2-char word", "牛奶", [1, 38]),
     ("2-char word", "樱花", [29]),
     ("2-char word", "医生", [10]),
-    ("2-char word", "上海", [15, 40]),
+    ("2-char word", "上海", [15, 40, 63]),
     ("1-char word", "猫", [14]),
     ("1-char word", "茶", [0, 1, 57]),
     ("1-char word", "狗", [35]),

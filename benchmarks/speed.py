@@ -12,7 +12,8 @@ The baseline embeds with the same runtime RippleMem's embedder uses (sentence-tr
 the MiniLM embedder; the same embedder object otherwise, e.g. ONNX), then does one
 ``collection.add(embeddings=...)`` per batch and ``collection.query(query_embeddings=...)``.
 When RippleMem's embedder is not sentence-transformers, a sentence-transformers baseline row is
-printed too. The "store only" rows feed precomputed vectors to both sides, so they show the
+printed too. "other procs" is the CPU other processes used during the run (from /proc/stat):
+above ~0.3 cores on a 2-core machine the numbers are contended. The "store only" rows feed precomputed vectors to both sides, so they show the
 storage and retrieval overhead alone, without the model.
 """
 
@@ -111,6 +112,25 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_snapshot() -> tuple[float, float, float]:
+    """(wall time, whole-machine busy CPU seconds, this process's CPU seconds)."""
+    busy = 0.0
+    try:
+        with open("/proc/stat") as stat:
+            fields = [float(x) for x in stat.readline().split()[1:]]
+        busy = (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # minus idle, iowait
+    except (OSError, ValueError, IndexError):
+        pass
+    times = os.times()
+    return time.perf_counter(), busy, times.user + times.system
+
+
+def _contention(start: tuple[float, float, float]) -> float:
+    """Cores other processes used on average since `start` (0 = the machine was ours)."""
+    wall, busy, own = (b - a for a, b in zip(start, _cpu_snapshot()))
+    return max(0.0, (busy - own) / wall) if wall > 0 else 0.0
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -143,9 +163,19 @@ def _is_sentence_transformers(embedder: Any) -> bool:
 
 
 def _precompute(spec: str, texts: list[str], queries: list[str]) -> tuple[str, dict[str, Any]]:
+    import numpy as np
+
     embedder = _embedder(spec)
     unique = list(dict.fromkeys(texts + queries + [WARM_UP]))
-    vectors = embedder.embed_documents(unique)
+    # Cached per run (the driver removes it): store-only workers need not embed again.
+    cache = os.environ.get("RM_SPEED_CACHE")
+    path = None if not cache else os.path.join(cache, f"{spec}-{len(texts)}-{len(queries)}.npy")
+    if path and os.path.exists(path):
+        vectors = np.load(path)
+    else:
+        vectors = embedder.embed_documents(unique)
+        if path:
+            np.save(path, vectors)
     return embedder.model_id, dict(zip(unique, vectors))
 
 
@@ -172,6 +202,7 @@ def _run_ripplemem(system: str, spec: str, texts: list[str], queries: list[str],
     index = "numpy" if system.endswith("numpy") else "auto"
     mem = RippleMem(os.path.join(tmp, "db"), user_id="bench-user", embedder=embedder, vector_index=index)
     embedder.embed_query(WARM_UP)
+    snap = _cpu_snapshot()
     start = time.perf_counter()
     mem.add_many(texts)
     ingest = time.perf_counter() - start
@@ -183,7 +214,7 @@ def _run_ripplemem(system: str, spec: str, texts: list[str], queries: list[str],
         latencies.append(time.perf_counter() - t0)
         assert len(result.hits) == k
     mem.close()
-    return _summary(len(texts), ingest, latencies, getattr(embedder, "model_id", ""))
+    return _summary(len(texts), ingest, latencies, getattr(embedder, "model_id", ""), _contention(snap))
 
 
 def _run_baseline(system: str, spec: str, texts: list[str], queries: list[str], k: int, tmp: str,
@@ -212,6 +243,7 @@ def _run_baseline(system: str, spec: str, texts: list[str], queries: list[str], 
     collection = client.get_or_create_collection("baseline", embedding_function=None,
                                                  configuration={"hnsw": {"space": "cosine"}})
     encode([WARM_UP])
+    snap = _cpu_snapshot()
     start = time.perf_counter()
     for s in range(0, len(texts), 1024):
         batch = texts[s:s + 1024]
@@ -226,13 +258,13 @@ def _run_baseline(system: str, spec: str, texts: list[str], queries: list[str], 
                                   include=["documents", "distances"])
         latencies.append(time.perf_counter() - t0)
         assert len(result["ids"][0]) == k
-    return _summary(len(texts), ingest, latencies, runtime)
+    return _summary(len(texts), ingest, latencies, runtime, _contention(snap))
 
 
-def _summary(n: int, ingest: float, latencies: list[float], runtime: str) -> dict[str, Any]:
+def _summary(n: int, ingest: float, latencies: list[float], runtime: str, others: float) -> dict[str, Any]:
     return {"ingest_per_s": n / ingest, "p50_ms": 1000 * statistics.median(latencies),
             "p95_ms": 1000 * _percentile(latencies, 0.95), "rss_mb": _peak_rss_mb(),
-            "runtime": runtime}
+            "runtime": runtime, "other_cores": others}
 
 
 # -- driver ------------------------------------------------------------------------------------
@@ -267,11 +299,20 @@ def import_time(repeat: int = 5) -> float:
 
 def _median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {key: statistics.median(r[key] for r in runs)
-                           for key in ("ingest_per_s", "p50_ms", "p95_ms", "rss_mb")}
+                           for key in ("ingest_per_s", "p50_ms", "p95_ms", "rss_mb", "other_cores")}
     out["runtime"] = runs[0]["runtime"]
     out["spread_p50"] = (min(r["p50_ms"] for r in runs), max(r["p50_ms"] for r in runs))
     out["spread_ingest"] = (min(r["ingest_per_s"] for r in runs), max(r["ingest_per_s"] for r in runs))
     return out
+
+
+def _rounds(args: argparse.Namespace, plans: list[tuple[str, bool]],
+            runs: dict[tuple[str, bool], list[dict[str, Any]]]) -> None:
+    for round_no in range(args.repeat):
+        for plan in plans:  # interleaved, so a burst of contention hits every system alike
+            runs[plan].append(_spawn(plan[0], args, plan[1]))
+            print(f"# round {round_no + 1}/{args.repeat} {plan[0]}{' (store only)' if plan[1] else ''}: "
+                  f"{runs[plan][-1]}", file=sys.stderr, flush=True)
 
 
 def main() -> None:
@@ -303,26 +344,29 @@ def main() -> None:
     if not args.no_store_only:
         plans += [("baseline", True), ("ripplemem", True), ("ripplemem-numpy", True)]
     runs: dict[tuple[str, bool], list[dict[str, Any]]] = {plan: [] for plan in plans}
-    for round_no in range(args.repeat):
-        for plan in plans:  # interleaved, so a burst of contention hits every system alike
-            runs[plan].append(_spawn(plan[0], args, plan[1]))
-            print(f"# round {round_no + 1}/{args.repeat} {plan[0]}{' (store only)' if plan[1] else ''}: "
-                  f"{runs[plan][-1]}", file=sys.stderr, flush=True)
+    cache = tempfile.mkdtemp(prefix="rm-speed-vectors-")
+    os.environ["RM_SPEED_CACHE"] = cache
+    try:
+        _rounds(args, plans, runs)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     imp = import_time()
+
     med = {plan: _median_of(r) for plan, r in runs.items()}
 
     label = {"baseline": "baseline: MiniLM + Chroma collection", "baseline-st": "baseline: sentence-transformers MiniLM + Chroma",
              "ripplemem": "RippleMem (SQLite + Chroma)", "ripplemem-numpy": "RippleMem (SQLite + numpy)"}
     print(f"N={args.n} memories, {args.queries} queries, k={args.k}, embedder={embedder_name}, "
           f"{args.repeat} runs each (median; p50 range in brackets), {os.cpu_count()} cores\n")
-    print("| system | embedding runtime | add_many (mem/s) | recall p50 (ms) | recall p95 (ms) | peak RSS (MB) |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| system | embedding runtime | add_many (mem/s) | recall p50 (ms) | recall p95 (ms) | peak RSS (MB) "
+          "| other procs (cores) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for plan in plans:
         m = med[plan]
         name = label[plan[0]] + (" — store only" if plan[1] else "")
         low, high = m["spread_p50"]
         print(f"| {name} | {m['runtime']} | {m['ingest_per_s']:,.0f} | {m['p50_ms']:.2f} [{low:.2f}–{high:.2f}] "
-              f"| {m['p95_ms']:.2f} | {m['rss_mb']:,.0f} |")
+              f"| {m['p95_ms']:.2f} | {m['rss_mb']:,.0f} | {m['other_cores']:.2f} |")
     print(f"\n`import ripplemem`: {imp * 1000:.0f} ms (median of 5, interpreter start subtracted)\n")
     print("| ratio vs baseline (same embedding runtime) | value | target | met |")
     print("|---|---:|---:|---|")
