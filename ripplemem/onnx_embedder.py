@@ -13,7 +13,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.embeddings import MINILM_HUB_NAME, MINILM_MODEL_ID, as_text_list, minilm_path
+from ripplemem.embeddings import (
+    MINILM_HUB_NAME, MINILM_MODEL_ID, LazyModel, as_text_list, minilm_path,
+)
 from ripplemem.errors import InvalidInputError, MissingDependencyError
 
 MODEL_ID = MINILM_MODEL_ID
@@ -220,11 +221,10 @@ class OnnxMiniLMEmbedder:
         self.num_threads = num_threads or _default_threads()
         self.export_if_missing = export_if_missing
         self.exported_here = False  # True when this instance ran the export
-        self._session: Any = None
+        self._session = LazyModel(self._open)
         self._tokenizer: Any = None
         self._output: str = "last_hidden_state"
         self._dimension: int | None = None
-        self._lock = threading.Lock()
 
     def _ensure_exported(self) -> None:
         if is_exported(self.model_dir):
@@ -243,11 +243,7 @@ class OnnxMiniLMEmbedder:
         )
 
     def _load(self) -> Any:
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    self._session = self._open()
-        return self._session
+        return self._session.get()
 
     def _open(self) -> Any:
         try:
