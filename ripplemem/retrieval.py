@@ -1,7 +1,7 @@
 """First-stage recall: dense and BM25 candidates, fused, then scored by each type's profile.
 
 The ripple stage (graph seeds and spreading activation) plugs in between fusion and scoring:
-it supplies the per-memory ``graph`` signal that ``profile_score`` already accepts.
+it supplies the per-candidate ``graph`` signal that ``score_pool`` already accepts.
 """
 
 from __future__ import annotations
@@ -16,21 +16,12 @@ import numpy as np
 
 from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder
-from ripplemem.scoring import SECONDS_PER_DAY, access_heat, profile_score, recency
+from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, row_to_memory
 from ripplemem.stores.vectors import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
 
 RECALL_MODES = ("hybrid", "dense", "keyword")
-
-
-@dataclass
-class Candidate:
-    """A memory found by the first stage with its raw dense and keyword scores."""
-
-    memory: Memory
-    dense: float = 0.0
-    keyword: float = 0.0
 
 
 def _min_max(values: np.ndarray) -> np.ndarray:
@@ -80,10 +71,6 @@ class CandidatePool:
         """The candidate at a position as a Memory."""
         return row_to_memory(self.rows[position])
 
-    def candidates(self) -> list[Candidate]:
-        """Every candidate as a Candidate (with its Memory)."""
-        return [Candidate(memory=self.memory(i), dense=float(self.dense[i]), keyword=float(self.keyword[i]))
-                for i in range(len(self.rows))]
 
 
 def gather_pool(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, pool: int, mode: str,
@@ -124,13 +111,6 @@ def gather_pool(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, 
     return CandidatePool(rows=rows, dense=cosines, keyword=keyword), query_vector
 
 
-def gather_candidates(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, pool: int,
-                      mode: str, store: SQLiteStore, index: VectorIndex) -> list[Candidate]:
-    """Dense and keyword top-`pool` lists, merged, with exact cosine for every candidate."""
-    found, _ = gather_pool(query, query_vector, flt, pool, mode, store, index)
-    return found.candidates()
-
-
 def _fuse_arrays(dense: np.ndarray, keyword: np.ndarray, mode: str, settings: Settings) -> np.ndarray:
     dense, keyword = _min_max(dense), _min_max(keyword)
     if mode == "dense":
@@ -141,98 +121,47 @@ def _fuse_arrays(dense: np.ndarray, keyword: np.ndarray, mode: str, settings: Se
     return (settings.dense_weight * dense + settings.keyword_weight * keyword) / total
 
 
-def fuse(candidates: list[Candidate], mode: str, settings: Settings) -> np.ndarray:
-    """Relevance in [0, 1]: min-max normalised dense and BM25 scores, linearly weighted."""
-    return _fuse_arrays(np.array([c.dense for c in candidates], dtype=np.float64),
-                        np.array([c.keyword for c in candidates], dtype=np.float64), mode, settings)
-
-
-def score_candidates(candidates: list[Candidate], relevance: np.ndarray, now: float,
-                     settings: Settings, graph: Callable[[Memory], float] | None = None) -> list[Hit]:
-    """Apply each memory type's profile and rank; `graph` supplies the ripple signal if any."""
-    hits: list[Hit] = []
-    for candidate, rel in zip(candidates, relevance):
-        memory = candidate.memory
-        when = memory.when.timestamp() if memory.when else now
-        parts = {
-            "relevance": float(rel),
-            "dense": candidate.dense,
-            "keyword": candidate.keyword,
-            "recency": recency(now - when, settings),
-            "access": access_heat(memory, now, settings),
-            "importance": memory.importance,
-        }
-        graph_value = graph(memory) if graph is not None else None
-        if graph_value is not None:
-            parts["graph"] = graph_value
-        score = profile_score(
-            settings.profile(memory.type), relevance=parts["relevance"],
-            recency_value=parts["recency"], graph=graph_value, access=parts["access"],
-            importance=memory.importance,
-        )
-        hits.append(Hit(memory=memory, score=score, components=parts, why=_why(candidate.dense, candidate.keyword)))
-    hits.sort(key=lambda hit: hit.score, reverse=True)
-    return hits
-
-
 def _why(dense: float, keyword: float) -> str:
     found_by = [name for name, value in (("dense", dense > 0), ("keyword", keyword > 0)) if value]
     return "matched by " + " and ".join(found_by or ["dense"])
 
 
 def score_pool(found: CandidatePool, relevance: np.ndarray, now: float, settings: Settings,
-               k: int) -> list[Hit]:
-    """score_candidates without a graph signal, as array arithmetic over the pool: the top k hits.
+               k: int, graph: np.ndarray | None = None) -> list[Hit]:
+    """Apply each memory type's profile to the pool and return the top k hits.
 
-    Same formulas (scoring.recency, scoring.access_heat, scoring.profile_score with graph=None);
-    Memory objects are built for the k returned hits only.
+    `graph` is the ripple signal per candidate, if any; Memory objects are built for the k
+    returned hits only.
     """
     n = len(found)
     if n == 0:
         return []
-    importance = np.empty(n)
-    when = np.empty(n)
-    last = np.empty(n)
-    count = np.empty(n)
-    has_last = np.zeros(n, dtype=bool)
-    weights = np.empty((n, 6))  # relevance, recency, access, importance, base, gain
+    importance = np.array([row["importance"] for row in found.rows], dtype=np.float64)
+    when = np.array([row["created_at"] if row["event_time"] is None else row["event_time"]
+                     for row in found.rows], dtype=np.float64)
+    idle = np.array([np.nan if row["last_accessed"] is None else now - row["last_accessed"]
+                     for row in found.rows], dtype=np.float64)
+    count = np.array([row["access_count"] for row in found.rows], dtype=np.float64)
     profiles: dict[str, tuple[float, ...]] = {}
-    for i, row in enumerate(found.rows):
-        importance[i] = row["importance"]
-        event_time = row["event_time"]
-        when[i] = row["created_at"] if event_time is None else event_time
-        accessed = row["last_accessed"]
-        if accessed is not None:
-            has_last[i] = True
-            last[i] = accessed
-        count[i] = row["access_count"]
-        kind = row["type"]
-        profile = profiles.get(kind)
-        if profile is None:
-            p = settings.profile(kind)
-            profile = profiles[kind] = (p.relevance + p.graph, p.recency, p.access, p.importance,
-                                        p.importance_base, p.importance_gain)
-        weights[i] = profile
-    # scoring.recency: exp(-rate x age_days), floored; future events count as now.
-    age_days = np.maximum(0.0, now - when) / SECONDS_PER_DAY
-    recency_values = np.maximum(settings.recency_floor, np.exp(-settings.recency_rate_per_day * age_days))
-    # scoring.access_heat: exp(-days since access / half) x w + min(count / saturation, 1) x (1 - w).
-    idle_days = np.maximum(0.0, now - np.where(has_last, last, now)) / SECONDS_PER_DAY
-    time_part = np.where(has_last, np.exp(-idle_days / settings.access_half_days), 0.0)
-    count_part = np.minimum(count / settings.access_count_saturation, 1.0)
-    heat = time_part * settings.access_time_weight + count_part * (1.0 - settings.access_time_weight)
-    additive = (weights[:, 0] * relevance + weights[:, 1] * recency_values + weights[:, 2] * heat
-                + weights[:, 3] * importance)
-    scores = additive * (weights[:, 4] + weights[:, 5] * importance)
-    order = np.argsort(-scores, kind="stable")[:k]
+    for row in found.rows:
+        if row["type"] not in profiles:
+            profiles[row["type"]] = profile_weights(settings.profile(row["type"]), graph is not None)
+    weights = np.array([profiles[row["type"]] for row in found.rows], dtype=np.float64)
+    recency_values = recency(now - when, settings)
+    heat = access_heat(idle, count, settings)
+    scores = profile_scores(weights, relevance=relevance, recency_values=recency_values,
+                            graph=np.zeros(n) if graph is None else graph, access=heat,
+                            importance=importance)
     hits = []
-    for i in order:
+    for i in np.argsort(-scores, kind="stable")[:k]:
         memory = found.memory(int(i))
         parts = {
             "relevance": float(relevance[i]), "dense": float(found.dense[i]),
             "keyword": float(found.keyword[i]), "recency": float(recency_values[i]),
             "access": float(heat[i]), "importance": memory.importance,
         }
+        if graph is not None:
+            parts["graph"] = float(graph[i])
         hits.append(Hit(memory=memory, score=float(scores[i]), components=parts,
                         why=_why(parts["dense"], parts["keyword"])))
     return hits

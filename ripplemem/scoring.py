@@ -1,42 +1,51 @@
-"""Per-type score profiles: how relevance, recency, importance and access combine."""
+"""Per-type score profiles: how relevance, recency, importance and access combine.
+
+Every function works on numpy arrays (one entry per candidate memory), so a recall scores its
+whole candidate pool in a few vector operations.
+"""
 
 from __future__ import annotations
 
-import math
+import numpy as np
 
 from ripplemem.config import ScoreProfile, Settings
-from ripplemem.types import Memory
 
 SECONDS_PER_DAY = 86_400.0
 
 
-def recency(age_seconds: float, settings: Settings) -> float:
+def recency(age_seconds: np.ndarray, settings: Settings) -> np.ndarray:
     """seed 001: exp(-0.1 x age_days), never below the floor 0.1; future events count as now."""
-    age_days = max(0.0, age_seconds) / SECONDS_PER_DAY
-    return max(settings.recency_floor, math.exp(-settings.recency_rate_per_day * age_days))
+    age_days = np.maximum(0.0, age_seconds) / SECONDS_PER_DAY
+    return np.maximum(settings.recency_floor, np.exp(-settings.recency_rate_per_day * age_days))
 
 
-def access_heat(memory: Memory, now: float, settings: Settings) -> float:
-    """seed 000 §8: exp(-days since last access / 7) x 0.7 + min(access_count / 10, 1) x 0.3."""
-    count_part = min(memory.access_count / settings.access_count_saturation, 1.0)
-    if memory.last_accessed is None:
-        time_part = 0.0
-    else:
-        days = max(0.0, now - memory.last_accessed.timestamp()) / SECONDS_PER_DAY
-        time_part = math.exp(-days / settings.access_half_days)
+def access_heat(idle_seconds: np.ndarray, access_count: np.ndarray, settings: Settings) -> np.ndarray:
+    """seed 000 §8: exp(-days since last access / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
+
+    `idle_seconds` is NaN for memories never accessed (their time part is 0).
+    """
+    idle_days = np.maximum(0.0, np.nan_to_num(idle_seconds, nan=0.0)) / SECONDS_PER_DAY
+    time_part = np.where(np.isnan(idle_seconds), 0.0, np.exp(-idle_days / settings.access_half_days))
+    count_part = np.minimum(access_count / settings.access_count_saturation, 1.0)
     weight = settings.access_time_weight
     return time_part * weight + count_part * (1.0 - weight)
 
 
-def profile_score(profile: ScoreProfile, *, relevance: float, recency_value: float,
-                  graph: float | None, access: float, importance: float) -> float:
-    """Weighted sum of the parts, times the profile's importance multiplier.
+def profile_weights(profile: ScoreProfile, has_graph: bool) -> tuple[float, ...]:
+    """(relevance, recency, graph, access, importance, importance_base, importance_gain) weights.
 
-    Without a graph signal (graph=None, any mode but ripple) the graph weight goes to relevance,
-    so semantic memories are not penalised for a signal nobody computed.
+    Without a graph signal (any mode but ripple) the graph weight goes to relevance, so semantic
+    memories are not penalised for a signal nobody computed.
     """
-    relevance_weight = profile.relevance + (profile.graph if graph is None else 0.0)
-    additive = (relevance_weight * relevance + profile.recency * recency_value
-                + profile.graph * (graph or 0.0) + profile.access * access
-                + profile.importance * importance)
-    return additive * (profile.importance_base + profile.importance_gain * importance)
+    relevance = profile.relevance + (0.0 if has_graph else profile.graph)
+    graph = profile.graph if has_graph else 0.0
+    return (relevance, profile.recency, graph, profile.access, profile.importance,
+            profile.importance_base, profile.importance_gain)
+
+
+def profile_scores(weights: np.ndarray, *, relevance: np.ndarray, recency_values: np.ndarray,
+                   graph: np.ndarray, access: np.ndarray, importance: np.ndarray) -> np.ndarray:
+    """Weighted sum of the parts, times the importance multiplier; one weights row per memory."""
+    additive = (weights[:, 0] * relevance + weights[:, 1] * recency_values + weights[:, 2] * graph
+                + weights[:, 3] * access + weights[:, 4] * importance)
+    return additive * (weights[:, 5] + weights[:, 6] * importance)
