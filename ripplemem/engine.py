@@ -11,8 +11,10 @@ from datetime import datetime, timezone
 from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
+from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
+from ripplemem.types import Memory
 
 VECTOR_INDEXES = ("auto", "chroma", "numpy")
 Clock = Callable[[], datetime]
@@ -83,6 +85,8 @@ class Engine:
                 f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {vector_index!r}")
         self._vector_index_kind = vector_index
         self._index: VectorIndex | None = None
+        self._keyword_indexes: dict[str, KeywordIndex] = {}
+        self._data_version = self.store.data_version()
         try:
             self._check_embedding_model()
         except BaseException:
@@ -99,6 +103,42 @@ class Engine:
                     self._sync_index(index)
                     self._index = index
         return self._index
+
+    def keyword_index(self, user_id: str) -> KeywordIndex:
+        """The in-memory BM25 index of one user, loaded from SQLite on first use."""
+        self._drop_caches_if_changed_elsewhere()
+        index = self._keyword_indexes.get(user_id)
+        if index is None:
+            with self.write_lock:
+                index = self._keyword_indexes.get(user_id)
+                if index is None:
+                    index = KeywordIndex()
+                    for batch in self.store.iter_keyword_tokens(user_id):
+                        index.add((memory_id, [stem(t) for t in tokens.split()])
+                                  for memory_id, tokens in batch)
+                    self._keyword_indexes[user_id] = index
+        return index
+
+    def memories_added(self, user_id: str, memories: list[Memory]) -> None:
+        """Keep the in-memory indexes in step after a write of new memories (call under write_lock)."""
+        index = self._keyword_indexes.get(user_id)
+        if index is not None:
+            index.add((m.id, index_terms(m.content)) for m in memories if m.status == "active")
+
+    def memories_removed(self, user_id: str, memory_ids: list[str]) -> None:
+        """Keep the in-memory indexes in step after memories left the active set."""
+        index = self._keyword_indexes.get(user_id)
+        if index is not None:
+            index.remove(memory_ids)
+
+    def _drop_caches_if_changed_elsewhere(self) -> None:
+        # Another process (or connection) committed to the store: in-memory indexes may be stale,
+        # so they are dropped and reloaded lazily. Our own commits do not change data_version.
+        version = self.store.data_version()
+        if version != self._data_version:
+            with self.write_lock:
+                self._keyword_indexes.clear()
+                self._data_version = version
 
     def _check_embedding_model(self) -> None:
         recorded = self.store.get_meta("embedding_model")

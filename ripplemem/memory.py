@@ -160,12 +160,14 @@ class RippleMem:
         vectors = engine.embedder.embed_documents([m.content for m in memories])
         with engine.write_lock:
             engine.store.insert(memories, vectors)
+            engine.memories_added(self.user_id, memories)
             try:
                 engine.index.add(self.user_id, [m.id for m in memories], vectors,
                                  [_index_meta(m) for m in memories])
             except BaseException:
                 # Keep SQLite and the index in step: a batch is stored in both or in neither.
                 engine.store.delete([m.id for m in memories], self.user_id)
+                engine.memories_removed(self.user_id, [m.id for m in memories])
                 raise
 
     def update(self, memory_id: str, *, content: str | None = None, importance: float | None = None,
@@ -191,6 +193,8 @@ class RippleMem:
         with engine.write_lock:
             engine.store.update(memory_id, self.user_id, fields, vector)
             updated = self._require(memory_id)
+            if "content" in fields:
+                engine.memories_added(self.user_id, [updated])
             if {"content", "type", "event_time"} & fields.keys():
                 if vector is None:
                     _, matrix = engine.store.fetch([memory_id], self._filter(status=updated.status),
@@ -208,6 +212,7 @@ class RippleMem:
             deleted = engine.store.delete([memory_id], self.user_id)
             if deleted:
                 engine.index.delete(self.user_id, deleted)
+                engine.memories_removed(self.user_id, deleted)
         return bool(deleted)
 
     # -- reads -------------------------------------------------------------------------------
@@ -244,7 +249,7 @@ class RippleMem:
         now = engine.now()
         result = hybrid_recall(query, check_k(k), flt, check_mode(mode, RECALL_MODES), now,
                                store=engine.store, index=engine.index, embedder=engine.embedder,
-                               settings=engine.settings)
+                               settings=engine.settings, keywords=engine.keyword_index(self.user_id))
         engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
         return result
 

@@ -6,9 +6,6 @@ it supplies the per-candidate ``graph`` signal that ``score_pool`` already accep
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +13,7 @@ import numpy as np
 
 from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder
+from ripplemem.keyword_index import KeywordIndex, query_terms
 from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, row_to_memory
 from ripplemem.stores.vectors import VectorFilter, VectorIndex
@@ -39,18 +37,13 @@ def vector_filter(flt: MemoryFilter) -> VectorFilter:
                         since=flt.since, until=flt.until)
 
 
-_KEYWORD_WORKER: ThreadPoolExecutor | None = None
-_WORKER_LOCK = threading.Lock()
-
-
-def _keyword_worker() -> ThreadPoolExecutor:
-    """One background thread for BM25 searches, so they overlap the query embedding."""
-    global _KEYWORD_WORKER
-    if _KEYWORD_WORKER is None:
-        with _WORKER_LOCK:
-            if _KEYWORD_WORKER is None:
-                _KEYWORD_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ripplemem-bm25")
-    return _KEYWORD_WORKER
+def keyword_search(query: str, flt: MemoryFilter, limit: int, store: SQLiteStore,
+                   keywords: KeywordIndex | None) -> list[tuple[str, float]]:
+    """BM25 (memory id, score) pairs best first: the in-memory index when the filter is only the
+    user, SQLite's FTS5 (which can apply every filter in SQL) otherwise."""
+    if keywords is not None and flt == MemoryFilter(user_id=flt.user_id):
+        return keywords.search(query_terms(query), limit)
+    return store.keyword_search(query, flt, limit)
 
 
 @dataclass
@@ -74,32 +67,11 @@ class CandidatePool:
 
 
 def gather_pool(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, pool: int, mode: str,
-                store: SQLiteStore, index: VectorIndex,
-                embed: Callable[[], np.ndarray | None] | None = None) -> tuple[CandidatePool, np.ndarray | None]:
-    """Dense and keyword top-`pool` lists, merged, with exact cosine for every candidate.
-
-    When `embed` is given (hybrid mode) the BM25 search runs on a worker thread while the query
-    is embedded: SQLite and the model both release the GIL, so the two overlap on two cores.
-    Returns the pool and the query vector.
-    """
-    keyword_job = None
-    keyword_hits: list[tuple[str, float]] = []
-    if mode in ("hybrid", "keyword"):
-        if embed is not None:
-            try:
-                keyword_job = _keyword_worker().submit(store.keyword_search, query, flt, pool)
-            except RuntimeError:  # interpreter shutting down: search inline
-                keyword_job = None
-        if keyword_job is None:
-            keyword_hits = store.keyword_search(query, flt, pool)
-    try:
-        if embed is not None:
-            query_vector = embed()
-        dense_hits = index.query(flt.user_id, query_vector, pool, vector_filter(flt)) \
-            if mode in ("hybrid", "dense") and query_vector is not None else []
-    finally:
-        if keyword_job is not None:
-            keyword_hits = keyword_job.result()
+                store: SQLiteStore, index: VectorIndex, keywords: KeywordIndex | None) -> CandidatePool:
+    """Dense and keyword top-`pool` lists, merged, with exact cosine for every candidate."""
+    keyword_hits = keyword_search(query, flt, pool, store, keywords) if mode in ("hybrid", "keyword") else []
+    dense_hits = index.query(flt.user_id, query_vector, pool, vector_filter(flt)) \
+        if mode in ("hybrid", "dense") and query_vector is not None else []
     keyword_scores = dict(keyword_hits)
     ids = list(dict.fromkeys([i for i, _ in dense_hits] + [i for i, _ in keyword_hits]))
     rows, vectors = store.fetch_rows(ids, flt, with_embeddings=query_vector is not None)
@@ -108,7 +80,7 @@ def gather_pool(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, 
     else:
         cosines = np.zeros(len(rows), dtype=np.float64)
     keyword = np.array([keyword_scores.get(row["id"], 0.0) for row in rows], dtype=np.float64)
-    return CandidatePool(rows=rows, dense=cosines, keyword=keyword), query_vector
+    return CandidatePool(rows=rows, dense=cosines, keyword=keyword)
 
 
 def _fuse_arrays(dense: np.ndarray, keyword: np.ndarray, mode: str, settings: Settings) -> np.ndarray:
@@ -169,16 +141,11 @@ def score_pool(found: CandidatePool, relevance: np.ndarray, now: float, settings
 
 def hybrid_recall(query: str, k: int, flt: MemoryFilter, mode: str, now: float, *,
                   store: SQLiteStore, index: VectorIndex, embedder: Embedder,
-                  settings: Settings) -> Recall:
+                  settings: Settings, keywords: KeywordIndex | None = None) -> Recall:
     """Recall the k best memories for a query within the filter."""
     pool = max(k * settings.candidate_multiplier, settings.min_candidates)
-    embed = (lambda: embedder.embed_query(query)) if mode in ("hybrid", "dense") else None
-    if mode == "dense":
-        query_vector, embed = embed(), None  # nothing to overlap with
-    else:
-        query_vector = None
-    found, _ = gather_pool(query, query_vector, flt, pool, mode, store, index,
-                           embed=embed if mode == "hybrid" else None)
+    query_vector = embedder.embed_query(query) if mode in ("hybrid", "dense") else None
+    found = gather_pool(query, query_vector, flt, pool, mode, store, index, keywords)
     if not len(found):
         return Recall(query=query, hits=[], mode=mode)
     relevance = _fuse_arrays(found.dense, found.keyword, mode, settings)

@@ -415,6 +415,26 @@ class SQLiteStore:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
+    def iter_keyword_tokens(self, user_id: str, batch: int = 5000) -> Iterator[list[tuple[str, str]]]:
+        """Stream (memory id, space-joined keyword tokens) of a user's active memories."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT m.rowid, m.id, f.tokens FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
+                    "WHERE m.user_id = ? AND m.status = 'active' AND m.rowid > ? ORDER BY m.rowid LIMIT ?",
+                    (user_id, last, batch),
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [(r[1], r[2]) for r in rows]
+
+    def data_version(self) -> int:
+        """SQLite's data_version: it changes when another connection commits to the file."""
+        with self._lock:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
     def user_ids(self) -> list[str]:
         """Every user with at least one memory."""
         with self._lock:

@@ -1,0 +1,178 @@
+"""In-memory BM25 over one user's memories: numpy postings, updated in place on every write.
+
+SQLite's FTS5 stays the source of truth and the fallback for heavily filtered searches; this
+index answers the common case an order of magnitude faster (an FTS5 OR-query ranks every match
+with a SQL function call per row: ~4 ms at 10k memories, ~0.15 ms here).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from ripplemem.text import keyword_tokens
+
+# BM25 parameters (Robertson/Lucene defaults; FTS5 uses the same).
+K1 = 1.2
+B = 0.75
+# Rebuild the arrays when this share of positions belongs to deleted memories.
+_COMPACT_DEAD_SHARE = 0.3
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> object | None:
+    try:
+        import snowballstemmer
+    except ImportError:  # pragma: no cover - a core dependency; keep working unstemmed
+        return None
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """The English stem of a lowercase word token (CJK bigrams and numbers are kept as they are)."""
+    if not token.isascii() or not token.isalpha():
+        return token
+    stemmer = _stemmer()
+    return token if stemmer is None else stemmer.stemWord(token)  # type: ignore[attr-defined]
+
+
+def index_terms(text: str) -> list[str]:
+    """The stemmed keyword tokens a memory is indexed under (stopwords kept, as in FTS5)."""
+    return [stem(t) for t in keyword_tokens(text)]
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct stemmed tokens of a query, stopwords dropped."""
+    return list(dict.fromkeys(stem(t) for t in keyword_tokens(text, drop_stopwords=True)))
+
+
+class KeywordIndex:
+    """BM25 postings of one scope: per term, numpy arrays of positions and term frequencies.
+
+    Adds append to a per-term delta that is merged into the arrays the first time a query reads
+    that term; deletes clear an alive flag (and df and lengths ignore dead positions), so results
+    are exact after every write without a rebuild.
+    """
+
+    def __init__(self) -> None:
+        self._ids: list[str] = []
+        self._position: dict[str, int] = {}
+        self._alive = np.zeros(0, dtype=bool)
+        self._length = np.zeros(0, dtype=np.float32)
+        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._delta: dict[str, tuple[list[int], list[float]]] = {}
+        self._alive_count = 0
+        self._total_length = 0.0
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return self._alive_count
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._position
+
+    def add(self, items: Iterable[tuple[str, Sequence[str]]]) -> None:
+        """Index (memory id, stemmed terms) pairs; an id already present is replaced."""
+        items = list(items)
+        with self._lock:
+            self._add(items)
+
+    def _add(self, items: list[tuple[str, Sequence[str]]]) -> None:
+        self._remove([memory_id for memory_id, _ in items if memory_id in self._position])
+        start = len(self._ids)
+        lengths = np.zeros(len(items), dtype=np.float32)
+        for offset, (memory_id, terms) in enumerate(items):
+            position = start + offset
+            self._ids.append(memory_id)
+            self._position[memory_id] = position
+            counts: dict[str, int] = {}
+            for term in terms:
+                counts[term] = counts.get(term, 0) + 1
+            for term, count in counts.items():
+                docs, freqs = self._delta.setdefault(term, ([], []))
+                docs.append(position)
+                freqs.append(float(count))
+            lengths[offset] = len(terms)
+        self._alive = np.concatenate([self._alive, np.ones(len(items), dtype=bool)])
+        self._length = np.concatenate([self._length, lengths])
+        self._alive_count += len(items)
+        self._total_length += float(lengths.sum())
+
+    def remove(self, memory_ids: Iterable[str]) -> None:
+        """Forget memories (unknown ids are ignored)."""
+        with self._lock:
+            self._remove(memory_ids)
+
+    def _remove(self, memory_ids: Iterable[str]) -> None:
+        for memory_id in memory_ids:
+            position = self._position.pop(memory_id, None)
+            if position is None or not self._alive[position]:
+                continue
+            self._alive[position] = False
+            self._alive_count -= 1
+            self._total_length -= float(self._length[position])
+        dead = len(self._ids) - self._alive_count
+        if dead > 1000 and dead > _COMPACT_DEAD_SHARE * len(self._ids):
+            self._compact()
+
+    def search(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """The best `limit` (memory id, BM25 score) pairs for stemmed query terms, scores > 0."""
+        with self._lock:
+            return self._search(terms, limit)
+
+    def _search(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        if not terms or self._alive_count == 0 or limit <= 0:
+            return []
+        n = float(self._alive_count)
+        norm = K1 * (1.0 - B + B * self._length / (self._total_length / n))
+        scores = np.zeros(len(self._ids), dtype=np.float32)
+        for term in terms:
+            docs, freqs = self._term_postings(term)
+            if docs.size == 0:
+                continue
+            live = self._alive[docs]
+            df = float(np.count_nonzero(live))
+            if df == 0:
+                continue
+            idf = np.log1p((n - df + 0.5) / (df + 0.5))
+            scores[docs] += np.where(live, idf * freqs * (K1 + 1.0) / (freqs + norm[docs]), 0.0)
+        matched = np.flatnonzero(scores > 0)
+        if matched.size > limit:
+            matched = matched[np.argpartition(-scores[matched], limit - 1)[:limit]]
+        best = matched[np.argsort(-scores[matched], kind="stable")]
+        return [(self._ids[i], float(scores[i])) for i in best]
+
+    def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        base = self._postings.get(term)
+        delta = self._delta.pop(term, None)
+        if delta is not None:
+            docs = np.asarray(delta[0], dtype=np.int32)
+            freqs = np.asarray(delta[1], dtype=np.float32)
+            if base is not None:
+                docs, freqs = np.concatenate([base[0], docs]), np.concatenate([base[1], freqs])
+            base = self._postings[term] = (docs, freqs)
+        if base is None:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        return base
+
+    def _compact(self) -> None:
+        """Drop dead positions and renumber, keeping every live posting."""
+        keep = np.flatnonzero(self._alive)
+        renumber = np.full(len(self._ids), -1, dtype=np.int32)
+        renumber[keep] = np.arange(keep.size, dtype=np.int32)
+        for term in list(self._delta):
+            self._term_postings(term)
+        postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, (docs, freqs) in self._postings.items():
+            live = self._alive[docs]
+            if live.any():
+                postings[term] = (renumber[docs[live]], freqs[live])
+        self._postings = postings
+        self._ids = [self._ids[i] for i in keep]
+        self._position = {memory_id: i for i, memory_id in enumerate(self._ids)}
+        self._alive = np.ones(keep.size, dtype=bool)
+        self._length = self._length[keep]
