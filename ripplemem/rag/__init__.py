@@ -1,0 +1,1 @@
+"""Documents: conversion (MarkItDown) and chunking."""

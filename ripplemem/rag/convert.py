@@ -1,0 +1,725 @@
+"""Document conversion: files -> Markdown through MarkItDown, with page boundaries and content hashes.
+
+``convert_file`` turns one file into a ``ConvertedDocument`` (Markdown text, title, where each
+page / slide / sheet begins, sha256 of the bytes, size, mtime). ``convert_many`` walks files and
+folders (see ``discover.py``), converts each, and collects per-file failures in a
+``ConversionReport`` instead of stopping; ``iter_convert`` does the same one file at a time, for a
+caller that chunks and stores as it goes. Given the hashes stored from an earlier run,
+both skip files whose bytes have not changed (``check_change`` is the single-file form).
+
+MarkItDown runs offline: no plugins, no LLM captions, no cloud converters, nothing fetched. Audio
+transcription (which sends the audio to a web speech service) happens only with
+``allow_network=True``. PDFs go through the same libraries MarkItDown uses (pdfminer.six, plus its
+pdfplumber table reader for pages laid out as forms/tables), one page at a time, so page
+boundaries are known; PPTX slide and XLSX sheet boundaries come from MarkItDown's own markers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import io
+import os
+import re
+import shutil
+import threading
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+from ripplemem.errors import InvalidInputError, MissingDependencyError, RippleMemError
+from ripplemem.rag.discover import PathLike, discover_files
+
+DOCUMENTS_EXTRA = "pip install 'ripplemem[documents]'"
+
+# File extension -> format name. Anything else is tried as text when it is not binary.
+FORMATS: dict[str, str] = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".xlsx": "xlsx",
+    ".xls": "xls",
+    ".pptx": "pptx",
+    ".html": "html", ".htm": "html", ".xhtml": "html",
+    ".csv": "csv",
+    ".json": "json", ".jsonl": "json",
+    ".xml": "xml",
+    ".txt": "txt", ".text": "txt",
+    ".md": "md", ".markdown": "md",
+    ".epub": "epub",
+    ".ipynb": "ipynb",
+    ".msg": "msg",
+    ".jpg": "image", ".jpeg": "image", ".png": "image",
+    ".wav": "audio", ".mp3": "audio", ".m4a": "audio", ".mp4": "audio",
+}
+TEXT_FORMATS = frozenset({"txt", "md", "csv", "json", "xml", "html", "text"})
+# Formats whose "# " lines are real headings, so the first one may stand in for a missing title.
+_HEADING_FORMATS = frozenset({"md", "docx", "pptx", "html", "epub"})
+_UNSUPPORTED_HINTS = {
+    ".doc": "legacy Word files are not supported; save it as .docx",
+    ".ppt": "legacy PowerPoint files are not supported; save it as .pptx",
+    ".rtf": "RTF is not supported; save it as .docx or .txt",
+    ".odt": "OpenDocument text is not supported; save it as .docx",
+    ".zip": "archives are not unpacked; extract the files and ingest the folder",
+}
+_REASON_LIMIT = 300
+
+
+class ConversionError(RippleMemError):
+    """One file could not be converted; ``kind`` says why, ``reason`` says it in words.
+
+    Kinds: ``unsupported`` (no converter for this format), ``corrupt`` (the converter failed on
+    the bytes), ``encrypted``, ``permission``, ``missing_dependency``, ``no_text`` (nothing
+    readable, e.g. a scanned PDF or an image without exiftool), ``error`` (anything else).
+    """
+
+    def __init__(self, path: PathLike, reason: str, kind: str = "error") -> None:
+        self.path = Path(path)
+        self.reason = reason
+        self.kind = kind
+        super().__init__(f"{self.path}: {reason}")
+
+
+class UnsupportedFormatError(ConversionError):
+    """No converter reads this file's format."""
+
+    def __init__(self, path: PathLike, reason: str) -> None:
+        super().__init__(path, reason, kind="unsupported")
+
+
+@dataclass(frozen=True)
+class ConvertedDocument:
+    """One file as Markdown, with what is known about where it came from.
+
+    ``page_starts[i]`` is the character offset in ``markdown`` where page (PDF), slide (PPTX) or
+    sheet (XLSX) ``i + 1`` begins, as ``page_unit`` says; empty when the format has no pages.
+    Offsets never decrease; a page without text shares the offset of the page after it.
+    """
+
+    source: Path
+    format: str
+    markdown: str
+    title: str | None
+    content_hash: str
+    size: int
+    mtime: float
+    page_starts: list[int] = field(default_factory=list)
+    page_unit: str | None = None
+
+    @property
+    def page_count(self) -> int:
+        """Pages (slides, sheets) found; 0 when the format has none."""
+        return len(self.page_starts)
+
+    def page_of(self, offset: int) -> int | None:
+        """The 1-based page (slide, sheet) that the character at ``offset`` is on, or None."""
+        if not self.page_starts or offset < 0:
+            return None
+        low, high = 0, len(self.page_starts)
+        while low < high:  # bisect_right: the last page starting at or before offset
+            middle = (low + high) // 2
+            if self.page_starts[middle] <= offset:
+                low = middle + 1
+            else:
+                high = middle
+        return low or None
+
+    def page_range(self, start: int, end: int) -> tuple[int, int] | None:
+        """First and last 1-based page of the text ``markdown[start:end]``, or None without pages."""
+        first = self.page_of(start)
+        if first is None:
+            return None
+        last = self.page_of(max(start, end - 1))
+        return first, last or first
+
+
+@dataclass(frozen=True)
+class ConversionFailure:
+    """A file that could not be converted, with a reason a person can act on."""
+
+    path: Path
+    reason: str
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class ConversionReport:
+    """The outcome of ``convert_many``: converted documents, unchanged files, failures."""
+
+    documents: list[ConvertedDocument] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+    errors: list[ConversionFailure] = field(default_factory=list)
+    total: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when no file failed."""
+        return not self.errors
+
+    def summary(self) -> str:
+        """One line, e.g. ``12 files: 10 converted, 1 unchanged, 1 failed``."""
+        return (f"{self.total} files: {len(self.documents)} converted, {len(self.unchanged)} unchanged, "
+                f"{len(self.errors)} failed")
+
+
+@dataclass(frozen=True)
+class ConversionOutcome:
+    """What happened to one file in ``iter_convert``: exactly one of the three is set/true."""
+
+    path: Path
+    document: ConvertedDocument | None = None
+    error: ConversionFailure | None = None
+    unchanged: bool = False
+
+
+@dataclass(frozen=True)
+class Change:
+    """Whether a file differs from what was ingested before: ``new``, ``changed`` or ``unchanged``."""
+
+    path: Path
+    status: str
+    content_hash: str
+
+    @property
+    def needs_ingest(self) -> bool:
+        """True for a new or changed file."""
+        return self.status != "unchanged"
+
+
+# --- hashing and change detection ------------------------------------------------------------
+
+def content_hash(source: PathLike | bytes) -> str:
+    """Hex sha256 of a file's bytes (read in blocks) or of the given bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return hashlib.sha256(source).hexdigest()
+    digest = hashlib.sha256()
+    with open(source, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_key(path: PathLike) -> str:
+    """The string a document's source is stored under: its absolute, resolved path."""
+    return str(Path(path).resolve())
+
+
+def check_change(path: PathLike, previous_hash: str | None) -> Change:
+    """Compare a file with the hash stored when it was last ingested (None: never ingested).
+
+    ``unchanged``: skip it. ``changed``: convert it and replace the chunks of the old version.
+    ``new``: convert it and add its chunks.
+    """
+    current = content_hash(path)
+    if previous_hash is None:
+        status = "new"
+    elif previous_hash == current:
+        status = "unchanged"
+    else:
+        status = "changed"
+    return Change(Path(path), status, current)
+
+
+# --- MarkItDown, offline ---------------------------------------------------------------------
+
+def _import_markitdown() -> Any:
+    try:
+        import markitdown
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"Document conversion needs MarkItDown, which is not installed: {DOCUMENTS_EXTRA}"
+        ) from exc
+    return markitdown
+
+
+def markitdown_available() -> bool:
+    """Whether MarkItDown can be imported (the ``documents`` extra is installed)."""
+    try:
+        _import_markitdown()
+    except MissingDependencyError:
+        return False
+    return True
+
+
+def _build_markitdown(allow_network: bool) -> Any:
+    """A MarkItDown with only local converters: no plugins, LLM, cloud or web-page converters."""
+    markitdown = _import_markitdown()
+    from markitdown import converters as c
+
+    class OfflineAudioConverter(c.AudioConverter):  # type: ignore[misc, name-defined]
+        """Audio metadata (exiftool) only: MarkItDown transcribes through a web speech service."""
+
+        def convert(self, file_stream: Any, stream_info: Any, **kwargs: Any) -> Any:
+            if not allow_network:
+                # An unknown extension and mimetype give the converter no audio format to
+                # transcribe, so it returns the metadata alone.
+                stream_info = stream_info.copy_and_update(
+                    extension=".no-transcription", mimetype="application/x-no-transcription")
+            return super().convert(file_stream, stream_info, **kwargs)
+
+    engine = markitdown.MarkItDown(enable_builtins=False, enable_plugins=False)
+    generic = markitdown.PRIORITY_GENERIC_FILE_FORMAT
+    engine.register_converter(c.PlainTextConverter(), priority=generic)
+    engine.register_converter(c.HtmlConverter(), priority=generic)
+    for converter in (c.RssConverter(), c.DocxConverter(), c.XlsxConverter(), c.XlsConverter(),
+                      c.PptxConverter(), OfflineAudioConverter(), c.ImageConverter(), c.IpynbConverter(),
+                      c.PdfConverter(), c.OutlookMsgConverter(), c.EpubConverter(), c.CsvConverter()):
+        engine.register_converter(converter)
+    return engine
+
+
+_engines: dict[bool, Any] = {}
+_engines_lock = threading.Lock()
+
+
+def _engine(allow_network: bool) -> Any:
+    engine = _engines.get(allow_network)
+    if engine is None:
+        with _engines_lock:
+            engine = _engines.get(allow_network)
+            if engine is None:
+                engine = _engines[allow_network] = _build_markitdown(allow_network)
+    return engine
+
+
+def exiftool_path() -> str | None:
+    """The exiftool MarkItDown may read image/audio metadata with ($EXIFTOOL_PATH or on PATH)."""
+    return os.environ.get("EXIFTOOL_PATH") or shutil.which("exiftool")
+
+
+# --- converting one file ---------------------------------------------------------------------
+
+def detect_format(path: PathLike, data: bytes | None = None) -> str:
+    """The format name for a file, from its extension; ``text`` for unknown text files.
+
+    Raises ``UnsupportedFormatError`` for a known-unsupported extension or, given ``data``, for
+    binary bytes under an unknown extension.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in FORMATS:
+        return FORMATS[suffix]
+    if suffix in _UNSUPPORTED_HINTS:
+        raise UnsupportedFormatError(path, _UNSUPPORTED_HINTS[suffix])
+    if data is not None and _looks_binary(data):
+        shown = f"'{suffix}' files" if suffix else "files without an extension"
+        raise UnsupportedFormatError(
+            path, f"unsupported format: {shown} are binary and no converter reads them "
+                  f"(supported: {', '.join(sorted(set(FORMATS.values())))})")
+    return "text"
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:8192]
+    if b"\x00" in sample:
+        return not (sample.startswith((b"\xff\xfe", b"\xfe\xff")))  # UTF-16 text has NULs too
+    return False
+
+
+@dataclass(frozen=True)
+class _Options:
+    """How to convert: see ``convert_file``."""
+
+    allow_network: bool = False
+    pdf_tables: bool = True
+
+
+def convert_file(path: PathLike, *, allow_network: bool = False,
+                 pdf_tables: bool = True) -> ConvertedDocument:
+    """Convert one file to Markdown; raises ``ConversionError`` (with ``kind``) when it cannot.
+
+    A missing path or a folder raises ``InvalidInputError``. With ``allow_network=True`` audio is
+    transcribed when MarkItDown's ``audio-transcription`` extra is installed (through a web
+    speech service); nothing else ever uses the network. ``pdf_tables=False`` skips MarkItDown's
+    table/form reading of PDF pages (a pdfplumber pass that takes about two thirds of the PDF
+    time) and keeps pdfminer's text alone.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InvalidInputError(f"path: no such file: {path}")
+    if path.is_dir():
+        raise InvalidInputError(f"path: {path} is a folder; use convert_many() for folders")
+    try:
+        data = path.read_bytes()
+        stat = path.stat()
+    except PermissionError:
+        raise ConversionError(path, "permission denied: the file cannot be read", "permission") from None
+    except OSError as exc:
+        raise ConversionError(path, f"cannot read the file: {exc.strerror or exc}") from None
+    return _convert_bytes(path.resolve(), data, stat.st_mtime, _Options(allow_network, pdf_tables))
+
+
+def _convert_bytes(path: Path, data: bytes, mtime: float, options: _Options,
+                   digest: str | None = None) -> ConvertedDocument:
+    fmt = detect_format(path, data)
+    if fmt in TEXT_FORMATS and _looks_binary(data):
+        raise ConversionError(path, f"this .{fmt} file holds binary data, not text", "corrupt")
+    engine = _engine(options.allow_network)  # raises MissingDependencyError without MarkItDown
+    title: str | None = None
+    page_starts: list[int] = []
+    unit: str | None = None
+    if fmt == "pdf":
+        markdown, title, page_starts = _convert_pdf(path, data, options.pdf_tables)
+        unit = "page"
+    else:
+        markdown, title = _convert_with_markitdown(engine, path, fmt, data)
+        if fmt == "pptx":
+            page_starts, unit = _slide_starts(markdown), "slide"
+        elif fmt == "xlsx":
+            page_starts, unit = _sheet_starts(markdown, data), "sheet"
+    if not markdown.strip() and fmt not in TEXT_FORMATS:
+        raise ConversionError(path, _no_text_reason(fmt, options.allow_network), "no_text")
+    if title is None and fmt in ("docx", "pptx", "xlsx"):
+        title = _office_title(data)
+    if title is None and fmt in _HEADING_FORMATS:
+        match = re.search(r"^# +(.+?)\s*$", markdown, re.MULTILINE)
+        title = match.group(1) if match else None
+    return ConvertedDocument(
+        source=path, format=fmt, markdown=markdown, title=_clean_title(title),
+        content_hash=digest or content_hash(data), size=len(data), mtime=mtime,
+        page_starts=page_starts if page_starts else [], page_unit=unit if page_starts else None,
+    )
+
+
+def _convert_with_markitdown(engine: Any, path: Path, fmt: str, data: bytes) -> tuple[str, str | None]:
+    from markitdown import (
+        FileConversionException,
+        MissingDependencyException,
+        StreamInfo,
+        UnsupportedFormatException,
+    )
+
+    charset = None
+    if fmt in TEXT_FORMATS:
+        charset = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+        try:
+            data.decode(charset)
+        except UnicodeDecodeError:
+            charset = None  # let MarkItDown detect it (GBK, Latin-1, ...)
+    info = StreamInfo(extension=path.suffix.lower() or None, filename=path.name, charset=charset)
+    kwargs: dict[str, Any] = {}
+    if fmt in ("image", "audio"):
+        tool = exiftool_path()
+        if tool:
+            kwargs["exiftool_path"] = tool
+    try:
+        result = engine.convert_stream(io.BytesIO(data), stream_info=info, **kwargs)
+    except UnsupportedFormatException:
+        reason = f"unsupported format: no converter reads this {fmt} file"
+        raise UnsupportedFormatError(path, reason) from None
+    except FileConversionException as exc:
+        raise _failure_from_attempts(path, fmt, exc) from None
+    except MissingDependencyException as exc:
+        raise ConversionError(path, _short(str(exc)), "missing_dependency") from None
+    markdown = result.markdown or ""
+    if fmt in TEXT_FORMATS:
+        markdown = markdown.lstrip("\ufeff")
+    return markdown, result.title
+
+
+def _failure_from_attempts(path: Path, fmt: str, exc: Exception) -> ConversionError:
+    from markitdown import MissingDependencyException
+
+    errors = [a.exc_info[1] for a in (getattr(exc, "attempts", None) or []) if a.exc_info]
+    for error in errors:
+        if isinstance(error, MissingDependencyException):
+            return ConversionError(
+                path, f"the converter for {fmt.upper()} files is not installed: {DOCUMENTS_EXTRA} "
+                      f"({_short(str(error).splitlines()[0])})", "missing_dependency")
+    if errors:
+        error = errors[0]
+        detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        return ConversionError(
+            path, f"could not read this {fmt.upper()} file; it looks corrupt or is not really "
+                  f"{fmt.upper()} ({_short(detail)})", "corrupt")
+    return ConversionError(path, f"could not convert this {fmt.upper()} file ({_short(str(exc))})", "corrupt")
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
+
+
+def _no_text_reason(fmt: str, allow_network: bool) -> str:
+    if fmt == "pdf":
+        return "no text found: the PDF has no text layer (a scanned document?) and OCR is not available"
+    if fmt == "image":
+        return ("no text found: MarkItDown reads images only through exiftool metadata (not installed: "
+                "install exiftool or set EXIFTOOL_PATH) or an LLM caption (not enabled)")
+    if fmt == "audio":
+        if allow_network:
+            return ("no text found: audio needs exiftool for metadata and "
+                    "'pip install markitdown[audio-transcription]' for a transcript")
+        return ("no text found: audio needs exiftool for metadata (install it or set EXIFTOOL_PATH); "
+                "transcription is off because it sends the audio to a web speech service "
+                "(allow_network=True with markitdown[audio-transcription] turns it on)")
+    return f"no text found in this {fmt.upper()} file"
+
+
+def _clean_title(title: str | None) -> str | None:
+    if title is None:
+        return None
+    title = " ".join(str(title).split())
+    return title or None
+
+
+# --- page, slide and sheet boundaries --------------------------------------------------------
+
+def _convert_pdf(path: Path, data: bytes, tables_too: bool = True) -> tuple[str, str | None, list[int]]:
+    """PDF text page by page: pdfminer for prose, MarkItDown's table reader for form-like pages."""
+    try:
+        import pdfminer.high_level
+        from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+    except ImportError:
+        raise ConversionError(path, f"the PDF converter (pdfminer.six) is not installed: {DOCUMENTS_EXTRA}",
+                              "missing_dependency") from None
+    try:
+        text = pdfminer.high_level.extract_text(io.BytesIO(data))
+    except (PDFPasswordIncorrect, PDFEncryptionError):
+        raise ConversionError(path, "the PDF is encrypted and needs a password", "encrypted") from None
+    except Exception as exc:  # pdfminer raises many types (PSEOF, PDFSyntaxError, KeyError, ...)
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise ConversionError(path, f"could not read this PDF file; it looks corrupt ({_short(detail)})",
+                              "corrupt") from None
+    # pdfminer ends every page with a form feed.
+    count = text.count("\f")
+    pages = text.split("\f")[:count] if count else [text]
+    tables, title = _pdf_tables_and_title(data, len(pages), tables_too)
+
+    merge = _markitdown_pdf_helper("_merge_partial_numbering_lines")
+    parts: list[str] = []
+    starts: list[int] = []
+    cursor = 0
+    for index, page_text in enumerate(pages):
+        body = tables.get(index, page_text)
+        if merge is not None:
+            body = merge(body)
+        body = _normalise(body)
+        gap = 2 if parts else 0
+        starts.append(cursor + gap)
+        if body:
+            parts.append(body)
+            cursor += gap + len(body)
+    markdown = "\n\n".join(parts)
+    return markdown, title, [min(start, len(markdown)) for start in starts]
+
+
+def _markitdown_pdf_helper(name: str) -> Callable[..., Any] | None:
+    """A helper of MarkItDown's PDF converter, or None if this MarkItDown lacks it."""
+    try:
+        from markitdown.converters import _pdf_converter
+    except ImportError:
+        return None
+    helper = getattr(_pdf_converter, name, None)
+    return helper if callable(helper) else None
+
+
+def _pdf_tables_and_title(data: bytes, page_count: int,
+                          tables_too: bool = True) -> tuple[dict[int, str], str | None]:
+    """Markdown for the pages MarkItDown reads as forms/tables (by page index), and the PDF title."""
+    extract = _markitdown_pdf_helper("_extract_form_content_from_words") if tables_too else None
+    try:
+        import pdfplumber
+    except ImportError:
+        return {}, None
+    tables: dict[int, str] = {}
+    title = None
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            raw = (pdf.metadata or {}).get("Title")
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8", "replace")
+            title = raw if isinstance(raw, str) else None
+            if extract is not None and len(pdf.pages) == page_count:
+                for index, page in enumerate(pdf.pages):
+                    content = extract(page)
+                    if content is not None:
+                        tables[index] = content
+                    page.close()
+    except Exception:  # as MarkItDown does: fall back to plain pdfminer text
+        return {}, title
+    return tables, title
+
+
+def _normalise(text: str) -> str:
+    """MarkItDown's own clean-up (trailing spaces, at most one blank line), then strip."""
+    text = "\n".join(line.rstrip() for line in re.split(r"\r?\n", text))
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+_SLIDE_MARKER = re.compile(r"^<!-- Slide number: (\d+) -->$", re.MULTILINE)
+
+
+def _slide_starts(markdown: str) -> list[int]:
+    """Offsets of MarkItDown's ``<!-- Slide number: N -->`` markers, taken in order 1, 2, 3, ..."""
+    starts: list[int] = []
+    for match in _SLIDE_MARKER.finditer(markdown):
+        if int(match.group(1)) == len(starts) + 1:
+            starts.append(match.start())
+    return starts
+
+
+def _sheet_starts(markdown: str, data: bytes) -> list[int]:
+    """Offsets of MarkItDown's ``## <sheet name>`` headings, found in workbook order."""
+    starts: list[int] = []
+    position = 0
+    for name in _xlsx_sheet_names(data):
+        match = re.compile(rf"^## {re.escape(name.rstrip())}$", re.MULTILINE).search(markdown, position)
+        if match is None:
+            return []  # the names and the headings disagree: better no boundaries than wrong ones
+        starts.append(match.start())
+        position = match.end()
+    return starts
+
+
+_MAIN_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+
+
+def _xlsx_sheet_names(data: bytes) -> list[str]:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            root = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError):
+        return []
+    return [sheet.get("name", "") for sheet in root.iter(f"{_MAIN_NS}sheet")]
+
+
+def _office_title(data: bytes) -> str | None:
+    """``dc:title`` from an Office file's docProps/core.xml, if set."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            core = archive.read("docProps/core.xml").decode("utf-8", "replace")
+    except (zipfile.BadZipFile, KeyError):
+        return None
+    match = re.search(r"<dc:title>(.*?)</dc:title>", core, re.DOTALL)
+    if match is None:
+        return None
+    return html.unescape(match.group(1)).strip() or None
+
+
+# --- many files ------------------------------------------------------------------------------
+
+Progress = Callable[[int, int, Path], None]
+
+
+def iter_convert(
+    files: Iterable[PathLike],
+    *,
+    known_hashes: Mapping[str, str] | None = None,
+    on_progress: Progress | None = None,
+    allow_network: bool = False,
+    pdf_tables: bool = True,
+) -> Iterator[ConversionOutcome]:
+    """Convert files one at a time, yielding a ``ConversionOutcome`` per file; never stops on a bad one.
+
+    ``known_hashes`` maps ``source_key(path)`` to the hash stored at the last ingest; a file whose
+    bytes still hash to it is yielded as unchanged without being converted. ``on_progress(done,
+    total, path)`` is called after each file. A missing MarkItDown raises ``MissingDependencyError``
+    before the first file, since no file could be converted. See ``convert_file`` for the options.
+    """
+    options = _Options(allow_network, pdf_tables)
+    paths = [Path(files)] if isinstance(files, (str, os.PathLike)) else [Path(item) for item in files]
+    if paths:
+        _engine(allow_network)
+    known = {source_key(key): value for key, value in (known_hashes or {}).items()}
+    total = len(paths)
+    for done, path in enumerate(paths, start=1):
+        outcome = _one(path, known, options)
+        if on_progress is not None:
+            on_progress(done, total, path)
+        yield outcome
+
+
+def _failed(path: Path, reason: str, kind: str = "error") -> ConversionOutcome:
+    return ConversionOutcome(path, error=ConversionFailure(path, reason, kind))
+
+
+def _one(path: Path, known: Mapping[str, str], options: _Options) -> ConversionOutcome:
+    resolved = path.resolve()
+    try:
+        data = resolved.read_bytes()
+        mtime = resolved.stat().st_mtime
+    except FileNotFoundError:
+        return _failed(resolved, "the file disappeared before it was read")
+    except PermissionError:
+        return _failed(resolved, "permission denied: the file cannot be read", "permission")
+    except IsADirectoryError:
+        return _failed(resolved, "this is a folder, not a file")
+    except OSError as exc:
+        return _failed(resolved, f"cannot read the file: {exc.strerror or exc}")
+    digest = content_hash(data)
+    if known.get(str(resolved)) == digest:
+        return ConversionOutcome(resolved, unchanged=True)
+    try:
+        document = _convert_bytes(resolved, data, mtime, options, digest)
+        return ConversionOutcome(resolved, document=document)
+    except ConversionError as exc:
+        return _failed(resolved, exc.reason, exc.kind)
+    except MissingDependencyError:
+        raise
+    except RecursionError:
+        return _failed(resolved, "the document is nested too deeply to convert", "corrupt")
+    except Exception as exc:  # a converter bug must not sink the batch
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return _failed(resolved, f"conversion failed ({_short(detail)})")
+
+
+def convert_many(
+    paths: PathLike | Iterable[PathLike],
+    *,
+    recursive: bool = True,
+    include: str | Iterable[str] | None = ("*",),
+    exclude: str | Iterable[str] | None = (),
+    known_hashes: Mapping[str, str] | None = None,
+    on_progress: Progress | None = None,
+    allow_network: bool = False,
+    pdf_tables: bool = True,
+) -> ConversionReport:
+    """Discover the files under ``paths`` and convert them all, collecting failures per file.
+
+    See ``discover_files`` for ``recursive``/``include``/``exclude`` (a missing path raises
+    ``InvalidInputError`` before anything is converted; an unreadable subfolder becomes a failure)
+    and ``iter_convert`` for ``known_hashes`` and ``on_progress``.
+    """
+    report = ConversionReport()
+
+    def skipped(path: Path, reason: str) -> None:
+        report.errors.append(ConversionFailure(path, reason, "permission"))
+
+    files = discover_files(paths, recursive=recursive, include=include, exclude=exclude, on_skip=skipped)
+    report.total = len(files)
+    for outcome in iter_convert(files, known_hashes=known_hashes, on_progress=on_progress,
+                                allow_network=allow_network, pdf_tables=pdf_tables):
+        if outcome.document is not None:
+            report.documents.append(outcome.document)
+        elif outcome.unchanged:
+            report.unchanged.append(outcome.path)
+        elif outcome.error is not None:
+            report.errors.append(outcome.error)
+    return report
+
+
+__all__ = [
+    "Change",
+    "ConversionError",
+    "ConversionFailure",
+    "ConversionOutcome",
+    "ConversionReport",
+    "ConvertedDocument",
+    "FORMATS",
+    "UnsupportedFormatError",
+    "check_change",
+    "content_hash",
+    "convert_file",
+    "convert_many",
+    "detect_format",
+    "discover_files",
+    "iter_convert",
+    "markitdown_available",
+    "source_key",
+]
