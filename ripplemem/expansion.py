@@ -1,0 +1,444 @@
+"""Query expansion with any LangChain chat model: MQE rewrites and HyDE passages (seed 000 §5, seed 001).
+
+MQE asks for n rewrites of the query in other words, which lifts recall for vague or colloquial
+queries; HyDE asks for a hypothetical answer passage, whose embedding sits nearer the real answer
+than the question's does. Every expansion is searched, the candidates pooled
+(`candidate_pool_size`) and fused by rank (`fuse_by_rank`). Bad model output is retried and, when
+tries run out, expansion falls back to the original query with a logged warning: it never raises
+for what the model said.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ripplemem.chat import (
+    ChatTask,
+    LLMRequiredError,
+    answer_language_rule,
+    arun_tasks,
+    check_count,
+    check_text,
+    normalise_for_compare,
+    require_llm,
+    run_tasks,
+    strip_thinking,
+)
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+
+__all__ = [
+    "EXPAND_MODES", "POOL_MINIMUM", "POOL_MULTIPLIER", "RRF_K", "Expansion", "LLMRequiredError",
+    "QueryExpander", "acandidate_search", "candidate_pool_size", "candidate_search", "check_expand",
+    "fuse_by_rank", "parse_passage", "parse_queries",
+]
+
+logger = logging.getLogger("ripplemem.expansion")
+
+EXPAND_MODES = ("mqe", "hyde", "both")
+# seed 001: "candidate_pool_multiplier=4"; issue 8: pool = max(4 x k, 20).
+POOL_MULTIPLIER = 4
+POOL_MINIMUM = 20
+# Reciprocal-rank fusion constant of Cormack, Clarke and Buettcher (SIGIR 2009), the usual default:
+# it damps the gap between rank 1 and rank 2 so that agreement across lists outweighs one top spot.
+RRF_K = 60
+
+MQE_PROMPT = """\
+You rewrite search queries for a search over a person's memories and documents.
+Write {n} different rewrites of the query that keep its meaning but use other words: synonyms, \
+a more formal and a more colloquial wording, or the question spelled out. Keep names, numbers \
+and dates exactly as written. Do not answer the query.
+{language}
+Reply with only a JSON array of {n} strings, like ["...", "..."], and nothing else.\
+"""
+MQE_RETRY = "That reply was not usable: {error}. Reply again with only a JSON array of {n} rewritten queries."
+HYDE_PROMPT = """\
+You write the passage that would answer a question, as it might read in a note, a document or a \
+past conversation. Write about {words} words of plain statements, with no preamble, no caveats \
+and no questions. If you do not know the facts, write a plausible passage anyway: it is only used \
+to search for real text and is never shown as an answer.
+{language}\
+"""
+HYDE_RETRY = "That reply was not usable: {error}. Reply again with only the passage."
+
+_FENCE = re.compile(r"```[\w-]*\s*(.*?)```", re.DOTALL)
+_MARKED_LINE = re.compile(
+    r"""^\s*(?:
+        (?:\(?\d{1,2}[.)、:：](?!\d)|[（(\[]\d{1,2}[)）\]]|\d{1,2}\s+[-–—]|[一二三四五六七八九十]{1,2}[、.．])
+                                                                   # 1. 1) (1) [1] 1、 一、
+      | [-*•·‣◦–—+]                                                                    # bullets
+      | (?:query|rewrite|paraphrase|question|version|variant|查询|问题|改写|问法)\s*\d{1,2}\s*[:：.)]
+    )\s*(?P<item>\S.*)$""",
+    re.IGNORECASE | re.VERBOSE)
+_QUOTED_LINE = re.compile(r"""^\s*["“「'](?P<item>[^"”」]+?)["”」']\s*,?\s*$""")
+_ITEM_KEYS = ("query", "text", "question", "rewrite", "paraphrase", "content")
+_LIST_KEYS = ("queries", "rewrites", "paraphrases", "questions", "results", "items")
+_REFUSAL = re.compile(
+    r"^\s*(?:i'?m sorry|sorry|i apologi[sz]e|i (?:cannot|can'?t|can not|am unable|'m unable)|as an ai"
+    r"|i (?:don'?t|do not) (?:know|have (?:access|any information|information|enough information))"
+    r"|抱歉|对不起|很抱歉|我无法|我不能|作为(?:一个)?(?:ai|人工智能))",
+    re.IGNORECASE)
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:(?:here(?:'s| is| are)|sure|certainly|okay|ok)\b|以下是|好的|当然)"
+    r"[^\n]{0,80}?(?<!\d)[:：](?:\s|$)"
+    r"|(?:hypothetical )?(?:passage|answer|document|段落|答案|回答|假设文档)\s*[:：])\s*",
+    re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)|[。！？]")
+
+
+def candidate_pool_size(k: int, *, multiplier: int = POOL_MULTIPLIER, minimum: int = POOL_MINIMUM) -> int:
+    """How many candidates each expanded query fetches for k final hits: max(4 x k, 20)."""
+    check_count("k", k, minimum=1)
+    return max(multiplier * k, minimum)
+
+
+def fuse_by_rank(ranked_lists: Sequence[Sequence[Hashable]], k: int | None = None, *,
+                 weights: Sequence[float] | None = None, rrf_k: int = RRF_K) -> list[tuple[Any, float]]:
+    """Reciprocal-rank fusion: each id scores sum(weight / (rrf_k + rank)) over the lists, rank from 1.
+
+    An id repeated inside one list counts at its best rank only. Ties keep the order in which
+    ids were first seen (earlier lists first), so the original query's list wins ties when it
+    comes first. Returns (id, score) best first, at most k of them (all when k is None).
+    """
+    if isinstance(ranked_lists, (str, bytes)) or not isinstance(ranked_lists, Sequence):
+        raise InvalidTypeError("ranked_lists must be a list of ranked id lists, "
+                               f"got {type(ranked_lists).__name__}")
+    if k is not None:
+        check_count("k", k, minimum=1)
+    check_count("rrf_k", rrf_k, minimum=0)
+    if weights is None:
+        weights = [1.0] * len(ranked_lists)
+    elif len(weights) != len(ranked_lists):
+        raise InvalidInputError(f"weights has {len(weights)} entries for {len(ranked_lists)} ranked lists")
+    scores: dict[Any, float] = {}
+    for index, (ranked, weight) in enumerate(zip(ranked_lists, weights, strict=True)):
+        if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Sequence):
+            raise InvalidTypeError(f"ranked_lists[{index}] must be a list of ids, "
+                                   f"got {type(ranked).__name__}")
+        seen: set[Any] = set()
+        for rank, item in enumerate(ranked, start=1):
+            if item in seen:
+                continue
+            seen.add(item)
+            scores[item] = scores.get(item, 0.0) + float(weight) / (rrf_k + rank)
+    fused = sorted(scores.items(), key=lambda pair: -pair[1])  # stable: first-seen order breaks ties
+    return fused if k is None else fused[:k]
+
+
+def candidate_search(queries: Sequence[str], search: Callable[[str, int], Sequence[Hashable]], k: int,
+                     *, weights: Sequence[float] | None = None) -> list[tuple[Any, float]]:
+    """Search every query for a pool of candidates and fuse the lists by rank.
+
+    `search(query, pool)` returns ids best first; the result keeps the fused pool (not just k),
+    so that the caller's own scoring chooses the final k.
+    """
+    pool = candidate_pool_size(k)
+    return fuse_by_rank([list(search(query, pool)) for query in queries], pool, weights=weights)
+
+
+async def acandidate_search(queries: Sequence[str],
+                            search: Callable[[str, int], Awaitable[Sequence[Hashable]]], k: int, *,
+                            weights: Sequence[float] | None = None) -> list[tuple[Any, float]]:
+    """Async candidate_search: the searches run concurrently."""
+    import asyncio
+
+    pool = candidate_pool_size(k)
+    lists = await asyncio.gather(*(search(query, pool) for query in queries))
+    return fuse_by_rank([list(found) for found in lists], pool, weights=weights)
+
+
+def check_expand(expand: Any, llm: Any, *, how: str = "pass llm=... to RippleMem(...)") -> str | None:
+    """Validate a recall(expand=...) argument against the model at hand; returns the mode or None.
+
+    Raises InvalidInputError for an unknown mode and LLMRequiredError when a mode is asked for
+    without a model ("expand='mqe' needs an LLM: pass llm=... to RippleMem(...)").
+    """
+    if expand is None or expand is False:
+        return None
+    if not isinstance(expand, str) or expand not in EXPAND_MODES:
+        raise InvalidInputError(f"expand must be one of 'mqe', 'hyde', 'both' or None, got {expand!r}")
+    require_llm(llm, f"expand={expand!r}", how)
+    return expand
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """What one query expanded into, and what went wrong if the model gave nothing usable."""
+
+    query: str
+    mode: str
+    paraphrases: tuple[str, ...] = ()
+    passage: str | None = None
+    problems: tuple[str, ...] = ()
+
+    @property
+    def queries(self) -> list[str]:
+        """The texts to search, original first, then the rewrites, then the HyDE passage."""
+        texts = [self.query, *self.paraphrases, *([self.passage] if self.passage else [])]
+        return _dedupe(texts)
+
+    @property
+    def fell_back(self) -> bool:
+        """True when the model added nothing and only the original query is left."""
+        return len(self.queries) == 1
+
+
+class QueryExpander:
+    """Expands a query with a chat model: MQE rewrites, a HyDE passage, or both."""
+
+    def __init__(self, llm: BaseChatModel | None, *, n_queries: int = 3, max_retries: int = 1,
+                 passage_words: int = 100, max_passage_chars: int = 2000,
+                 max_concurrency: int | None = None) -> None:
+        require_llm(llm, "QueryExpander", "pass a LangChain chat model as llm")
+        check_count("n_queries", n_queries, minimum=1)
+        check_count("max_retries", max_retries, minimum=0)
+        check_count("passage_words", passage_words, minimum=10)
+        check_count("max_passage_chars", max_passage_chars, minimum=100)
+        self.llm: BaseChatModel = llm  # type: ignore[assignment]
+        self.n_queries = n_queries
+        self.max_retries = max_retries
+        self.passage_words = passage_words
+        self.max_passage_chars = max_passage_chars
+        self.max_concurrency = max_concurrency
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def mqe(self, query: str) -> list[str]:
+        """The query followed by up to n_queries rewrites; just [query] if the model gave none."""
+        return self.expansion(query, "mqe").queries
+
+    async def amqe(self, query: str) -> list[str]:
+        """Async mqe."""
+        return (await self.aexpansion(query, "mqe")).queries
+
+    def hyde(self, query: str) -> str:
+        """A hypothetical answer passage to embed; the query itself if the model gave none."""
+        return self.expansion(query, "hyde").passage or query.strip()
+
+    async def ahyde(self, query: str) -> str:
+        """Async hyde."""
+        return (await self.aexpansion(query, "hyde")).passage or query.strip()
+
+    def expand(self, query: str, mode: str = "mqe") -> list[str]:
+        """The texts to search for a query: the original first, then what `mode` added."""
+        return self.expansion(query, mode).queries
+
+    async def aexpand(self, query: str, mode: str = "mqe") -> list[str]:
+        """Async expand."""
+        return (await self.aexpansion(query, mode)).queries
+
+    def expansion(self, query: str, mode: str = "mqe") -> Expansion:
+        """The full expansion record; in "both" mode the two requests go out as one batch."""
+        query, tasks = self._tasks(query, mode)
+        run_tasks(self.llm, list(tasks.values()), max_concurrency=self.max_concurrency)
+        return self._collect(query, mode, tasks)
+
+    async def aexpansion(self, query: str, mode: str = "mqe") -> Expansion:
+        """Async expansion; in "both" mode the two requests run concurrently."""
+        query, tasks = self._tasks(query, mode)
+        await arun_tasks(self.llm, list(tasks.values()), max_concurrency=self.max_concurrency)
+        return self._collect(query, mode, tasks)
+
+    def mqe_messages(self, query: str) -> list[BaseMessage]:
+        """The conversation the model is first shown for MQE."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        system = MQE_PROMPT.format(n=self.n_queries, language=answer_language_rule(query))
+        return [SystemMessage(system), HumanMessage(f"Query: {query}")]
+
+    def hyde_messages(self, query: str) -> list[BaseMessage]:
+        """The conversation the model is first shown for HyDE."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        system = HYDE_PROMPT.format(words=self.passage_words,
+                                    language=answer_language_rule(query, "the question"))
+        return [SystemMessage(system), HumanMessage(f"Question: {query}")]
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _tasks(self, query: Any, mode: Any) -> tuple[str, dict[str, ChatTask[Any]]]:
+        query = check_text("query", query)
+        if mode not in EXPAND_MODES:
+            raise InvalidInputError(f"mode must be one of 'mqe', 'hyde' or 'both', got {mode!r}")
+        tasks: dict[str, ChatTask[Any]] = {}
+        if mode in ("mqe", "both"):
+            tasks["mqe"] = ChatTask(
+                self.mqe_messages(query), lambda reply: parse_queries(reply, query, self.n_queries),
+                MQE_RETRY.replace("{n}", str(self.n_queries)), self.max_retries)
+        if mode in ("hyde", "both"):
+            tasks["hyde"] = ChatTask(
+                self.hyde_messages(query), lambda reply: parse_passage(reply, query, self.max_passage_chars),
+                HYDE_RETRY, self.max_retries)
+        return query, tasks
+
+    def _collect(self, query: str, mode: str, tasks: dict[str, ChatTask[Any]]) -> Expansion:
+        problems = []
+        for kind, task in tasks.items():
+            if task.error is not None:
+                # The query stays out of the log: it is the user's.
+                logger.warning("query expansion (%s) fell back to the original query: %s", kind, task.error)
+                problems.append(f"{kind}: {task.error}")
+        mqe, hyde = tasks.get("mqe"), tasks.get("hyde")
+        return Expansion(
+            query=query, mode=mode,
+            paraphrases=tuple(mqe.result) if mqe is not None and mqe.ok and mqe.result else (),
+            passage=hyde.result if hyde is not None and hyde.ok else None,
+            problems=tuple(problems))
+
+
+def parse_queries(reply: str, query: str, n: int) -> list[str]:
+    """Up to n rewrites from a reply: a JSON array or object, or numbered, bulleted or quoted lines.
+
+    Rewrites that repeat the query or each other are dropped. Raises ValueError when nothing
+    usable is left (empty reply, prose without a list, only copies of the query).
+    """
+    text = strip_thinking(reply)
+    if not text:
+        raise ValueError("the reply is empty")
+    fenced = _FENCE.search(text)
+    candidates = _json_items(fenced.group(1) if fenced else text)
+    if candidates is None:
+        candidates = _list_lines(text)
+    if not candidates:
+        raise ValueError("the reply holds no list of queries (expected a JSON array of strings)")
+    limit = max(300, 3 * len(query))
+    cleaned = [_clean_item(item) for item in candidates]
+    kept = [item for item in cleaned if item and len(item) <= limit and not item.endswith((":", "："))]
+    original = normalise_for_compare(query)
+    rewrites = [item for item in _dedupe(kept) if normalise_for_compare(item) != original]
+    if not rewrites:
+        raise ValueError("the list holds no rewrite that differs from the query")
+    return rewrites[:n]
+
+
+def parse_passage(reply: str, query: str, max_chars: int = 2000) -> str:
+    """The hypothetical passage in a reply, without preamble or quotes, cut to max_chars.
+
+    Raises ValueError for an empty reply, a refusal or a copy of the question.
+    """
+    text = strip_thinking(reply)
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict):
+            value = next((data[key] for key in ("passage", "text", "answer", "content")
+                          if isinstance(data.get(key), str)), None)
+            if value is None:
+                raise ValueError("the JSON reply has no 'passage' string")
+            text = value
+    text = _PREAMBLE.sub("", text, count=1).strip().strip("\"“”「」").strip()
+    if not text:
+        raise ValueError("the reply is empty")
+    if _REFUSAL.match(text):
+        raise ValueError("the reply is a refusal, not a passage; write a plausible passage anyway")
+    if normalise_for_compare(text) == normalise_for_compare(query):
+        raise ValueError("the reply repeats the question instead of answering it")
+    return _cut(text, max_chars)
+
+
+def _json_items(text: str) -> list[str] | None:
+    """Strings from the first JSON array (or list inside an object) in text; None if there is none."""
+    decoder = json.JSONDecoder()
+    starts = [match.start() for match in re.finditer(r"[\[{]", text)][:20]
+    for start in starts:
+        try:
+            data, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            lists = [data[key] for key in _LIST_KEYS if isinstance(data.get(key), list)]
+            lists += [value for value in data.values() if isinstance(value, list)]
+            data = lists[0] if lists else None
+        if not isinstance(data, list):
+            continue
+        items = []
+        for item in data:
+            if isinstance(item, dict):
+                item = next((item[key] for key in _ITEM_KEYS if isinstance(item.get(key), str)), None)
+            if isinstance(item, str):
+                items.append(item)
+        if items:
+            return items
+    return _broken_json_strings(text)
+
+
+def _broken_json_strings(text: str) -> list[str] | None:
+    """The quoted strings after a '[' that never parsed: a Python list or an array cut short."""
+    start = text.find("[")
+    if start < 0:
+        return None
+    body = text[start:]
+    end = body.find("]")
+    try:
+        data = ast.literal_eval(body[: end + 1]) if end > 0 else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        data = None
+    if isinstance(data, list) and all(isinstance(item, str) for item in data) and data:
+        return data
+    if not re.match(r"\[\s*[\"“]", body):
+        return None
+    items = re.findall(r'"((?:[^"\\\n]|\\.)+)"|“([^”\n]+)”', body)
+    strings = [double or curly for double, curly in items]
+    return strings or None
+
+
+def _list_lines(text: str) -> list[str]:
+    """Items of numbered, bulleted or quoted lines; else question lines when every line is one."""
+    lines = [line.replace("**", "").strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    marked = []
+    for line in lines:
+        match = _MARKED_LINE.match(line) or _QUOTED_LINE.match(line)
+        if match:
+            marked.append(match.group("item"))
+    if marked:
+        return marked
+    body = [line for line in lines if not line.endswith((":", "："))]
+    if len(body) >= 2 and all(line.endswith(("?", "？")) for line in body):
+        return body
+    return []
+
+
+def _clean_item(item: str) -> str:
+    item = re.sub(r"\s+", " ", item.replace("**", "").replace("`", "")).strip()
+    item = item.rstrip(",，").strip()
+    for left, right in (('"', '"'), ("“", "”"), ("「", "」"), ("'", "'")):
+        if len(item) >= 2 and item.startswith(left) and item.endswith(right):
+            item = item[1:-1].strip()
+    return item
+
+
+def _dedupe(texts: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    kept = []
+    for text in texts:
+        key = normalise_for_compare(text)
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(text)
+    return kept
+
+
+def _cut(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    head = text[:max_chars]
+    ends = [match.end() for match in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] > max_chars // 2:
+        return head[: ends[-1]].strip()
+    space = head.rfind(" ")
+    return (head[:space] if space > max_chars // 2 else head).strip()
