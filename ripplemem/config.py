@@ -45,6 +45,43 @@ SCORE_PRESETS: dict[str, dict[str, ScoreProfile]] = {
 }
 
 
+# How much one edge of each type passes on when activation spreads (× its own weight).
+DEFAULT_EDGE_TYPE_WEIGHTS: dict[str, float] = {
+    "MENTIONS": 1.0, "RELATES": 1.0, "NEXT": 1.0, "SIMILAR": 0.5, "ALIAS": 1.0,
+    "SUMMARIZES": 0.8, "SUPERSEDES": 0.5, "CONTRADICTS": 0.3,
+}
+
+
+@dataclass(frozen=True)
+class GraphSettings:
+    """How the memory graph is built on add and how ripple recall spreads over it."""
+
+    edge_type_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_EDGE_TYPE_WEIGHTS))
+    # SIMILAR: link each new memory to its nearest stored memories at or above this cosine.
+    similar_k: int = 3
+    similar_threshold: float = 0.75
+    # ALIAS by normalisation: a one-word entity meets the multi-word names containing it.
+    alias_weight: float = 0.5
+    # Spreading (DESIGN §3; HippoRAG 2: damping ~0.5 keeps mass local).
+    damping: float = 0.5
+    max_hops: int = 2
+    prune_below: float = 1e-4
+    max_frontier: int = 5000
+    # Seeds: the best first-stage candidates, and the entities the query names (weighted by
+    # inverse frequency: an entity half the memories mention says little).
+    seed_memories: int = 10
+    entity_seed_weight: float = 1.0
+    # Memories reached by spreading that join the candidates, per requested hit.
+    reached_per_hit: int = 2
+    # Final relevance = (1 - ripple_weight) × first-stage relevance + ripple_weight × activation.
+    ripple_weight: float = 0.3
+    # seed 004 §3.2: weights decay with time since last activation and are reinforced, capped.
+    decay_half_life_days: float = 90.0
+    decay_floor: float = 0.2
+    reinforce_step: float = 0.1
+    weight_cap: float = 3.0
+
+
 @dataclass(frozen=True)
 class Settings:
     """Tunable numbers of retrieval and storage, with the defaults the seeds give."""
@@ -68,6 +105,7 @@ class Settings:
     embed_batch_size: int = 64
     max_content_chars: int = 100_000
     profiles: dict[str, ScoreProfile] = field(default_factory=dict)
+    graph: GraphSettings = field(default_factory=GraphSettings)
 
     def profile(self, memory_type: str) -> ScoreProfile:
         """The score profile of a memory type: an explicit override, else the preset's."""

@@ -5,13 +5,16 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
 from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
+from ripplemem.graph import ScopeGraph
+from ripplemem.graph_builder import edge_strength
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
+from ripplemem.stores.graph_tables import EdgeRow, iter_edges
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
 from ripplemem.types import Memory
@@ -86,6 +89,7 @@ class Engine:
         self._vector_index_kind = vector_index
         self._index: VectorIndex | None = None
         self._keyword_indexes: dict[str, KeywordIndex] = {}
+        self._graphs: dict[str, ScopeGraph] = {}
         self._data_version = self.store.data_version()
         try:
             self._check_embedding_model()
@@ -119,17 +123,47 @@ class Engine:
                     self._keyword_indexes[user_id] = index
         return index
 
-    def memories_added(self, user_id: str, memories: list[Memory]) -> None:
+    def graph(self, user_id: str) -> ScopeGraph:
+        """The in-memory graph of one user (CSR adjacency), loaded from SQLite on first use."""
+        self._drop_caches_if_changed_elsewhere()
+        graph = self._graphs.get(user_id)
+        if graph is None:
+            with self.write_lock:
+                graph = self._graphs.get(user_id)
+                if graph is None:
+                    graph = ScopeGraph()
+                    now = self.now()
+                    for batch in iter_edges(self.store, user_id):
+                        graph.add_edges((e.src, e.dst, edge_strength(e, self.settings.graph, now))
+                                        for e in batch)
+                    graph.compact()
+                    self._graphs[user_id] = graph
+        return graph
+
+    def memories_added(self, user_id: str, memories: list[Memory], edges: Sequence[EdgeRow] = ()) -> None:
         """Keep the in-memory indexes in step after a write of new memories (call under write_lock)."""
         index = self._keyword_indexes.get(user_id)
         if index is not None:
             index.add((m.id, index_terms(m.content)) for m in memories if m.status == "active")
+        graph = self._graphs.get(user_id)
+        if graph is not None and edges:
+            now = self.now()
+            graph.add_edges((e.src, e.dst, edge_strength(e, self.settings.graph, now)) for e in edges)
 
-    def memories_removed(self, user_id: str, memory_ids: list[str]) -> None:
-        """Keep the in-memory indexes in step after memories left the active set."""
+    def edges_reinforced(self, user_id: str, pairs: Sequence[tuple[str, str]], step: float) -> None:
+        """Mirror a reinforcement in the in-memory graph (the cap is applied in SQLite only)."""
+        graph = self._graphs.get(user_id)
+        if graph is not None:
+            graph.add_edges((a, b, step) for a, b in pairs)
+
+    def memories_removed(self, user_id: str, node_ids: list[str]) -> None:
+        """Keep the in-memory indexes in step after memories (or entities) left the active set."""
         index = self._keyword_indexes.get(user_id)
         if index is not None:
-            index.remove(memory_ids)
+            index.remove(node_ids)
+        graph = self._graphs.get(user_id)
+        if graph is not None:
+            graph.remove_nodes(node_ids)
 
     def _drop_caches_if_changed_elsewhere(self) -> None:
         # Another process (or connection) committed to the store: in-memory indexes may be stale,
@@ -138,6 +172,7 @@ class Engine:
         if version != self._data_version:
             with self.write_lock:
                 self._keyword_indexes.clear()
+                self._graphs.clear()
                 self._data_version = version
 
     def _check_embedding_model(self) -> None:

@@ -155,17 +155,21 @@ class ScopeGraph:
         Truncated personalized PageRank: each hop passes damping × activation along edges in
         proportion to their weight, and the seeds keep (1 - damping) of their own mass.
         """
+        total = sum(w for w in seeds.values() if w > 0)
+        if not total:
+            return {}
+        keep_share = 1.0 - params.damping
+        # Seeds outside the graph (no edges yet) keep their share and pass nothing on.
+        isolated = {n: keep_share * w / total for n, w in seeds.items() if w > 0 and n not in self}
         with self._lock:
             start = {self._index[n]: w for n, w in seeds.items()
                      if n in self._index and self._alive[self._index[n]] and w > 0}
-            total = sum(start.values())
-            if not total:
-                return {}
+            if not start:
+                return isolated
             matrix = self._matrix()
             frontier_idx = np.fromiter(start, dtype=np.int64)
             frontier_val = np.array([start[i] / total for i in frontier_idx])
             result: dict[int, float] = {}
-            keep_share = 1.0 - params.damping
             for position, value in zip(frontier_idx, frontier_val):
                 result[int(position)] = keep_share * float(value)
             mass = frontier_val
@@ -186,4 +190,4 @@ class ScopeGraph:
                 for position, value in zip(cols, vals):
                     result[int(position)] = result.get(int(position), 0.0) + keep_share * float(value)
                 frontier_idx, mass = cols.astype(np.int64), vals
-            return {self._ids[p]: v for p, v in result.items()}
+            return {**isolated, **{self._ids[p]: v for p, v in result.items()}}

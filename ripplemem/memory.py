@@ -8,23 +8,30 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder, resolve_embedder
 from ripplemem.engine import Clock, Engine, rebuild_index, open_vector_index
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
+from ripplemem.graph_builder import GraphInput
+from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES, hybrid_recall
-from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, index_metadata, to_epoch
+from ripplemem.ripple import RippleParts, ripple_recall
+from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, to_epoch
 from ripplemem.types import Memory, Recall, Scope
+from ripplemem.writes import delete_memories, reindex_content, reinforce_paths, write_batch
 from ripplemem.validation import (
     check_content, check_datetime, check_identifier, check_importance, check_k, check_metadata,
     check_mode, check_type, check_types,
 )
 
+if TYPE_CHECKING:
+    from ripplemem.extraction_llm import LLMExtractor
+
 ProgressCallback = Callable[[int, int], None]
 _ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
-                         "source", "modality"})
+                         "source", "modality", "relations"})
 MODALITIES = ("text", "image", "audio", "sensor")
 
 
@@ -47,6 +54,7 @@ class RippleMem:
         vector_index: str = "auto",
         settings: Settings | None = None,
         clock: Clock | None = None,
+        llm: Any = None,
         _engine: Engine | None = None,
     ) -> None:
         self.scope_info = Scope(
@@ -58,6 +66,12 @@ class RippleMem:
             None if path is None else os.fspath(path), embedder, vector_index,
             settings or Settings(), clock,
         )
+        self.llm = llm
+        self._extractor: LLMExtractor | None = None
+        if llm is not None:
+            from ripplemem.extraction_llm import LLMExtractor
+
+            self._extractor = LLMExtractor(llm)
 
     # -- handles -----------------------------------------------------------------------------
     @property
@@ -79,7 +93,7 @@ class RippleMem:
               session_id: str | None = None) -> RippleMem:
         """Another handle on the same store for another user, agent or session."""
         return RippleMem(user_id=user_id or self.user_id, agent_id=agent_id,
-                         session_id=session_id, _engine=self._engine)
+                         session_id=session_id, llm=self.llm, _engine=self._engine)
 
     def close(self) -> None:
         """Close the store (every handle sharing it)."""
@@ -98,11 +112,16 @@ class RippleMem:
     def add(self, content: str, type: str = "episodic", *, session_id: str | None = None,
             event_time: datetime | str | None = None, importance: float | None = None,
             metadata: Mapping[str, Any] | None = None, source: str | None = None,
-            modality: str = "text") -> Memory:
-        """Store one memory and return it (with its id)."""
+            modality: str = "text", relations: Iterable[Any] | None = None) -> Memory:
+        """Store one memory and return it (with its id).
+
+        ``relations`` are facts the memory states, as (subject, predicate, object) tuples or dicts;
+        they become entities and RELATES edges of the graph.
+        """
         return self.add_many([{
             "content": content, "type": type, "session_id": session_id, "event_time": event_time,
             "importance": importance, "metadata": metadata, "source": source, "modality": modality,
+            "relations": relations,
         }])[0]
 
     def add_many(self, items: Iterable[Mapping[str, Any] | str], *, type: str = "episodic",
@@ -113,12 +132,25 @@ class RippleMem:
         strings. ``progress=True`` shows a progress bar; a callable gets (done, total).
         """
         now = self._engine.clock()
+        items = [{"content": item} if isinstance(item, str) else item for item in items]
         memories = [self._build(item, position, type, now) for position, item in enumerate(items)]
+        inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in items]
         report = _progress_reporter(progress, len(memories))
         for start in range(0, len(memories), batch_size):
-            self._write_batch(memories[start:start + batch_size])
+            batch = memories[start:start + batch_size]
+            batch_inputs = inputs[start:start + batch_size]
+            if self._extractor is not None:
+                self._extract_into(batch, batch_inputs)
+            write_batch(self._engine, self.user_id, batch, batch_inputs)
             report(min(start + batch_size, len(memories)))
         return memories
+
+    def _extract_into(self, memories: list[Memory], inputs: list[GraphInput]) -> None:
+        assert self._extractor is not None
+        for result, target in zip(self._extractor.extract_many([m.content for m in memories]), inputs,
+                                  strict=True):
+            target.entities.extend(result.entities)
+            target.relations.extend(result.relations)
 
     def _build(self, item: Mapping[str, Any] | str, position: int, default_type: str,
                now: datetime) -> Memory:
@@ -155,21 +187,6 @@ class RippleMem:
             source=item.get("source"),
         )
 
-    def _write_batch(self, memories: list[Memory]) -> None:
-        engine = self._engine
-        vectors = engine.embedder.embed_documents([m.content for m in memories])
-        with engine.write_lock:
-            engine.store.insert(memories, vectors)
-            engine.memories_added(self.user_id, memories)
-            try:
-                engine.index.add(self.user_id, [m.id for m in memories], vectors,
-                                 [_index_meta(m) for m in memories])
-            except BaseException:
-                # Keep SQLite and the index in step: a batch is stored in both or in neither.
-                engine.store.delete([m.id for m in memories], self.user_id)
-                engine.memories_removed(self.user_id, [m.id for m in memories])
-                raise
-
     def update(self, memory_id: str, *, content: str | None = None, importance: float | None = None,
                metadata: Mapping[str, Any] | None = None, type: str | None = None,
                event_time: datetime | str | None = None) -> Memory:
@@ -193,27 +210,18 @@ class RippleMem:
         with engine.write_lock:
             engine.store.update(memory_id, self.user_id, fields, vector)
             updated = self._require(memory_id)
-            if "content" in fields:
-                engine.memories_added(self.user_id, [updated])
             if {"content", "type", "event_time"} & fields.keys():
                 if vector is None:
                     _, matrix = engine.store.fetch([memory_id], self._filter(status=updated.status),
                                                    with_embeddings=True)
                     vector = matrix[0] if matrix is not None else None
-                if vector is not None:
-                    engine.index.add(self.user_id, [memory_id], vector[None, :], [_index_meta(updated)])
+                reindex_content(engine, self.user_id, updated, vector)
         return updated
 
     def delete(self, memory_id: str) -> bool:
         """Delete a memory of this user; True if it existed."""
         _check_memory_id(memory_id)
-        engine = self._engine
-        with engine.write_lock:
-            deleted = engine.store.delete([memory_id], self.user_id)
-            if deleted:
-                engine.index.delete(self.user_id, deleted)
-                engine.memories_removed(self.user_id, deleted)
-        return bool(deleted)
+        return bool(delete_memories(self._engine, self.user_id, [memory_id]))
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory | None:
@@ -227,15 +235,18 @@ class RippleMem:
             raise MemoryNotFoundError(f"no memory {memory_id!r} for user {self.user_id!r}")
         return memory
 
-    def recall(self, query: str, k: int = 10, *, mode: str = "hybrid",
+    def recall(self, query: str, k: int = 10, *, mode: str = "ripple",
                types: str | Iterable[str] | None = None, since: datetime | str | None = None,
                until: datetime | str | None = None, min_importance: float | None = None,
                metadata: Mapping[str, Any] | None = None,
                session_id: str | None = None) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
-        Filters narrow what may be recalled: memory types, a time range on when it happened,
-        a minimum importance, metadata equality and one session. Recall counts as an access.
+        ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
+        entities the query names over the memory graph; "hybrid", "dense" and "keyword" skip the
+        graph. Filters narrow what may be recalled: memory types, a time range on when it
+        happened, a minimum importance, metadata equality and one session. Recall counts as an
+        access, and the graph edges that led to a hit are reinforced.
         """
         check_content(query, self.settings.max_content_chars, field="query")
         flt = self._filter(
@@ -245,11 +256,18 @@ class RippleMem:
             metadata=tuple(check_metadata(metadata).items()),
             session_id=check_identifier("session_id", session_id, required=False),
         )
+        mode = check_mode(mode, RECALL_MODES)
         engine = self._engine
         now = engine.now()
-        result = hybrid_recall(query, check_k(k), flt, check_mode(mode, RECALL_MODES), now,
-                               store=engine.store, index=engine.index, embedder=engine.embedder,
-                               settings=engine.settings, keywords=engine.keyword_index(self.user_id))
+        keywords = engine.keyword_index(self.user_id)
+        if mode == "ripple":
+            parts = RippleParts(store=engine.store, index=engine.index, embedder=engine.embedder,
+                                settings=engine.settings, keywords=keywords, graph=engine.graph(self.user_id))
+            result = ripple_recall(query, check_k(k), flt, now, parts)
+            reinforce_paths(engine, self.user_id, result, now)
+        else:
+            result = hybrid_recall(query, check_k(k), flt, mode, now, store=engine.store, index=engine.index,
+                                   embedder=engine.embedder, settings=engine.settings, keywords=keywords)
         engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
         return result
 
@@ -346,12 +364,6 @@ class RippleMem:
         finally:
             store.close()
         return done
-
-
-def _index_meta(memory: Memory) -> dict[str, Any]:
-    when = memory.event_time or memory.created_at
-    return index_metadata(memory.user_id, memory.agent_id, memory.session_id, memory.type,
-                          to_epoch(when))
 
 
 def _check_memory_id(memory_id: Any) -> None:

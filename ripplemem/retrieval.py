@@ -19,7 +19,7 @@ from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, row_to_memory
 from ripplemem.stores.vectors import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
 
-RECALL_MODES = ("hybrid", "dense", "keyword")
+RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
 
 
 def _min_max(values: np.ndarray) -> np.ndarray:
@@ -83,7 +83,8 @@ def gather_pool(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, 
     return CandidatePool(rows=rows, dense=cosines, keyword=keyword)
 
 
-def _fuse_arrays(dense: np.ndarray, keyword: np.ndarray, mode: str, settings: Settings) -> np.ndarray:
+def fuse_scores(dense: np.ndarray, keyword: np.ndarray, mode: str, settings: Settings) -> np.ndarray:
+    """Min-max normalised dense and BM25 scores, linearly fused (or one of them, by mode)."""
     dense, keyword = _min_max(dense), _min_max(keyword)
     if mode == "dense":
         return dense
@@ -148,5 +149,5 @@ def hybrid_recall(query: str, k: int, flt: MemoryFilter, mode: str, now: float, 
     found = gather_pool(query, query_vector, flt, pool, mode, store, index, keywords)
     if not len(found):
         return Recall(query=query, hits=[], mode=mode)
-    relevance = _fuse_arrays(found.dense, found.keyword, mode, settings)
+    relevance = fuse_scores(found.dense, found.keyword, mode, settings)
     return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode=mode)

@@ -70,6 +70,36 @@ class Hit:
     score: float
     components: dict[str, float] = field(default_factory=dict)
     why: str = ""
+    # Node ids from the seed that led here to this memory (empty when the hit is a seed itself).
+    path: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SubgraphNode:
+    """A memory or entity in a recall's subgraph, with a short label."""
+
+    id: str
+    kind: str
+    label: str
+
+
+@dataclass(frozen=True)
+class SubgraphEdge:
+    """A typed edge between two subgraph nodes."""
+
+    src: str
+    dst: str
+    type: str
+    weight: float = 1.0
+    predicate: str = ""
+
+
+@dataclass
+class Subgraph:
+    """The nodes and edges among a recall's hits and the paths that reached them."""
+
+    nodes: dict[str, SubgraphNode] = field(default_factory=dict)
+    edges: list[SubgraphEdge] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +109,7 @@ class Recall:
     query: str
     hits: list[Hit]
     mode: str = "hybrid"
+    subgraph: Subgraph = field(default_factory=Subgraph)
 
     def __len__(self) -> int:
         return len(self.hits)

@@ -90,6 +90,15 @@ def test_neighbors_and_degree_follow_deletes() -> None:
     graph.remove_nodes(["m1"])
     assert graph.neighbors("e:berlin") == {"m2": 1.0}
     assert graph.degree("m2") == pytest.approx(1.0)
-    assert graph.spread({"m1": 1.0}) == {}
+    # A removed node passes nothing on: seeding it reaches none of its former neighbours.
+    assert set(graph.spread({"m1": 1.0})) == {"m1"}
     graph.add_edges([("m1", "e:berlin", 2.0)])
     assert graph.neighbors("m1") == {"e:berlin": 2.0}
+
+
+def test_seeds_without_edges_keep_their_share() -> None:
+    graph = ScopeGraph()
+    graph.add_edges([("m1", "e:berlin", 1.0), ("m2", "e:berlin", 1.0)])
+    activation = graph.spread({"m1": 1.0, "lonely": 1.0}, SpreadParams(damping=0.5, max_hops=2))
+    assert activation["lonely"] == pytest.approx(0.25)  # half the mass, kept: (1 - d) x 0.5
+    assert activation["m2"] > 0 and "lonely" not in graph

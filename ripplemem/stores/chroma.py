@@ -128,6 +128,23 @@ class ChromaIndex:
         return [(memory_id, 1.0 - float(distance))
                 for memory_id, distance in zip(result["ids"][0], result["distances"][0])]
 
+    def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Approximate top-k for each row of `vectors`, in batched queries."""
+        collection = self._collection(user_id, create=False)
+        if collection is None or k <= 0 or not len(vectors):
+            return [[] for _ in range(len(vectors))]
+        total = int(collection.count())
+        if total == 0:
+            return [[] for _ in range(len(vectors))]
+        found: list[list[tuple[str, float]]] = []
+        for start in range(0, len(vectors), 256):
+            batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
+            result = collection.query(query_embeddings=batch, n_results=min(k, total),
+                                      include=["distances"])
+            found.extend([(memory_id, 1.0 - float(distance)) for memory_id, distance in zip(ids, distances)]
+                         for ids, distances in zip(result["ids"], result["distances"]))
+        return found
+
     def count(self, user_id: str) -> int:
         """How many vectors one user has."""
         collection = self._collection(user_id, create=False)

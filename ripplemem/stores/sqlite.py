@@ -184,6 +184,12 @@ class SQLiteStore:
                 raise
             self._conn.execute("COMMIT")
 
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held for a few reads (the store is shared between threads)."""
+        with self._lock:
+            yield self._conn
+
     def close(self) -> None:
         """Close the connection (checkpointing the WAL)."""
         with self._lock:
@@ -203,8 +209,13 @@ class SQLiteStore:
     # -- writes ------------------------------------------------------------------------------
     def insert(self, memories: Sequence[Memory], embeddings: np.ndarray) -> None:
         """Insert memories with their vectors and keyword tokens in one transaction."""
+        with self.transaction() as conn:
+            self.insert_rows(conn, memories, embeddings)
+
+    def insert_rows(self, conn: sqlite3.Connection, memories: Sequence[Memory], embeddings: np.ndarray) -> None:
+        """Insert memories with their vectors and keyword tokens inside the caller's transaction."""
         rows = []
-        for memory, vector in zip(memories, embeddings):
+        for memory, vector in zip(memories, embeddings, strict=True):
             rows.append((
                 memory.id, memory.user_id, memory.agent_id, memory.session_id, memory.type,
                 memory.content, memory.modality, memory.importance, to_epoch(memory.created_at),
@@ -213,11 +224,8 @@ class SQLiteStore:
                 to_epoch(memory.valid_to), memory.source, json.dumps(memory.metadata, ensure_ascii=False),
                 np.asarray(vector, dtype=np.float32).tobytes(),
             ))
-        with self.transaction() as conn:
-            conn.executemany(
-                f"INSERT INTO memories ({_COLUMNS}, embedding) VALUES ({','.join('?' * 20)})", rows
-            )
-            self._index_keywords(conn, [m.id for m in memories])
+        conn.executemany(f"INSERT INTO memories ({_COLUMNS}, embedding) VALUES ({','.join('?' * 20)})", rows)
+        self._index_keywords(conn, [m.id for m in memories])
 
     def _index_keywords(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):
@@ -252,28 +260,32 @@ class SQLiteStore:
 
     def delete(self, memory_ids: Sequence[str], user_id: str) -> list[str]:
         """Delete memories of one user (rows, keywords, edges); returns the ids that existed."""
-        deleted: list[str] = []
         with self.transaction() as conn:
-            for start in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[start:start + 500])
-                marks = ",".join("?" * len(chunk))
-                found = conn.execute(
-                    f"SELECT rowid, id FROM memories WHERE +user_id = ? AND id IN ({marks})",
-                    [user_id, *chunk],
-                ).fetchall()
-                if not found:
-                    continue
-                rowids = [r[0] for r in found]
-                ids = [r[1] for r in found]
-                rmarks = ",".join("?" * len(rowids))
-                imarks = ",".join("?" * len(ids))
-                conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({rmarks})", rowids)
-                conn.execute(f"DELETE FROM memories WHERE rowid IN ({rmarks})", rowids)
-                conn.execute(
-                    f"DELETE FROM edges WHERE user_id = ? AND (src IN ({imarks}) OR dst IN ({imarks}))",
-                    [user_id, *ids, *ids],
-                )
-                deleted.extend(ids)
+            return self.delete_rows(conn, memory_ids, user_id)
+
+    def delete_rows(self, conn: sqlite3.Connection, memory_ids: Sequence[str], user_id: str) -> list[str]:
+        """Like delete, inside the caller's transaction."""
+        deleted: list[str] = []
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start:start + 500])
+            marks = ",".join("?" * len(chunk))
+            found = conn.execute(
+                f"SELECT rowid, id FROM memories WHERE +user_id = ? AND id IN ({marks})",
+                [user_id, *chunk],
+            ).fetchall()
+            if not found:
+                continue
+            rowids = [r[0] for r in found]
+            ids = [r[1] for r in found]
+            rmarks = ",".join("?" * len(rowids))
+            imarks = ",".join("?" * len(ids))
+            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({rmarks})", rowids)
+            conn.execute(f"DELETE FROM memories WHERE rowid IN ({rmarks})", rowids)
+            conn.execute(
+                f"DELETE FROM edges WHERE user_id = ? AND (src IN ({imarks}) OR dst IN ({imarks}))",
+                [user_id, *ids, *ids],
+            )
+            deleted.extend(ids)
         return deleted
 
     def touch(self, memory_ids: Iterable[str], user_id: str, now: float) -> None:
@@ -296,6 +308,17 @@ class SQLiteStore:
                 f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
             ).fetchone()
         return None if row is None else row_to_memory(row)
+
+    def contents(self, memory_ids: Sequence[str], user_id: str) -> dict[str, str]:
+        """The text of some of a user's memories, by id."""
+        found: dict[str, str] = {}
+        with self._lock:
+            for start in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[start:start + 500])
+                found.update((r[0], r[1]) for r in self._conn.execute(
+                    f"SELECT id, content FROM memories WHERE +user_id = ? AND id IN ({','.join('?' * len(chunk))})",
+                    [user_id, *chunk]))
+        return found
 
     def fetch(self, memory_ids: Sequence[str], flt: MemoryFilter,
               with_embeddings: bool = False) -> tuple[list[Memory], np.ndarray | None]:

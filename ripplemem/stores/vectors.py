@@ -40,6 +40,10 @@ class VectorIndex(Protocol):
         """The k nearest vectors of one user as (id, cosine similarity), best first."""
         ...
 
+    def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """The k nearest of one user's vectors for each row of `vectors`, unfiltered."""
+        ...
+
     def count(self, user_id: str) -> int:
         """How many vectors one user has."""
         ...
@@ -167,6 +171,22 @@ class NumpyIndex:
             top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
             top = top[np.argsort(-scores[top])]
             return [(users.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Exact top-k for each row of `vectors`, in one matrix product."""
+        with self._lock:
+            users = self._users.get(user_id)
+            if users is None or users.size == 0 or k <= 0 or not len(vectors):
+                return [[] for _ in range(len(vectors))]
+            scores = np.asarray(vectors, dtype=np.float32) @ users.matrix[: users.size].T
+            k = min(k, users.size)
+            top = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < users.size \
+                else np.tile(np.arange(users.size), (len(scores), 1))
+            found = []
+            for row, columns in zip(scores, top):
+                columns = columns[np.argsort(-row[columns])]
+                found.append([(users.ids[i], float(row[i])) for i in columns])
+            return found
 
     def count(self, user_id: str) -> int:
         """How many vectors one user has."""

@@ -1,0 +1,159 @@
+"""Turn a batch of new memories into graph rows: entities, and MENTIONS, RELATES, NEXT, SIMILAR and
+ALIAS edges (DESIGN §2-3). Runs inside the batch's write transaction, without an LLM by default.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ripplemem.config import GraphSettings
+from ripplemem.extraction import ExtractedEntity, canonical_name, extract_entities
+from ripplemem.relations import Relation
+from ripplemem.stores.graph_tables import (
+    EdgeRow, EntityRow, entities_containing_word, entity_id, existing_entity_ids, last_memory_in_session,
+)
+from ripplemem.types import Memory
+
+# One-word names shorter than this never get ALIAS edges by word ("Al" would meet too much).
+_MIN_ALIAS_WORD = 3
+
+
+@dataclass
+class GraphInput:
+    """What the caller knows about one new memory beyond its text."""
+
+    relations: list[Relation] = field(default_factory=list)
+    entities: list[ExtractedEntity] = field(default_factory=list)
+
+
+@dataclass
+class GraphRows:
+    """The entities and edges a batch adds."""
+
+    entities: list[EntityRow] = field(default_factory=list)
+    edges: list[EdgeRow] = field(default_factory=list)
+
+
+class _Batch:
+    """Collects rows for one batch, deduplicating entities and edges."""
+
+    def __init__(self, user_id: str, now: float) -> None:
+        self.user_id, self.now = user_id, now
+        self.entities: dict[str, EntityRow] = {}
+        self.edges: dict[tuple[str, str, str, str], EdgeRow] = {}
+
+    def entity(self, name: str, kind: str) -> str | None:
+        canonical = canonical_name(name)
+        if not canonical:
+            return None
+        node = entity_id(self.user_id, canonical)
+        self.entities.setdefault(node, EntityRow(node, name.strip(), canonical, kind))
+        return node
+
+    def edge(self, src: str, dst: str, kind: str, weight: float = 1.0, confidence: float = 1.0,
+             predicate: str = "") -> None:
+        if src == dst:
+            return
+        key = (src, dst, kind, predicate)
+        if key not in self.edges or self.edges[key].weight < weight:
+            self.edges[key] = EdgeRow(src, dst, kind, weight, confidence, predicate, self.now)
+
+
+def build_graph_rows(conn: sqlite3.Connection, memories: Sequence[Memory], vectors: np.ndarray,
+                     neighbours: Sequence[Sequence[tuple[str, float]]], inputs: Sequence[GraphInput],
+                     settings: GraphSettings, now: float) -> GraphRows:
+    """Entities and edges for new memories of one user.
+
+    `neighbours[i]` are (memory id, cosine) of already stored memories nearest to memory i; the
+    batch's own memories are compared with each other here.
+    """
+    if not memories:
+        return GraphRows()
+    batch = _Batch(memories[0].user_id, now)
+    for memory, extra in zip(memories, inputs, strict=True):
+        _mentions(batch, memory, extra)
+    _next_edges(conn, batch, memories)
+    _similar_edges(batch, memories, vectors, neighbours, settings)
+    _alias_edges(conn, batch, settings)
+    return GraphRows(list(batch.entities.values()), list(batch.edges.values()))
+
+
+def _mentions(batch: _Batch, memory: Memory, extra: GraphInput) -> None:
+    for entity in [*extract_entities(memory.content), *extra.entities]:
+        node = batch.entity(entity.name, entity.type)
+        if node is not None:
+            batch.edge(memory.id, node, "MENTIONS")
+    for relation in extra.relations:
+        subject = batch.entity(relation.subject, "thing")
+        obj = batch.entity(relation.object, "thing")
+        if subject is None or obj is None:
+            continue
+        batch.edge(memory.id, subject, "MENTIONS")
+        batch.edge(memory.id, obj, "MENTIONS")
+        batch.edge(subject, obj, "RELATES", confidence=relation.confidence, predicate=relation.predicate)
+
+
+def _next_edges(conn: sqlite3.Connection, batch: _Batch, memories: Sequence[Memory]) -> None:
+    batch_ids = [m.id for m in memories]
+    previous: dict[str, str | None] = {}
+    for memory in memories:
+        session = memory.session_id
+        if session is None:
+            continue
+        if session not in previous:
+            previous[session] = last_memory_in_session(conn, batch.user_id, session, batch_ids)
+        before = previous[session]
+        if before is not None:
+            batch.edge(before, memory.id, "NEXT")
+        previous[session] = memory.id
+
+
+def _similar_edges(batch: _Batch, memories: Sequence[Memory], vectors: np.ndarray,
+                   neighbours: Sequence[Sequence[tuple[str, float]]], settings: GraphSettings) -> None:
+    if settings.similar_k <= 0:
+        return
+    within = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
+    for i, memory in enumerate(memories):
+        candidates = [(other, cos) for other, cos in neighbours[i] if other != memory.id]
+        if i:
+            earlier = within[i, :i]
+            for j in np.argsort(-earlier)[: settings.similar_k]:
+                candidates.append((memories[j].id, float(earlier[j])))
+        candidates = [c for c in candidates if c[1] >= settings.similar_threshold]
+        candidates.sort(key=lambda c: -c[1])
+        for other, cos in candidates[: settings.similar_k]:
+            batch.edge(other, memory.id, "SIMILAR", weight=float(cos))
+
+
+def _alias_edges(conn: sqlite3.Connection, batch: _Batch, settings: GraphSettings) -> None:
+    """ALIAS by normalisation: 'frank' meets 'frank ocean' (new entities only, either direction)."""
+    new_ids = set(batch.entities) - existing_entity_ids(conn, batch.user_id, list(batch.entities))
+    for node in new_ids:
+        entity = batch.entities[node]
+        words = entity.canonical.split()
+        if len(words) == 1 and len(words[0]) >= _MIN_ALIAS_WORD:
+            for longer in entities_containing_word(conn, batch.user_id, words[0]):
+                batch.edge(node, longer.id, "ALIAS", weight=settings.alias_weight)
+            for other in batch.entities.values():
+                if other.id != node and words[0] in other.canonical.split():
+                    batch.edge(node, other.id, "ALIAS", weight=settings.alias_weight)
+        elif len(words) > 1:
+            for word in words:
+                if len(word) >= _MIN_ALIAS_WORD:
+                    short = entity_id(batch.user_id, word)
+                    if short in batch.entities or existing_entity_ids(conn, batch.user_id, [short]):
+                        batch.edge(short, node, "ALIAS", weight=settings.alias_weight)
+
+
+def edge_strength(edge: EdgeRow, settings: GraphSettings, now: float) -> float:
+    """How much an edge carries when activation spreads: weight × confidence × its type's weight,
+    decayed by the time since it was last activated (or created), never below the decay floor."""
+    type_weight = settings.edge_type_weights.get(edge.type, 1.0)
+    since = edge.last_activated if edge.last_activated is not None else edge.created_at
+    age_days = max(0.0, now - since) / 86_400.0
+    decay = max(settings.decay_floor, 0.5 ** (age_days / settings.decay_half_life_days))
+    return edge.weight * edge.confidence * type_weight * decay

@@ -1,0 +1,64 @@
+"""Why ripple recall returned each hit: the seed it came from and the path of edges that reached
+it, plus the subgraph among the hits (nodes and typed edges) for display and provenance."""
+
+from __future__ import annotations
+
+from ripplemem.graph import ScopeGraph
+from ripplemem.stores.graph_tables import edges_between, get_entities, is_entity
+from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.types import Hit, Subgraph, SubgraphEdge, SubgraphNode
+
+_MAX_TRACE_HOPS = 3
+_SNIPPET_CHARS = 60
+
+
+def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
+               graph: ScopeGraph) -> list[str]:
+    """A path seed -> ... -> node, followed back greedily along the strongest activated neighbour."""
+    path = [node]
+    current = node
+    for _ in range(_MAX_TRACE_HOPS):
+        neighbours = graph.neighbors(current)
+        seeded = [n for n in neighbours if n in seeds and n not in path]
+        if seeded:
+            path.append(max(seeded, key=lambda n: seeds[n] * neighbours[n]))
+            return path[::-1]
+        options = [n for n in neighbours if n not in path and activation.get(n, 0.0) > 0]
+        if not options:
+            break
+        current = max(options, key=lambda n: activation[n] * neighbours[n])
+        path.append(current)
+    return [node]
+
+
+def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str, float],
+                 graph: ScopeGraph, store: SQLiteStore, user_id: str) -> Subgraph:
+    """Fill each hit's path and why; return the subgraph of hits and the nodes on their paths."""
+    for hit in hits:
+        if hit.memory.id not in seeds:
+            hit.path = trace_path(hit.memory.id, seeds, activation, graph)
+    nodes = list(dict.fromkeys([h.memory.id for h in hits] + [n for h in hits for n in h.path]))
+    entities = get_entities(store, user_id, [n for n in nodes if is_entity(n)])
+    edges = edges_between(store, user_id, nodes)
+    kinds = {frozenset((e.src, e.dst)): e.type for e in edges}
+    contents = {h.memory.id: h.memory.content for h in hits}
+    missing = [n for n in nodes if not is_entity(n) and n not in contents]
+    if missing:
+        contents.update(store.contents(missing, user_id))
+    for hit in hits:
+        if len(hit.path) > 1:
+            hit.why = "reached " + " ".join(
+                f"{_label(a, entities, contents)} -{kinds.get(frozenset((a, b)), 'LINKED')}->"
+                for a, b in zip(hit.path, hit.path[1:], strict=False)) + " this memory"
+    return Subgraph(
+        nodes={n: SubgraphNode(id=n, kind="entity" if is_entity(n) else "memory",
+                               label=_label(n, entities, contents)) for n in nodes},
+        edges=[SubgraphEdge(e.src, e.dst, e.type, e.weight, e.predicate) for e in edges],
+    )
+
+
+def _label(node: str, entities: dict, contents: dict[str, str]) -> str:  # type: ignore[type-arg]
+    if node in entities:
+        return f"[{entities[node].name}]"
+    text = contents.get(node, node)
+    return '"' + (text if len(text) <= _SNIPPET_CHARS else text[: _SNIPPET_CHARS - 1] + "…") + '"'

@@ -1,0 +1,210 @@
+"""The memory graph's rows in SQLite: entities and typed, weighted edges, always scoped to a user.
+
+Functions take a connection inside the caller's transaction (writes) or the store (reads), so a
+memory and its graph are written in one atomic step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ripplemem.stores.sqlite import SQLiteStore
+
+EDGE_TYPES = ("MENTIONS", "RELATES", "NEXT", "SIMILAR", "ALIAS", "SUMMARIZES", "SUPERSEDES", "CONTRADICTS")
+ENTITY_PREFIX = "ent_"
+
+
+def entity_id(user_id: str, canonical: str) -> str:
+    """The stable id of a user's entity with this canonical name (the same in every process)."""
+    digest = hashlib.sha256(f"{user_id}\x00{canonical}".encode()).hexdigest()[:24]
+    return ENTITY_PREFIX + digest
+
+
+def is_entity(node_id: str) -> bool:
+    """True for entity node ids, False for memory ids."""
+    return node_id.startswith(ENTITY_PREFIX)
+
+
+@dataclass(frozen=True)
+class EntityRow:
+    """One entity of a user's graph."""
+
+    id: str
+    name: str
+    canonical: str
+    type: str
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """One typed edge; src -> dst direction matters only for RELATES (subject -> object)."""
+
+    src: str
+    dst: str
+    type: str
+    weight: float = 1.0
+    confidence: float = 1.0
+    predicate: str = ""
+    created_at: float = 0.0
+    last_activated: float | None = None
+    activations: int = 0
+
+
+def insert_entities(conn: sqlite3.Connection, user_id: str, agent_id: str | None,
+                    entities: Iterable[EntityRow], now: float) -> None:
+    """Create entities that do not exist yet (an existing canonical name keeps its first spelling)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO entities (id, user_id, agent_id, name, canonical, type, aliases, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, '[]', ?)",
+        [(e.id, user_id, agent_id, e.name, e.canonical, e.type, now) for e in entities],
+    )
+
+
+def insert_edges(conn: sqlite3.Connection, user_id: str, edges: Iterable[EdgeRow]) -> None:
+    """Create edges; an edge that exists already keeps the larger weight and confidence."""
+    conn.executemany(
+        "INSERT INTO edges (src, dst, type, user_id, predicate, weight, confidence, created_at, "
+        "last_activated, activations) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (user_id, src, dst, type, predicate) DO UPDATE SET "
+        "weight = MAX(weight, excluded.weight), confidence = MAX(confidence, excluded.confidence)",
+        [(e.src, e.dst, e.type, user_id, e.predicate, e.weight, e.confidence, e.created_at,
+          e.last_activated, e.activations) for e in edges],
+    )
+
+
+def existing_entity_ids(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) -> set[str]:
+    """Which of these entity ids the user already has."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start:start + 500])
+        found.update(r[0] for r in conn.execute(
+            f"SELECT id FROM entities WHERE user_id = ? AND id IN ({','.join('?' * len(chunk))})",
+            [user_id, *chunk]))
+    return found
+
+
+def entities_containing_word(conn: sqlite3.Connection, user_id: str, word: str) -> list[EntityRow]:
+    """The user's multi-word entities with `word` as one of their words ('frank' -> 'frank ocean')."""
+    pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    rows = conn.execute(
+        "SELECT id, name, canonical, type FROM entities WHERE user_id = ? AND canonical != ? AND "
+        "(canonical LIKE ? ESCAPE '\\' OR canonical LIKE ? ESCAPE '\\' OR canonical LIKE ? ESCAPE '\\')",
+        (user_id, word, f"{pattern} %", f"% {pattern}", f"% {pattern} %"),
+    ).fetchall()
+    return [EntityRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def last_memory_in_session(conn: sqlite3.Connection, user_id: str, session_id: str,
+                           exclude: Sequence[str]) -> str | None:
+    """The most recently stored active memory of a session, other than the excluded ids."""
+    marks = ",".join("?" * len(exclude)) or "''"
+    row = conn.execute(
+        "SELECT id FROM memories WHERE user_id = ? AND session_id = ? AND status = 'active' "
+        f"AND id NOT IN ({marks}) ORDER BY rowid DESC LIMIT 1",
+        [user_id, session_id, *exclude],
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def iter_edges(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Iterator[list[EdgeRow]]:
+    """Stream every edge of a user (for loading the in-memory graph)."""
+    last = 0
+    while True:
+        with store.read() as conn:
+            rows = conn.execute(
+                "SELECT rowid, src, dst, type, weight, confidence, predicate, created_at, last_activated, "
+                "activations FROM edges WHERE user_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                (user_id, last, batch),
+            ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield [EdgeRow(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in rows]
+
+
+def edges_between(store: SQLiteStore, user_id: str, nodes: Sequence[str]) -> list[EdgeRow]:
+    """Every edge of the user whose two ends are both among `nodes`."""
+    if not nodes:
+        return []
+    node_list = list(dict.fromkeys(nodes))[:900]
+    marks = ",".join("?" * len(node_list))
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
+            f"FROM edges WHERE user_id = ? AND src IN ({marks}) AND dst IN ({marks})",
+            [user_id, *node_list, *node_list],
+        ).fetchall()
+    return [EdgeRow(*r) for r in rows]
+
+
+def edges_of(store: SQLiteStore, user_id: str, node: str) -> list[EdgeRow]:
+    """Every edge of the user touching `node`, in either direction."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
+            "FROM edges WHERE user_id = ? AND (src = ? OR dst = ?)",
+            (user_id, node, node),
+        ).fetchall()
+    return [EdgeRow(*r) for r in rows]
+
+
+def get_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, EntityRow]:
+    """The user's entities with these ids."""
+    found: dict[str, EntityRow] = {}
+    with store.read() as conn:
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            for r in conn.execute(
+                "SELECT id, name, canonical, type FROM entities WHERE user_id = ? "
+                f"AND id IN ({','.join('?' * len(chunk))})", [user_id, *chunk]):
+                found[r[0]] = EntityRow(r[0], r[1], r[2], r[3])
+    return found
+
+
+def reinforce_edges(store: SQLiteStore, user_id: str, pairs: Iterable[tuple[str, str]], now: float,
+                    boost: float, cap: float) -> None:
+    """Strengthen traversed edges (either direction): weight + boost up to cap, stamp the time."""
+    pairs = list(pairs)
+    if not pairs:
+        return
+    with store.transaction() as conn:
+        conn.executemany(
+            "UPDATE edges SET weight = MIN(?, weight + ?), last_activated = ?, activations = activations + 1 "
+            "WHERE user_id = ? AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
+            [(cap, boost, now, user_id, a, b, b, a) for a, b in pairs],
+        )
+
+
+def delete_orphan_entities(conn: sqlite3.Connection, user_id: str, candidates: Sequence[str]) -> list[str]:
+    """Delete candidate entities no memory mentions any more (with their edges); returns their ids."""
+    orphans = []
+    for entity in dict.fromkeys(candidates):
+        mentioned = conn.execute(
+            "SELECT 1 FROM edges WHERE user_id = ? AND dst = ? AND type = 'MENTIONS' LIMIT 1",
+            (user_id, entity)).fetchone()
+        if mentioned is None:
+            orphans.append(entity)
+    for entity in orphans:
+        conn.execute("DELETE FROM edges WHERE user_id = ? AND (src = ? OR dst = ?)", (user_id, entity, entity))
+        conn.execute("DELETE FROM entities WHERE user_id = ? AND id = ?", (user_id, entity))
+    return orphans
+
+
+def mentioned_entities(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> list[str]:
+    """Entity ids the given memories mention."""
+    found: list[str] = []
+    for start in range(0, len(memory_ids), 500):
+        chunk = list(memory_ids[start:start + 500])
+        found.extend(r[0] for r in conn.execute(
+            "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
+            f"AND src IN ({','.join('?' * len(chunk))})", [user_id, *chunk]))
+    return found
+
+
+def aliases_json(names: Iterable[str]) -> str:
+    """An entity's alias list as stored."""
+    return json.dumps(sorted(set(names)), ensure_ascii=False)

@@ -1,0 +1,76 @@
+"""Write paths behind the facade: a batch, an update or a delete reaches SQLite (rows, keywords,
+graph), the vector index and the in-memory indexes together, or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ripplemem.engine import Engine
+from ripplemem.graph_builder import GraphInput, build_graph_rows
+from ripplemem.stores.graph_tables import (
+    delete_orphan_entities, insert_edges, insert_entities, mentioned_entities, reinforce_edges,
+)
+from ripplemem.stores.sqlite import index_metadata, to_epoch
+from ripplemem.types import Memory, Recall
+
+
+def index_meta(memory: Memory) -> dict[str, Any]:
+    """The filter columns a vector index keeps beside a memory's vector."""
+    when = memory.event_time or memory.created_at
+    return index_metadata(memory.user_id, memory.agent_id, memory.session_id, memory.type, to_epoch(when))
+
+
+def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Sequence[GraphInput]) -> None:
+    """Embed and store new memories of one user with their graph rows."""
+    vectors = engine.embedder.embed_documents([m.content for m in memories])
+    settings = engine.settings.graph
+    with engine.write_lock:
+        neighbours = engine.index.query_many(user_id, vectors, settings.similar_k + 1) \
+            if settings.similar_k > 0 else [[] for _ in memories]
+        now = engine.now()
+        with engine.store.transaction() as conn:
+            engine.store.insert_rows(conn, memories, vectors)
+            rows = build_graph_rows(conn, memories, vectors, neighbours, inputs, settings, now)
+            insert_entities(conn, user_id, memories[0].agent_id, rows.entities, now)
+            insert_edges(conn, user_id, rows.edges)
+        try:
+            engine.index.add(user_id, [m.id for m in memories], vectors, [index_meta(m) for m in memories])
+        except BaseException:
+            # Keep SQLite and the index in step: a batch is stored in both or in neither.
+            delete_memories(engine, user_id, [m.id for m in memories])
+            raise
+        engine.memories_added(user_id, memories, rows.edges)
+
+
+def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str]) -> list[str]:
+    """Delete memories of one user everywhere, and entities no memory mentions any more."""
+    with engine.write_lock:
+        with engine.store.transaction() as conn:
+            entities = mentioned_entities(conn, user_id, memory_ids)
+            deleted = engine.store.delete_rows(conn, memory_ids, user_id)
+            orphans = delete_orphan_entities(conn, user_id, entities) if deleted else []
+        if deleted:
+            engine.index.delete(user_id, deleted)
+            engine.memories_removed(user_id, [*deleted, *orphans])
+    return deleted
+
+
+def reindex_content(engine: Engine, user_id: str, memory: Memory, vector: np.ndarray | None) -> None:
+    """After an update: refresh the memory's vector (content, type or time changed) and keywords."""
+    if vector is not None:
+        engine.index.add(user_id, [memory.id], vector[None, :], [index_meta(memory)])
+    engine.memories_added(user_id, [memory])
+
+
+def reinforce_paths(engine: Engine, user_id: str, result: Recall, now: float) -> None:
+    """Strengthen the edges ripple recall walked to reach its hits (seed 004 §3.2), with a cap."""
+    pairs = list(dict.fromkeys((a, b) for hit in result.hits for a, b in zip(hit.path, hit.path[1:])))
+    if not pairs:
+        return
+    settings = engine.settings.graph
+    with engine.write_lock:
+        reinforce_edges(engine.store, user_id, pairs, now, settings.reinforce_step, settings.weight_cap)
+        engine.edges_reinforced(user_id, pairs, settings.reinforce_step)
