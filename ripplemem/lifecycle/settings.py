@@ -1,0 +1,171 @@
+"""Every number of the memory lifecycle in one frozen object, each with the seed it comes from.
+
+Seeds are in ../shared/seeds: "seed 000 §3" is section 3 of 000_*.txt, "seed 001" is the four-tier
+summary 001_*.txt (hello-agents), "seed 004 §5.1" is the pitfalls section of 004_*.txt. Numbers
+marked "ours" are not in any seed; each says why it is what it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+
+
+@dataclass(frozen=True)
+class LifecycleSettings:
+    """Thresholds and weights of working memory, consolidation, forgetting, tiers and conflicts."""
+
+    # --- Working memory -------------------------------------------------------------------------
+    # seed 001 §1 工作记忆: "容量上限默认 50 条", "TTL 自动过期清理，默认 60 分钟",
+    # "容量满时移除最低优先级项". (seed 000 §2 draws a health assistant with TTL=5 min; seed 001's
+    # general-purpose 60 min is the default.)
+    working_capacity: int = 50
+    working_ttl_minutes: float = 60.0
+    # ours: seed 001 names "lowest priority" without a formula. priority =
+    #   w_importance x importance + w_recency x recency + w_mentions x min(mentions / 3, 1)
+    #   (+ remember_bonus for items the user asked to keep), where recency falls linearly from 1
+    #   at the last mention to 0 at TTL expiry. Importance weighs most because it is what the
+    #   consolidation rules read; mentions saturate at the seed 000 §3 threshold of 3.
+    working_priority_importance: float = 0.5
+    working_priority_recency: float = 0.3
+    working_priority_mentions: float = 0.2
+    working_remember_bonus: float = 1.0
+    # seed 000 §7 reads a missing importance as 0.5 (memory.get('importance', 0.5)).
+    default_importance: float = 0.5
+    # ours: the same default as Recall.context.
+    working_context_tokens: int = 500
+
+    # --- Consolidation: working -> long-term (seed 000 §3 整合决策矩阵 and should_consolidate) ----
+    # "对话中反复提及(≥3次) → 语义记忆"; the code adds 0.4 before returning.
+    mention_threshold: int = 3
+    mention_score: float = 0.4
+    # "与现有知识关联 → +0.3" (entity overlap with known entities).
+    related_knowledge_score: float = 0.3
+    # "情感标记(重要/紧急) → 情景记忆(高重要性)"; the code adds 0.5 before returning.
+    sentiment_score: float = 0.5
+    # "时间窗口持续(>1小时)": age_seconds > 3600 adds 0.2.
+    age_threshold_minutes: float = 60.0
+    age_score: float = 0.2
+    # "if score >= 0.5: consolidate, target semantic if score > 0.6 else episodic".
+    consolidate_threshold: float = 0.5
+    semantic_threshold: float = 0.6
+    # ours: seed 000 §3 says "高重要性" without a number. 0.75 clears seed 001's working ->
+    # episodic bar (0.7) and stays under its episodic -> semantic bar (0.8), so the two seeds
+    # agree: an urgent one-off event becomes episodic and is not promoted to a fact later.
+    signal_importance: float = 0.75
+    # ours: the score reported for an explicit "remember this" (the seed returns no score).
+    explicit_score: float = 1.0
+
+    # --- Promotion (seed 001 整合机制) ------------------------------------------------------------
+    # "将重要性超过阈值的工作记忆提升为情景记忆（默认 0.7），情景记忆提升为语义记忆（默认 0.8）".
+    promote_working_to_episodic: float = 0.7
+    promote_episodic_to_semantic: float = 0.8
+
+    # --- Summarising clusters of episodic memories (seed 000 §2; seed 004 §4 记忆融合) ----------
+    # ours: cosine similarity at which two episodic memories are "about the same thing" for
+    # MiniLM-like embedders, and the smallest group worth a summary (seed 000 §2's example
+    # pattern is "每周运动3次": three runs make a habit).
+    cluster_similarity: float = 0.8
+    cluster_min_size: int = 3
+    # ours: an entity shared by more than this fraction of the memories (e.g. the user's own
+    # name) links nothing; it would chain everything into one cluster.
+    cluster_common_entity_fraction: float = 0.5
+    # ours: what one summarisation prompt may hold, and the longest summary kept.
+    summary_max_texts: int = 30
+    summary_max_tokens_in: int = 3000
+    summary_max_chars: int = 400
+
+    # --- Forgetting score (seed 000 §7 IntelligentForgetting) -----------------------------------
+    # weights: importance .30, frequency .25, recency .25, connectivity .20; the score is a
+    # *forgetting* score: higher means forget sooner ("分数越高越应该遗忘").
+    forget_weight_importance: float = 0.30
+    forget_weight_frequency: float = 0.25
+    forget_weight_recency: float = 0.25
+    forget_weight_connectivity: float = 0.20
+    # frequency part: 1 / (1 + access_count x 0.1) + min(days_since_last_access x 0.02, 0.5).
+    forget_access_rate: float = 0.1
+    forget_idle_rate_per_day: float = 0.02
+    forget_idle_cap: float = 0.5
+    # recency part: 1 / (1 + exp(-0.05 x (age_days - 60))), an S curve centred on 60 days.
+    forget_recency_midpoint_days: float = 60.0
+    forget_recency_steepness: float = 0.05
+    # connectivity part: 1 / (1 + related_count x 0.2).
+    forget_connectivity_rate: float = 0.2
+    # FORGETTING_THRESHOLDS: immediate 0.8 -> delete, gradual 0.6 -> deprioritize,
+    # archive 0.4 -> archive, below -> keep.
+    forget_delete_threshold: float = 0.8
+    forget_deprioritize_threshold: float = 0.6
+    forget_archive_threshold: float = 0.4
+    # ours: seed 000 §7 says "逐渐降低优先级" (lower the priority gradually); the plan proposes
+    # importance x 0.9 per run, so repeated runs walk a neglected memory towards deletion.
+    deprioritize_factor: float = 0.9
+
+    # --- Simple forgetting strategies (seed 001 遗忘机制) ----------------------------------------
+    # "基于重要性（低于阈值删除）、基于时间（超期删除）、基于容量（超限删除最不重要）". Seed 001
+    # summarises hello-agents, whose MemoryManager.forget_memories defaults are threshold=0.1
+    # and max_age_days=30.
+    forget_min_importance: float = 0.1
+    forget_max_age_days: float = 30.0
+    # ours: seed 001 gives no capacity; a per-user cap that a laptop store holds comfortably.
+    forget_capacity: int = 10_000
+
+    # --- Tiers (seed 000 §8 记忆生命周期管理) -----------------------------------------------------
+    # "活跃 → 温：7天无访问 + 重要性<0.7"
+    hot_to_warm_idle_days: float = 7.0
+    hot_to_warm_max_importance: float = 0.7
+    # "温 → 冷：30天无访问 + 累计访问<3次"
+    warm_to_cold_idle_days: float = 30.0
+    warm_to_cold_max_accesses: int = 3
+    # "冷 → 删除：90天无访问 + 重要性<0.3"
+    cold_delete_idle_days: float = 90.0
+    cold_delete_max_importance: float = 0.3
+    # _calculate_access_score: exp(-days_since / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
+    access_decay_days: float = 7.0
+    access_count_saturation: int = 10
+    access_time_weight: float = 0.7
+    # _evaluate_tier: hot if access > 0.7 and importance > 0.7; warm if access > 0.3 or
+    # importance > 0.5; else cold.
+    tier_hot_access: float = 0.7
+    tier_hot_importance: float = 0.7
+    tier_warm_access: float = 0.3
+    tier_warm_importance: float = 0.5
+
+    # --- Duplicates (issue 6) --------------------------------------------------------------------
+    # A new memory with similarity >= 0.9 to an existing one (or the same normalised text)
+    # merges into it instead of duplicating.
+    duplicate_similarity: float = 0.9
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidTypeError(f"LifecycleSettings.{item.name} must be a number, "
+                                       f"got {type(value).__name__}")
+            if value < 0 or value != value:
+                raise InvalidInputError(f"LifecycleSettings.{item.name} must be >= 0, got {value}")
+        for name in ("working_capacity", "mention_threshold", "cluster_min_size", "summary_max_texts",
+                     "forget_capacity", "access_count_saturation", "warm_to_cold_max_accesses"):
+            if not isinstance(getattr(self, name), int):
+                raise InvalidTypeError(f"LifecycleSettings.{name} must be an integer")
+        for name in ("working_capacity", "working_ttl_minutes", "access_decay_days",
+                     "access_count_saturation", "summary_max_texts", "summary_max_chars",
+                     "summary_max_tokens_in", "working_context_tokens"):
+            if getattr(self, name) <= 0:
+                raise InvalidInputError(f"LifecycleSettings.{name} must be positive")
+        if not (self.forget_delete_threshold >= self.forget_deprioritize_threshold
+                >= self.forget_archive_threshold):
+            raise InvalidInputError("forget_delete_threshold >= forget_deprioritize_threshold >= "
+                                    "forget_archive_threshold must hold")
+        for name in ("duplicate_similarity", "cluster_similarity", "deprioritize_factor",
+                     "access_time_weight", "cluster_common_entity_fraction"):
+            if getattr(self, name) > 1:
+                raise InvalidInputError(f"LifecycleSettings.{name} must be in [0, 1]")
+
+    @property
+    def access_count_weight(self) -> float:
+        """seed 000 §8: the access-count share of the access score (0.3 = 1 - 0.7)."""
+        return 1.0 - self.access_time_weight
+
+
+DEFAULT_SETTINGS = LifecycleSettings()
