@@ -5,7 +5,7 @@ the session date as event time. For each question with evidence (categories 1-4)
 |evidence ∩ top-k dia_ids| / |evidence|. Data: ../shared/bench/locomo or any LoCoMo JSON files
 (one conversation per file, or the original locomo10.json list).
 
-    python benchmarks/locomo.py [--data DIR_OR_FILES ...] [--modes keyword dense hybrid]
+    python benchmarks/locomo.py [--data DIR_OR_FILES ...] [--modes keyword dense hybrid ripple]
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def evaluate(mem: RippleMem, samples: list[tuple[str, dict[str, Any]]], modes: l
                 continue
             for mode in modes:
                 started = time.perf_counter()
-                result = handle.recall(str(qa["question"]), k=max(ks), mode=mode)
+                result = handle.recall(str(qa["question"]), k=max(ks), mode=mode, record_access=False)
                 latency[mode].append(time.perf_counter() - started)
                 ranked = [hit.memory.metadata.get("dia_id") for hit in result.hits]
                 for k in ks:
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", nargs="+", default=[str(DEFAULT_DATA)])
-    parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid"])
+    parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid", "ripple"])
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     args = parser.parse_args(argv)

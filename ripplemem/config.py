@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ripplemem.lifecycle.settings import LifecycleSettings
+
 
 @dataclass(frozen=True)
 class ScoreProfile:
@@ -106,6 +108,7 @@ class Settings:
     max_content_chars: int = 100_000
     profiles: dict[str, ScoreProfile] = field(default_factory=dict)
     graph: GraphSettings = field(default_factory=GraphSettings)
+    lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
 
     def profile(self, memory_type: str) -> ScoreProfile:
         """The score profile of a memory type: an explicit override, else the preset's."""

@@ -14,6 +14,7 @@ from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, Sto
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strength
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
+from ripplemem.lifecycle.working import WorkingMemories
 from ripplemem.stores.graph_tables import EdgeRow, iter_edges
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
@@ -90,6 +91,9 @@ class Engine:
         self._index: VectorIndex | None = None
         self._keyword_indexes: dict[str, KeywordIndex] = {}
         self._graphs: dict[str, ScopeGraph] = {}
+        self._working: dict[str, WorkingMemories] = {}
+        # Working items already written to long-term memory (by observe's immediate path).
+        self.consolidated_working_ids: set[str] = set()
         self._data_version = self.store.data_version()
         try:
             self._check_embedding_model()
@@ -122,6 +126,15 @@ class Engine:
                                   for memory_id, tokens in batch)
                     self._keyword_indexes[user_id] = index
         return index
+
+    def working(self, user_id: str) -> WorkingMemories:
+        """The in-process working memories (one per session) of one user."""
+        with self.write_lock:
+            working = self._working.get(user_id)
+            if working is None:
+                working = self._working[user_id] = WorkingMemories(settings=self.settings.lifecycle,
+                                                                   clock=self.clock)
+            return working
 
     def graph(self, user_id: str) -> ScopeGraph:
         """The in-memory graph of one user (CSR adjacency), loaded from SQLite on first use."""

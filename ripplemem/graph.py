@@ -65,6 +65,10 @@ class ScopeGraph:
         self._alive[position] = True
         return position
 
+    def nodes(self) -> list[str]:
+        """Every live node id."""
+        return [node for node, position in self._index.items() if self._alive[position]]
+
     @property
     def size(self) -> int:
         """How many node slots exist (dead ones included)."""
@@ -124,13 +128,27 @@ class ScopeGraph:
             self._base.resize((n, n))
         if not self._delta_vals:
             return self._base
+        return self._base + self._delta_matrix()
+
+    def _delta_matrix(self) -> sparse.csr_matrix:
+        n = len(self._ids)
         if self._delta is None or self._delta.shape[0] != n:
             self._delta = sparse.csr_matrix(
                 (self._delta_vals, (self._delta_rows, self._delta_cols)), shape=(n, n))
-        return self._base + self._delta
+        return self._delta
+
+    def _rows(self, positions: np.ndarray) -> sparse.csr_matrix:
+        """Adjacency rows of some nodes: base rows plus pending changes, without merging it all."""
+        n = len(self._ids)
+        if self._base.shape[0] != n:
+            self._base.resize((n, n))
+        rows = self._base[positions]
+        if self._delta_vals:
+            rows = rows + self._delta_matrix()[positions]
+        return rows
 
     def _row(self, position: int) -> tuple[np.ndarray, np.ndarray]:
-        row = self._matrix().getrow(position)
+        row = self._rows(np.array([position])).tocsr()
         keep = np.abs(row.data) > 1e-12
         return row.indices[keep], row.data[keep]
 
@@ -166,7 +184,6 @@ class ScopeGraph:
                      if n in self._index and self._alive[self._index[n]] and w > 0}
             if not start:
                 return isolated
-            matrix = self._matrix()
             frontier_idx = np.fromiter(start, dtype=np.int64)
             frontier_val = np.array([start[i] / total for i in frontier_idx])
             result: dict[int, float] = {}
@@ -178,7 +195,7 @@ class ScopeGraph:
                 moving = np.where(degree > 0, params.damping * mass / np.where(degree > 0, degree, 1), 0.0)
                 if not moving.any():
                     break
-                reached = sparse.csr_matrix(moving[None, :]) @ matrix[frontier_idx]
+                reached = sparse.csr_matrix(moving[None, :]) @ self._rows(frontier_idx)
                 reached = reached.tocoo()
                 keep = (reached.data > params.prune_below) & self._alive[reached.col]
                 cols, vals = reached.col[keep], reached.data[keep]

@@ -33,7 +33,10 @@ def _stemmer() -> object | None:
 
 @lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
-    """The English stem of a lowercase word token (CJK bigrams and numbers are kept as they are)."""
+    """The English stem of a lowercase word token (CJK bigrams and numbers are kept as they are);
+    a possessive 's is dropped, as FTS5's tokenizer does ("calvin's" -> "calvin")."""
+    if token.endswith("'s") and len(token) > 2:
+        token = token[:-2]
     if not token.isascii() or not token.isalpha():
         return token
     stemmer = _stemmer()

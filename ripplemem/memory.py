@@ -15,6 +15,11 @@ from ripplemem.embeddings import Embedder, resolve_embedder
 from ripplemem.engine import Clock, Engine, rebuild_index, open_vector_index
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
 from ripplemem.graph_builder import GraphInput
+from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
+from ripplemem.graph_queries import (
+    Community, Connection, Neighbor, describe, find_communities, neighbors_of, resolve_node, shortest_paths,
+    to_connection,
+)
 from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES, hybrid_recall
 from ripplemem.ripple import RippleParts, ripple_recall
@@ -239,14 +244,15 @@ class RippleMem:
                types: str | Iterable[str] | None = None, since: datetime | str | None = None,
                until: datetime | str | None = None, min_importance: float | None = None,
                metadata: Mapping[str, Any] | None = None,
-               session_id: str | None = None) -> Recall:
+               session_id: str | None = None, record_access: bool = True) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
         ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
         entities the query names over the memory graph; "hybrid", "dense" and "keyword" skip the
         graph. Filters narrow what may be recalled: memory types, a time range on when it
         happened, a minimum importance, metadata equality and one session. Recall counts as an
-        access, and the graph edges that led to a hit are reinforced.
+        access and reinforces the graph edges that led to a hit, unless ``record_access=False``
+        (a read-only look, e.g. for evaluation).
         """
         check_content(query, self.settings.max_content_chars, field="query")
         flt = self._filter(
@@ -264,11 +270,13 @@ class RippleMem:
             parts = RippleParts(store=engine.store, index=engine.index, embedder=engine.embedder,
                                 settings=engine.settings, keywords=keywords, graph=engine.graph(self.user_id))
             result = ripple_recall(query, check_k(k), flt, now, parts)
-            reinforce_paths(engine, self.user_id, result, now)
+            if record_access:
+                reinforce_paths(engine, self.user_id, result, now)
         else:
             result = hybrid_recall(query, check_k(k), flt, mode, now, store=engine.store, index=engine.index,
                                    embedder=engine.embedder, settings=engine.settings, keywords=keywords)
-        engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
+        if record_access:
+            engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
         return result
 
     def list(self, type: str | Iterable[str] | None = None, *, since: datetime | str | None = None,
@@ -296,6 +304,65 @@ class RippleMem:
             "path": engine.path,
             "disk_bytes": _disk_bytes(engine.path),
         }
+
+    # -- working memory ----------------------------------------------------------------------
+    def observe(self, role: str, text: str, *, session_id: str | None = None, importance: float | None = None,
+                remember: bool = False, metadata: Mapping[str, Any] | None = None) -> WorkingItem:
+        """Feed one conversation turn into the session's working memory (capacity, TTL, mentions).
+
+        An explicit request ("remember that ...", "记住", or ``remember=True``) or an urgent or
+        emotional turn is written to long-term memory at once (seed 000 §3); other turns wait for
+        consolidation.
+        """
+        session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
+        working = self._engine.working(self.user_id).session(session)
+        item = self._engine.working(self.user_id).observe(
+            session, role, text, importance=importance, remember=remember, metadata=metadata)
+        decision = next((d for i, d in working.decide() if i.id == item.id), None)
+        engine = self._engine
+        if decision is not None and decision.action == "immediate" and item.id not in engine.consolidated_working_ids:
+            engine.consolidated_working_ids.add(item.id)
+            self.add(item.text, type=decision.target or "episodic", session_id=session,
+                     importance=decision.importance,
+                     metadata={**dict(item.metadata), "role": item.role, "working_id": item.id})
+        return item
+
+    def working(self, session_id: str | None = None) -> WorkingMemory:
+        """The working memory of a session (the handle's session by default): items, context()."""
+        session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
+        return self._engine.working(self.user_id).session(session)
+
+    # -- the graph ---------------------------------------------------------------------------
+    def neighbors(self, node: str, *, limit: int = 20) -> list[Neighbor]:
+        """What an entity (by name) or a memory (by id) is linked to, strongest edges first."""
+        engine = self._engine
+        found = resolve_node(engine.store, self.user_id, engine.graph(self.user_id), _check_node(node))
+        return [] if found is None else neighbors_of(engine.store, self.user_id, found, check_k(limit, "limit"))
+
+    def find_connections(self, source: str, target: str, *, max_hops: int = 3,
+                         limit: int = 5) -> list[Connection]:
+        """Explained paths between two entities (by name) or memories (by id), shortest first.
+
+        ``mem.find_connections("Calvin", "Ferrari 488")`` -> paths such as
+        [Calvin] -MENTIONS- "Calvin bought a Ferrari 488" -MENTIONS- [Ferrari 488].
+        """
+        engine = self._engine
+        graph = engine.graph(self.user_id)
+        start = resolve_node(engine.store, self.user_id, graph, _check_node(source, "source"))
+        goal = resolve_node(engine.store, self.user_id, graph, _check_node(target, "target"))
+        if start is None or goal is None:
+            return []
+        paths = shortest_paths(graph, start, goal, check_k(max_hops, "max_hops"), check_k(limit, "limit"))
+        return [to_connection(engine.store, self.user_id, graph, path) for path in paths]
+
+    def communities(self, *, min_memories: int = 2) -> list[Community]:
+        """Topic clusters of this user's graph (label propagation), biggest first."""
+        engine = self._engine
+        groups = find_communities(engine.graph(self.user_id), min_memories=check_k(min_memories, "min_memories"))
+        entity_ids = [e for entities, _ in groups for e in entities[:10]]
+        described = describe(engine.store, self.user_id, entity_ids)
+        return [Community(entities=[described[e] for e in entities[:10] if e in described], memory_ids=memories)
+                for entities, memories in groups]
 
     def _filter(self, **narrowing: Any) -> MemoryFilter:
         base = MemoryFilter(user_id=self.user_id, agent_id=self.scope_info.agent_id)
@@ -364,6 +431,12 @@ class RippleMem:
         finally:
             store.close()
         return done
+
+
+def _check_node(value: Any, name: str = "node") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidTypeError(f"{name} must be an entity name or a memory id (a non-empty string), got {value!r}")
+    return value
 
 
 def _check_memory_id(memory_id: Any) -> None:

@@ -86,3 +86,10 @@ def test_memories_added_by_another_process_are_found(tmp_path: Path, embedder: E
         subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
         hits = mem.recall("telescope comet", mode="keyword").hits
         assert [h.memory.content for h in hits] == ["Alice bought a telescope for the comet"]
+
+
+def test_possessives_meet_the_plain_name() -> None:
+    index = _fresh({"a": "Calvin bought a Ferrari", "b": "The car of my sister"})
+    assert [key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)] == ["a", "b"] or \
+        {key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)} == {"a", "b"}
+    assert index.search(query_terms("Calvin's"), 5)[0][0] == "a"
