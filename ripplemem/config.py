@@ -49,7 +49,7 @@ SCORE_PRESETS: dict[str, dict[str, ScoreProfile]] = {
 
 # How much one edge of each type passes on when activation spreads (× its own weight).
 DEFAULT_EDGE_TYPE_WEIGHTS: dict[str, float] = {
-    "MENTIONS": 1.0, "RELATES": 1.0, "NEXT": 1.0, "SIMILAR": 0.5, "ALIAS": 1.0,
+    "MENTIONS": 0.3, "RELATES": 1.0, "NEXT": 1.0, "SIMILAR": 0.5, "ALIAS": 1.0,
     "SUMMARIZES": 0.8, "SUPERSEDES": 0.5, "CONTRADICTS": 0.3,
 }
 
@@ -75,8 +75,11 @@ class GraphSettings:
     entity_seed_weight: float = 1.0
     # Memories reached by spreading that join the candidates, per requested hit.
     reached_per_hit: int = 2
-    # Final relevance = (1 - ripple_weight) × first-stage relevance + ripple_weight × activation.
+    # Final relevance = (1 - ripple_weight - entity_weight) × first-stage relevance
+    #   + ripple_weight × activation received through the graph
+    #   + entity_weight × how specifically the memory mentions entities the query names.
     ripple_weight: float = 0.3
+    entity_weight: float = 0.2
     # seed 004 §3.2: weights decay with time since last activation and are reinforced, capped.
     decay_half_life_days: float = 90.0
     decay_floor: float = 0.2

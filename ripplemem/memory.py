@@ -281,13 +281,16 @@ class RippleMem:
 
     def list(self, type: str | Iterable[str] | None = None, *, since: datetime | str | None = None,
              until: datetime | str | None = None, session_id: str | None = None,
-             limit: int = 100, offset: int = 0, newest_first: bool = True) -> list[Memory]:
-        """This user's memories, newest first, optionally of some types, a time range or a session."""
+             metadata: Mapping[str, Any] | None = None, limit: int = 100, offset: int = 0,
+             newest_first: bool = True) -> list[Memory]:
+        """This user's memories, newest first, optionally of some types, a time range, a session
+        or with some metadata values (equality on each given key)."""
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInputError(f"offset must be a non-negative integer, got {offset!r}")
         flt = self._filter(types=check_types(type), since=to_epoch(check_datetime("since", since)),
                            until=to_epoch(check_datetime("until", until)),
-                           session_id=check_identifier("session_id", session_id, required=False))
+                           session_id=check_identifier("session_id", session_id, required=False),
+                           metadata=tuple(check_metadata(metadata).items()))
         return self._engine.store.list(flt, check_k(limit, "limit"), offset, newest_first)
 
     def stats(self) -> dict[str, Any]:

@@ -35,21 +35,27 @@ class RippleParts:
     graph: ScopeGraph
 
 
-def seed_weights(found: CandidatePool, relevance: np.ndarray, query: str, user_id: str,
-                 graph: ScopeGraph, settings: GraphSettings) -> dict[str, float]:
-    """Seeds: the best candidates by relevance (sum 1) and the query's entities, each weighted by
-    inverse frequency (node specificity) so a name every memory mentions says little."""
+def query_entities(query: str, user_id: str, graph: ScopeGraph) -> dict[str, float]:
+    """The graph's entities the query names, weighted by inverse frequency (node specificity):
+    a name every memory mentions says little."""
+    entities = {}
+    for key in query_entity_keys(query):
+        node = entity_id(user_id, key)
+        if node in graph:
+            entities[node] = 1.0 / math.log(math.e + graph.degree(node))
+    return entities
+
+
+def seed_weights(found: CandidatePool, relevance: np.ndarray, entities: dict[str, float],
+                 settings: GraphSettings) -> dict[str, float]:
+    """Seeds: the best candidates by relevance (sum 1) plus the query's entities (sum at most
+    entity_seed_weight)."""
     seeds: dict[str, float] = {}
     top = np.argsort(-relevance, kind="stable")[: settings.seed_memories]
     total = float(relevance[top].sum())
     for i in top:
         if relevance[i] > 0 and total > 0:
             seeds[found.rows[int(i)]["id"]] = float(relevance[i]) / total
-    entities = {}
-    for key in query_entity_keys(query):
-        node = entity_id(user_id, key)
-        if node in graph:
-            entities[node] = 1.0 / math.log(math.e + graph.degree(node))
     if entities:
         scale = settings.entity_seed_weight / max(1.0, sum(entities.values()))
         for node, weight in entities.items():
@@ -74,6 +80,32 @@ def _extend_pool(found: CandidatePool, activation: dict[str, float], flt: Memory
                          keyword=np.concatenate([found.keyword, np.zeros(len(rows))]))
 
 
+def _inflow(found: CandidatePool, seeds: dict[str, float], activation: dict[str, float],
+            damping: float) -> np.ndarray:
+    """Activation each candidate received from others (its own retained seed share removed),
+    scaled to [0, 1]: the graph's evidence beyond what the first stage already said."""
+    total = sum(w for w in seeds.values() if w > 0) or 1.0
+    kept = 1.0 - damping
+    signal = np.array([max(0.0, activation.get(row["id"], 0.0) - kept * seeds.get(row["id"], 0.0) / total)
+                       for row in found.rows])
+    peak = signal.max() if len(signal) else 0.0
+    return signal / peak if peak > 0 else signal
+
+
+def _entity_match(found: CandidatePool, entities: dict[str, float], graph: ScopeGraph) -> np.ndarray:
+    """How specifically each candidate mentions the entities the query names, scaled to [0, 1]."""
+    match = np.zeros(len(found))
+    if not entities:
+        return match
+    position = {row["id"]: i for i, row in enumerate(found.rows)}
+    for node, specificity in entities.items():
+        for other in graph.neighbors(node):
+            if other in position:
+                match[position[other]] += specificity
+    peak = match.max()
+    return match / peak if peak > 0 else match
+
+
 def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: RippleParts) -> Recall:
     """Recall the k best memories: hybrid seeds, spreading activation, fused scores, with why."""
     settings, graph_settings = parts.settings, parts.settings.graph
@@ -83,7 +115,8 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     if not len(found):
         return Recall(query=query, hits=[], mode="ripple")
     relevance = fuse_scores(found.dense, found.keyword, "hybrid", settings)
-    seeds = seed_weights(found, relevance, query, flt.user_id, parts.graph, graph_settings)
+    entities = query_entities(query, flt.user_id, parts.graph)
+    seeds = seed_weights(found, relevance, entities, graph_settings)
     activation = parts.graph.spread(seeds, SpreadParams(
         damping=graph_settings.damping, max_hops=graph_settings.max_hops,
         prune_below=graph_settings.prune_below, max_frontier=graph_settings.max_frontier))
@@ -91,10 +124,10 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
         return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode="ripple")
     found = _extend_pool(found, activation, flt, k * graph_settings.reached_per_hit, parts.store, query_vector)
     relevance = fuse_scores(found.dense, found.keyword, "hybrid", settings)
-    signal = np.array([activation.get(row["id"], 0.0) for row in found.rows])
-    if signal.max() > 0:
-        signal = signal / signal.max()
-    mixed = (1.0 - graph_settings.ripple_weight) * relevance + graph_settings.ripple_weight * signal
+    signal = _inflow(found, seeds, activation, graph_settings.damping)
+    named = _entity_match(found, entities, parts.graph)
+    first = 1.0 - graph_settings.ripple_weight - graph_settings.entity_weight
+    mixed = first * relevance + graph_settings.ripple_weight * signal + graph_settings.entity_weight * named
     hits = score_pool(found, mixed, now, settings, k, graph=signal)
     subgraph = explain_hits(hits, seeds, activation, parts.graph, parts.store, flt.user_id)
     return Recall(query=query, hits=hits, mode="ripple", subgraph=subgraph)

@@ -192,3 +192,12 @@ def test_in_memory_store_writes_nothing_to_disk(memory_only: RippleMem, tmp_path
     assert memory_only.recall("the sea", k=1).hits[0].memory.content == "ephemeral thought about the sea"
     assert memory_only.path is None and memory_only.stats()["disk_bytes"] == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_list_filters_by_metadata(mem: RippleMem) -> None:
+    mem.add("Namespace note one", metadata={"namespace": "prefs", "key": "tea"})
+    mem.add("Namespace note two", metadata={"namespace": "prefs", "key": "coffee"})
+    mem.add("Other note", metadata={"namespace": "todo"})
+    assert {m.content for m in mem.list(metadata={"namespace": "prefs"})} == {"Namespace note one",
+                                                                             "Namespace note two"}
+    assert [m.content for m in mem.list(metadata={"namespace": "prefs", "key": "tea"})] == ["Namespace note one"]
