@@ -66,13 +66,13 @@ class GraphSettings:
     alias_weight: float = 0.5
     # Spreading (DESIGN §3; HippoRAG 2: damping ~0.5 keeps mass local).
     damping: float = 0.5
-    max_hops: int = 2
+    max_hops: int = 3
     prune_below: float = 1e-4
     max_frontier: int = 5000
     # Seeds: the best first-stage candidates, and the entities the query names (weighted by
     # inverse frequency: an entity half the memories mention says little).
     seed_memories: int = 10
-    entity_seed_weight: float = 1.0
+    entity_seed_weight: float = 0.3
     # Memories reached by spreading that join the candidates, per requested hit.
     reached_per_hit: int = 2
     # Final relevance = (1 - ripple_weight - entity_weight) × first-stage relevance

@@ -44,6 +44,11 @@ _JIEBA_TAGS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place",
                "nz": "thing"}
 
 
+def has_cjk(text: str) -> bool:
+    """True when the text contains Chinese (CJK ideographs)."""
+    return _HAS_CJK.search(text) is not None
+
+
 @dataclass(frozen=True)
 class ExtractedEntity:
     """One entity found in a text: its surface name, canonical key and coarse type."""

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ripplemem.config import GraphSettings
-from ripplemem.extraction import ExtractedEntity, canonical_name, extract_entities
+from ripplemem.extraction import ExtractedEntity, canonical_name, extract_entities, has_cjk
 from ripplemem.relations import Relation
 from ripplemem.stores.graph_tables import (
-    EdgeRow, EntityRow, entities_containing_word, entity_id, existing_entity_ids, last_memory_in_session,
+    EdgeRow, EntityRow, entities_containing_word, entity_id, existing_entity_ids, known_cjk_entities,
+    last_memory_in_session,
 )
 from ripplemem.types import Memory
 
@@ -76,6 +77,7 @@ def build_graph_rows(conn: sqlite3.Connection, memories: Sequence[Memory], vecto
     batch = _Batch(memories[0].user_id, now)
     for memory, extra in zip(memories, inputs, strict=True):
         _mentions(batch, memory, extra)
+    _known_cjk_mentions(conn, batch, memories)
     _next_edges(conn, batch, memories)
     _similar_edges(batch, memories, vectors, neighbours, settings)
     _alias_edges(conn, batch, settings)
@@ -95,6 +97,20 @@ def _mentions(batch: _Batch, memory: Memory, extra: GraphInput) -> None:
         batch.edge(memory.id, subject, "MENTIONS")
         batch.edge(memory.id, obj, "MENTIONS")
         batch.edge(subject, obj, "RELATES", confidence=relation.confidence, predicate=relation.predicate)
+
+
+def _known_cjk_mentions(conn: sqlite3.Connection, batch: _Batch, memories: Sequence[Memory]) -> None:
+    """Chinese names are often written without quotes and tagged as common nouns (三体 after
+    《三体》): a CJK memory that contains an entity name the user already has mentions it."""
+    chinese = [m for m in memories if has_cjk(m.content)]
+    if not chinese:
+        return
+    names = [(canonical, node) for canonical, node in known_cjk_entities(conn, batch.user_id)]
+    names += [(e.canonical, e.id) for e in batch.entities.values() if has_cjk(e.canonical)]
+    for memory in chinese:
+        for canonical, node in names:
+            if len(canonical) >= 2 and canonical in memory.content:
+                batch.edge(memory.id, node, "MENTIONS")
 
 
 def _next_edges(conn: sqlite3.Connection, batch: _Batch, memories: Sequence[Memory]) -> None:

@@ -10,6 +10,8 @@ from ripplemem.types import Hit, Subgraph, SubgraphEdge, SubgraphNode
 
 _MAX_TRACE_HOPS = 3
 _SNIPPET_CHARS = 60
+# A seed hit whose graph signal is at least this also shows the path that supported it.
+_SUPPORTED = 0.1
 
 
 def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
@@ -35,8 +37,10 @@ def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str,
                  graph: ScopeGraph, store: SQLiteStore, user_id: str) -> Subgraph:
     """Fill each hit's path and why; return the subgraph of hits and the nodes on their paths."""
     for hit in hits:
-        if hit.memory.id not in seeds:
-            hit.path = trace_path(hit.memory.id, seeds, activation, graph)
+        # Seeds that the graph also supports get the path of that support too.
+        if hit.memory.id not in seeds or hit.components.get("graph", 0.0) >= _SUPPORTED:
+            path = trace_path(hit.memory.id, seeds, activation, graph)
+            hit.path = path if len(path) > 1 else []
     nodes = list(dict.fromkeys([h.memory.id for h in hits] + [n for h in hits for n in h.path]))
     entities = get_entities(store, user_id, [n for n in nodes if is_entity(n)])
     edges = edges_between(store, user_id, nodes)
@@ -47,9 +51,10 @@ def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str,
         contents.update(store.contents(missing, user_id))
     for hit in hits:
         if len(hit.path) > 1:
-            hit.why = "reached " + " ".join(
+            chain = " ".join(
                 f"{_label(a, entities, contents)} -{kinds.get(frozenset((a, b)), 'LINKED')}->"
                 for a, b in zip(hit.path, hit.path[1:], strict=False)) + " this memory"
+            hit.why = f"{hit.why}; linked: {chain}" if hit.memory.id in seeds else f"reached {chain}"
     return Subgraph(
         nodes={n: SubgraphNode(id=n, kind="entity" if is_entity(n) else "memory",
                                label=_label(n, entities, contents)) for n in nodes},

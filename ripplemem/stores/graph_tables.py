@@ -98,6 +98,14 @@ def entities_containing_word(conn: sqlite3.Connection, user_id: str, word: str) 
     return [EntityRow(r[0], r[1], r[2], r[3]) for r in rows]
 
 
+def known_cjk_entities(conn: sqlite3.Connection, user_id: str) -> list[tuple[str, str]]:
+    """(canonical name, id) of the user's entities whose names contain CJK characters."""
+    rows = conn.execute(
+        "SELECT canonical, id FROM entities WHERE user_id = ? AND length(canonical) BETWEEN 2 AND 30 "
+        "AND canonical GLOB '*[^ -~]*'", (user_id,)).fetchall()
+    return [(r[0], r[1]) for r in rows if any("\u3400" <= ch <= "\u9fff" for ch in r[0])]
+
+
 def last_memory_in_session(conn: sqlite3.Connection, user_id: str, session_id: str,
                            exclude: Sequence[str]) -> str | None:
     """The most recently stored active memory of a session, other than the excluded ids."""
