@@ -1,6 +1,19 @@
-"""LlamaIndex adapters for RippleMem (retriever, tool spec, memory); not yet built.
+"""LlamaIndex adapters for RippleMem: a retriever, an agent tool spec, a chat memory and a memory block.
 
-The adapters arrive with the LlamaIndex issue; until then this package only reserves the name.
+```python
+from ripplemem import RippleMem
+from llamaindex_ripplemem import RippleMemMemory, RippleMemRetriever, RippleMemToolSpec
+
+mem = RippleMem(path="./memdb", user_id="alice")
+retriever = RippleMemRetriever(memory=mem, similarity_top_k=10)      # query engines, retriever tools
+tools = RippleMemToolSpec(memory=mem).to_tool_list()                # FunctionAgent / ReActAgent tools
+memory = RippleMemMemory(memory=mem, session_id="s1")               # agent.run(msg, memory=memory)
+```
 """
 
-__all__: list[str] = []
+from llamaindex_ripplemem.memory import RippleMemMemory
+from llamaindex_ripplemem.memory_block import RippleMemMemoryBlock
+from llamaindex_ripplemem.retriever import RippleMemRetriever
+from llamaindex_ripplemem.tool_spec import RippleMemToolSpec
+
+__all__ = ["RippleMemMemory", "RippleMemMemoryBlock", "RippleMemRetriever", "RippleMemToolSpec"]
