@@ -1,0 +1,95 @@
+"""RippleMemRetriever: a LangChain retriever over a user's RippleMem memories (ripple recall)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, SkipValidation
+
+from langchain_ripplemem.documents import hit_to_document
+from langchain_ripplemem.scopes import check_memory
+from ripplemem import RippleMem
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.retrieval import RECALL_MODES
+from ripplemem.validation import check_k, check_mode, check_types
+
+#: Keys of ``filters=`` (and of per-call keyword arguments): RippleMem.recall's narrowing options.
+FILTER_KEYS = ("since", "until", "min_importance", "metadata", "session_id")
+_CALL_KEYS = frozenset({"k", "mode", "types", "record_access", *FILTER_KEYS})
+
+
+class RippleMemRetriever(BaseRetriever):
+    """Retrieve a user's memories for a query with RippleMem's ripple recall (or hybrid/dense/keyword).
+
+    ``RippleMemRetriever(memory=mem, k=5)`` drops into any chain: ``retriever | format_docs | prompt | llm``.
+    Each Document carries the memory id (``doc.id``) and ``id, type, score, event_time, why`` in metadata.
+    Per call, ``invoke(query, k=3, types=["semantic"], since="2024-01-01")`` overrides the defaults.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: SkipValidation[RippleMem]
+    """The RippleMem handle whose user's memories are searched."""
+    k: int = 10
+    """How many memories to return."""
+    mode: str = "ripple"
+    """Recall mode: "ripple" (graph spreading, default), "hybrid", "dense" or "keyword"."""
+    types: str | list[str] | None = None
+    """Memory types to search (e.g. ["semantic", "episodic"]); None for all."""
+    filters: dict[str, Any] | None = None
+    """Recall filters: since, until, min_importance, metadata (equality), session_id."""
+    record_access: bool = True
+    """Count a retrieval as an access (and reinforce the graph paths that led to it)."""
+
+    def __init__(self, **data: Any) -> None:
+        check_memory(data.get("memory"))
+        _check_options(data, where="RippleMemRetriever")
+        super().__init__(**data)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> list[Document]:
+        options = self._recall_options(kwargs)
+        recall = self.memory.recall(query, **options)
+        return [hit_to_document(hit) for hit in recall.hits]
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+                                       **kwargs: Any) -> list[Document]:
+        options = self._recall_options(kwargs)
+        recall = await asyncio.to_thread(self.memory.recall, query, **options)
+        return [hit_to_document(hit) for hit in recall.hits]
+
+    def _recall_options(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        _check_options(overrides, where="invoke")
+        options: dict[str, Any] = {"k": self.k, "mode": self.mode, "types": self.types,
+                                   "record_access": self.record_access, **(self.filters or {})}
+        options.update(overrides)
+        return options
+
+
+def _check_options(options: Mapping[str, Any], *, where: str) -> None:
+    """Check the recall options a user passed, naming the bad one."""
+    if where == "invoke":
+        unknown = set(options) - _CALL_KEYS
+        if unknown:
+            raise InvalidInputError(f"{where} got unknown arguments {sorted(unknown)}; "
+                                    f"allowed: {sorted(_CALL_KEYS)}")
+    if "k" in options:
+        check_k(options["k"])
+    if "mode" in options:
+        check_mode(options["mode"], RECALL_MODES)
+    if options.get("types") is not None:
+        check_types(options["types"])
+    filters = options.get("filters")
+    if filters is not None:
+        if not isinstance(filters, Mapping):
+            raise InvalidTypeError(f"filters must be a dict with keys from {FILTER_KEYS}, "
+                                   f"got {type(filters).__name__}")
+        unknown = set(filters) - set(FILTER_KEYS)
+        if unknown:
+            raise InvalidInputError(f"filters has unknown keys {sorted(unknown)}; "
+                                    f"allowed: {list(FILTER_KEYS)}")

@@ -1,0 +1,142 @@
+"""RippleMemRetriever: the LangChain standard suite, what the Documents carry, filters, LCEL chains."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+
+from langchain_ripplemem import RippleMemRetriever, format_docs
+from ripplemem import RippleMem
+from ripplemem.embeddings import Embedder
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+
+FACTS = [
+    {"content": "Alice owns a cat called Tom.", "type": "semantic", "importance": 0.8},
+    {"content": "Alice adopted Tom from a shelter in Lyon.", "event_time": "2023-04-02T10:00:00+00:00"},
+    {"content": "Tom the cat sleeps on the piano every afternoon.", "session_id": "s2"},
+    {"content": "Alice drinks green tea every morning.", "type": "semantic", "metadata": {"topic": "food"}},
+    {"content": "Bob, Alice's brother, lives in Paris.", "event_time": "2024-06-01T09:00:00+00:00"},
+]
+
+
+@pytest.fixture(scope="module")
+def seeded(embedder: Embedder) -> Iterator[RippleMem]:
+    """Alice's memories about her cat, her tea and her brother."""
+    handle = RippleMem(path=None, user_id="alice", embedder=embedder)
+    handle.add_many(FACTS)
+    yield handle
+    handle.close()
+
+
+class TestStandardSuite(RetrieversIntegrationTests):
+    """LangChain's own retriever checks, run against a real store."""
+
+    @pytest.fixture(autouse=True)
+    def _memory(self, seeded: RippleMem) -> None:
+        self.memory = seeded
+
+    @property
+    def retriever_constructor(self) -> type[RippleMemRetriever]:
+        return RippleMemRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"memory": self.memory, "k": 2}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "What is the name of Alice's cat?"
+
+
+def test_documents_carry_the_memory_and_why_it_was_recalled(seeded: RippleMem) -> None:
+    docs = RippleMemRetriever(memory=seeded, k=3, record_access=False).invoke("What is Alice's cat called?")
+    assert docs[0].page_content == "Alice owns a cat called Tom."
+    stored = {m.content: m for m in seeded.list()}
+    for doc in docs:
+        memory = stored[doc.page_content]
+        assert doc.id == doc.metadata["id"] == memory.id
+        assert doc.metadata["type"] == memory.type
+        assert isinstance(doc.metadata["why"], str) and doc.metadata["why"]
+    scores = [doc.metadata["score"] for doc in docs]
+    assert scores == sorted(scores, reverse=True)
+    adopted = RippleMemRetriever(memory=seeded, k=1, record_access=False).invoke("Where was Tom adopted?")
+    assert adopted[0].metadata["event_time"] == "2023-04-02T10:00:00+00:00"
+
+
+def test_types_filters_and_per_call_overrides(seeded: RippleMem) -> None:
+    semantic = RippleMemRetriever(memory=seeded, types=["semantic"], record_access=False)
+    assert {d.page_content for d in semantic.invoke("Alice")} == {
+        "Alice owns a cat called Tom.", "Alice drinks green tea every morning."}
+    recent = RippleMemRetriever(memory=seeded, filters={"since": "2024-01-01T00:00:00+00:00"},
+                                record_access=False)
+    assert "Alice adopted Tom from a shelter in Lyon." not in [d.page_content for d in recent.invoke("Tom")]
+    retriever = RippleMemRetriever(memory=seeded, k=5, record_access=False)
+    food = retriever.invoke("what does Alice like", metadata={"topic": "food"})
+    assert [d.page_content for d in food] == ["Alice drinks green tea every morning."]
+    in_session = retriever.invoke("Tom", session_id="s2", k=2)
+    assert [d.page_content for d in in_session] == ["Tom the cat sleeps on the piano every afternoon."]
+
+
+def test_mode_is_passed_to_recall(seeded: RippleMem) -> None:
+    # No stored word is in the query: keyword recall finds nothing, ripple still ranks by meaning.
+    assert RippleMemRetriever(memory=seeded, mode="keyword").invoke("kitten") == []
+    best = RippleMemRetriever(memory=seeded, k=1).invoke("kitten")[0]
+    assert best.page_content == "Alice owns a cat called Tom."
+
+
+async def test_async_matches_sync(seeded: RippleMem) -> None:
+    retriever = RippleMemRetriever(memory=seeded, k=3, record_access=False)
+    sync_ids = [d.id for d in retriever.invoke("Alice's brother")]
+    async_ids = [d.id for d in await retriever.ainvoke("Alice's brother")]
+    assert async_ids == sync_ids
+    assert len(await retriever.ainvoke("Alice's brother", k=1)) == 1
+
+
+def test_lcel_chain_shows_the_model_the_recalled_memories(seeded: RippleMem, script: object) -> None:
+    model = script(AIMessage("Your cat is called Tom."))
+    prompt = ChatPromptTemplate.from_messages([
+        ("system", "Answer from these memories:\n{context}"), ("human", "{question}")])
+    retriever = RippleMemRetriever(memory=seeded, k=2)
+    chain = ({"context": retriever | format_docs, "question": RunnablePassthrough()}
+             | prompt | model | StrOutputParser())
+    assert chain.invoke("What is my cat called?") == "Your cat is called Tom."
+    shown = model.seen[0][0].text
+    assert "] Alice owns a cat called Tom." in shown
+    assert "green tea" not in shown  # k=2: only the two best memories reach the prompt
+
+
+def test_format_docs_dates_each_line() -> None:
+    meta = {"type": "episodic", "event_time": "2024-03-15T10:00"}
+    dated = Document(page_content="Met Carol.", metadata=meta)
+    docs = [dated, Document(page_content="Untyped note.")]
+    assert format_docs(docs) == "- [2024-03-15, episodic] Met Carol.\n- [undated] Untyped note."
+
+
+def test_bad_arguments_are_named(seeded: RippleMem) -> None:
+    with pytest.raises(InvalidTypeError, match="memory must be a RippleMem"):
+        RippleMemRetriever(memory="alice")
+    with pytest.raises(InvalidInputError, match="k must be positive"):
+        RippleMemRetriever(memory=seeded, k=0)
+    with pytest.raises(InvalidInputError, match="mode must be one of"):
+        RippleMemRetriever(memory=seeded, mode="semantic")
+    with pytest.raises(InvalidInputError, match=r"filters has unknown keys \['user'\]"):
+        RippleMemRetriever(memory=seeded, filters={"user": "bob"})
+    with pytest.raises(InvalidInputError, match=r"unknown arguments \['top_k'\]"):
+        RippleMemRetriever(memory=seeded).invoke("cat", top_k=2)
+
+
+def test_retrieval_counts_as_access_unless_disabled(seeded: RippleMem) -> None:
+    before = {m.id: m.access_count for m in seeded.list()}
+    doc = RippleMemRetriever(memory=seeded, k=1, record_access=False).invoke("green tea")[0]
+    assert seeded.get(doc.id).access_count == before[doc.id]
+    RippleMemRetriever(memory=seeded, k=1).invoke("green tea")
+    assert seeded.get(doc.id).access_count == before[doc.id] + 1
+    assert seeded.get(doc.id).last_accessed > datetime(2020, 1, 1, tzinfo=timezone.utc)
