@@ -8,7 +8,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
 
-from ripplemem import InvalidInputError, InvalidTypeError, Memory, RippleMem
+from ripplemem import Hit, InvalidInputError, InvalidTypeError, RippleMem
 
 RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
 _WORD = re.compile(r"\w")
@@ -75,8 +75,14 @@ def recall_query(messages: Sequence[ChatMessage], input: str | None = None, wind
     return "\n".join(texts[-window:])
 
 
-def memory_line(memory: Memory) -> str:
-    """One memory as a line an LLM can act on: '- [id 3f2a..., 2024-03-01 14:05, episodic] text'."""
+def hit_line(number: int, hit: Hit) -> str:
+    """A recalled memory as a line for an LLM: '1. [id=3f2a...] (2024-03-01, episodic, score 0.82) text'."""
+    memory = hit.memory
     when = memory.when
-    date = when.strftime("%Y-%m-%d %H:%M") if when else "undated"
-    return f"- [id {memory.id}, {date}, {memory.type}] {memory.content}"
+    date = when.strftime("%Y-%m-%d") if when else "undated"
+    return f"{number}. [id={memory.id}] ({date}, {memory.type}, score {hit.score:.2f}) {memory.content}"
+
+
+def count(number: int, one: str, many: str) -> str:
+    """'1 memory', '3 memories'."""
+    return f"{number} {one if number == 1 else many}"

@@ -64,7 +64,7 @@ class RippleMemMemory(BaseMemory):
         if primary_memory is not None and not isinstance(primary_memory, BaseMemory):
             raise InvalidInputError("primary_memory must be a LlamaIndex BaseMemory, "
                                     f"got {type(primary_memory).__name__}")
-        super().__init__(
+        super().__init__(  # type: ignore[call-arg]  # pydantic fields; mypy runs without the plugin
             primary_memory=primary_memory or ChatHistoryMemory.from_defaults(session_id=session),
             session_id=session, k=check_positive_int("k", k),
             token_budget=check_positive_int("token_budget", token_budget), mode=check_mode(mode),

@@ -4,16 +4,22 @@
 # method signature, and the annotations must be real types for that.
 
 import asyncio
-from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, get_args
 
 from llama_index.core.tools.tool_spec.base import BaseToolSpec
 
-from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int, memory_line
+from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int, count, hit_line
 from ripplemem import InvalidInputError, RippleMem
+
+if TYPE_CHECKING:
+    from ripplemem.graph_queries import Connection
 
 _MAX_HOPS_LIMIT = 6
 # What an agent may write: events and lasting facts (working and document memories come from elsewhere).
-STORABLE_TYPES = ("episodic", "semantic")
+StoredType = Literal["episodic", "semantic"]
+STORABLE_TYPES: tuple[str, ...] = get_args(StoredType)
+RecallType = Literal["episodic", "semantic", "working", "perceptual", "document"]
+READ_TOOLS = ("recall_memory", "find_connections")
 
 
 class RippleMemToolSpec(BaseToolSpec):
@@ -30,60 +36,61 @@ class RippleMemToolSpec(BaseToolSpec):
         ("forget_memory", "aforget_memory"),
     ]
 
-    def __init__(self, memory: RippleMem, *, mode: str = "ripple", types: str | Iterable[str] | None = None,
-                 max_results_limit: int = 20) -> None:
+    def __init__(self, memory: RippleMem, *, mode: str = "ripple", read_only: bool = False,
+                 max_k: int = 20) -> None:
         self.memory = check_memory(memory)
         self.mode = check_mode(mode)
-        self.types = types
-        self.max_results_limit = check_positive_int("max_results_limit", max_results_limit)
+        self.max_k = check_positive_int("max_k", max_k)
+        if read_only:  # the agent may look, not write or delete
+            self.spec_functions = [pair for pair in self.spec_functions if pair[0] in READ_TOOLS]
 
-    def store_memory(self, content: str, memory_type: str = "episodic",
-                     importance: float | None = None) -> str:
+    def store_memory(self, content: str, type: StoredType = "episodic", importance: float | None = None,
+                     event_time: str | None = None) -> str:
         """Save something about the user to long-term memory, to recall it in later conversations.
 
         Use it when the user shares a fact, preference, plan, name or date worth keeping, or asks
-        you to remember something. Write one self-contained sentence in the third person, e.g.
-        "The user's sister Ana lives in Lisbon." Returns the new memory's id.
+        you to remember something. Write one self-contained sentence that names people and things,
+        e.g. "The user's sister Ana lives in Lisbon." Returns the new memory's id.
 
         Args:
             content (str): the memory as one self-contained sentence.
-            memory_type (str): "episodic" for an event (default), "semantic" for a lasting fact.
-            importance (float): optional, 0 to 1; 0.9 for health, safety or strong wishes.
+            type (str): "semantic" for lasting facts and preferences, "episodic" for events (default).
+            importance (float): optional, 0 to 1; 0.8 or more for health, safety or explicit requests.
+            event_time (str): optional; when it happened, as an ISO date such as "2024-03-15".
         """
-        if memory_type not in STORABLE_TYPES:
-            allowed = ", ".join(STORABLE_TYPES)
-            raise InvalidInputError(f"memory_type must be one of {allowed}; got {memory_type!r}")
-        stored = self.memory.add(content, type=memory_type, importance=importance,
+        if type not in STORABLE_TYPES:
+            raise InvalidInputError(f"type must be one of {', '.join(STORABLE_TYPES)}; got {type!r}")
+        stored = self.memory.add(content, type=type, importance=importance, event_time=event_time,
                                  source="llamaindex:store_memory")
         return f"Stored memory {stored.id} ({stored.type}): {stored.content}"
 
-    async def astore_memory(self, content: str, memory_type: str = "episodic",
-                            importance: float | None = None) -> str:
+    async def astore_memory(self, content: str, type: StoredType = "episodic",
+                            importance: float | None = None, event_time: str | None = None) -> str:
         """Async twin of store_memory."""
-        return await asyncio.to_thread(self.store_memory, content, memory_type, importance)
+        return await asyncio.to_thread(self.store_memory, content, type, importance, event_time)
 
-    def recall_memory(self, query: str, max_results: int = 5) -> str:
-        """Search long-term memory for what you know about the user; use it before answering about them.
+    def recall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> str:
+        """Search long-term memory before answering about the user, their past, people, places or plans.
 
-        Ask in plain words ("Where does the user's sister live?"). Related memories come back
-        too, reached through the people, places and things they share. Each line gives the
-        memory's id, when it happened, its type and its text.
+        Ask in plain words ("Where does the user's sister live?"). Related memories come back too,
+        reached through the people, places and things they share. One memory per line, with its
+        id (for find_connections or forget_memory), date, type and score.
 
         Args:
             query (str): what you want to know, in plain words.
-            max_results (int): how many memories to return at most (default 5).
+            k (int): how many memories to return at most (default 5).
+            types (list): optional; only these memory types, e.g. ["semantic"]; leave empty for all.
         """
-        limit = min(check_positive_int("max_results", max_results), self.max_results_limit)
-        found = self.memory.recall(query, limit, mode=self.mode, types=self.types)
+        limit = min(check_positive_int("k", k), self.max_k)
+        found = self.memory.recall(query, limit, mode=self.mode, types=types or None)
         if not found.hits:
             return f"No memories found for {query!r}."
-        lines = [memory_line(hit.memory) for hit in found.hits]
-        noun = "memory" if len(lines) == 1 else "memories"
-        return "\n".join([f"{len(lines)} {noun} for {query!r}, best first:", *lines])
+        lines = [hit_line(number, hit) for number, hit in enumerate(found.hits, start=1)]
+        return "\n".join([f"{count(len(lines), 'memory', 'memories')} for {query!r}, best first:", *lines])
 
-    async def arecall_memory(self, query: str, max_results: int = 5) -> str:
+    async def arecall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> str:
         """Async twin of recall_memory."""
-        return await asyncio.to_thread(self.recall_memory, query, max_results)
+        return await asyncio.to_thread(self.recall_memory, query, k, types)
 
     def find_connections(self, source: str, target: str, max_hops: int = 3) -> str:
         """Explain how two people, places or things in memory are linked, via the memories that mention them.
@@ -97,13 +104,14 @@ class RippleMemToolSpec(BaseToolSpec):
             max_hops (int): how many links a path may have at most (default 3, at most 6).
         """
         hops = min(check_positive_int("max_hops", max_hops), _MAX_HOPS_LIMIT)
-        paths = self.memory.find_connections(source, target, max_hops=hops)
+        # Typed here: RippleMem.list shadows the builtin in the facade's class body, so mypy misreads it.
+        paths: list[Connection] = self.memory.find_connections(source, target, max_hops=hops)
         if not paths:
             return (f"No connection found between {source!r} and {target!r} within {hops} hops "
                     "(one of them may not be in memory; try recall_memory).")
         lines = [f"{n}. {path.explain()}" for n, path in enumerate(paths, start=1)]
-        noun = "connection" if len(lines) == 1 else "connections"
-        header = f"{len(lines)} {noun} between {source!r} and {target!r}, shortest first:"
+        found = count(len(lines), "connection", "connections")
+        header = f"{found} between {source!r} and {target!r}, shortest first:"
         return "\n".join([header, *lines])
 
     async def afind_connections(self, source: str, target: str, max_hops: int = 3) -> str:

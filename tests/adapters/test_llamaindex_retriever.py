@@ -54,7 +54,8 @@ def test_filters_narrow_what_is_retrieved(alice: RippleMem) -> None:
 
 
 def test_query_engine_answers_from_memories(alice: RippleMem) -> None:
-    engine = RetrieverQueryEngine.from_args(RippleMemRetriever(memory=alice, similarity_top_k=2), llm=MockLLM())
+    retriever = RippleMemRetriever(memory=alice, similarity_top_k=2)
+    engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
     response = engine.query("What is Bob's cat called?")
     # MockLLM answers with the prompt it was given: the memories must be in it, dated.
     assert "Bob owns a cat called Tom" in str(response) and "2024-03-01" in str(response)
@@ -62,7 +63,8 @@ def test_query_engine_answers_from_memories(alice: RippleMem) -> None:
 
 
 async def test_query_engine_async(alice: RippleMem) -> None:
-    engine = RetrieverQueryEngine.from_args(RippleMemRetriever(memory=alice, similarity_top_k=1), llm=MockLLM())
+    retriever = RippleMemRetriever(memory=alice, similarity_top_k=1)
+    engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
     response = await engine.aquery("Which food does Tom eat?")
     assert [n.node.get_content() for n in response.source_nodes] == ["Tom the cat only eats tuna"]
 
