@@ -15,9 +15,11 @@ import numpy as np
 
 from ripplemem.text import keyword_tokens
 
-# BM25 parameters (Robertson/Lucene defaults; FTS5 uses the same).
+# BM25 parameters and idf as FTS5 computes them: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6,
+# so a word in more than half the memories adds (almost) nothing.
 K1 = 1.2
 B = 0.75
+_MIN_IDF = 1e-6
 # Rebuild the arrays when this share of positions belongs to deleted memories.
 _COMPACT_DEAD_SHARE = 0.3
 
@@ -141,7 +143,7 @@ class KeywordIndex:
             df = float(np.count_nonzero(live))
             if df == 0:
                 continue
-            idf = np.log1p((n - df + 0.5) / (df + 0.5))
+            idf = max(_MIN_IDF, float(np.log((n - df + 0.5) / (df + 0.5))))
             scores[docs] += np.where(live, idf * freqs * (K1 + 1.0) / (freqs + norm[docs]), 0.0)
         matched = np.flatnonzero(scores > 0)
         if matched.size > limit:

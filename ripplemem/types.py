@@ -123,19 +123,53 @@ class Recall:
         return [hit.memory for hit in self.hits]
 
     def context(self, token_budget: int = 500, *, header: str = "Relevant memories:") -> str:
-        """Text for a prompt: one dated line per hit, best first, within token_budget."""
+        """Text for a prompt within token_budget: one dated line per hit, best first, with the
+        memories the graph links to a hit grouped under it (indented, in time order)."""
         if token_budget <= 0:
             raise ValueError(f"token_budget must be positive, got {token_budget}")
         lines = [header] if header else []
         used = estimate_tokens(header) if header else 0
-        for hit in self.hits:
-            line = format_memory_line(hit.memory)
-            cost = estimate_tokens(line)
-            if used + cost > token_budget:
-                break
-            lines.append(line)
-            used += cost
+        for group in self.groups():
+            for position, hit in enumerate(group):
+                line = ("  " if position else "") + format_memory_line(hit.memory)
+                cost = estimate_tokens(line)
+                if used + cost > token_budget:
+                    return "\n".join(lines) if len(lines) > (1 if header else 0) else ""
+                lines.append(line)
+                used += cost
         return "\n".join(lines) if len(lines) > (1 if header else 0) else ""
+
+    def groups(self) -> list[list[Hit]]:
+        """Hits grouped by the subgraph (linked directly or through an entity on a path): each
+        group led by its best hit, the rest in time order."""
+        ids = [hit.memory.id for hit in self.hits]
+        parent = {memory_id: memory_id for memory_id in ids}
+
+        def root(node: str) -> str:
+            while parent[node] != node:
+                parent[node] = parent[parent[node]]
+                node = parent[node]
+            return node
+
+        through: dict[str, list[str]] = {}
+        for edge in self.subgraph.edges:
+            ends = [end for end in (edge.src, edge.dst) if end in parent]
+            if len(ends) == 2:
+                parent[root(ends[0])] = root(ends[1])
+            elif len(ends) == 1:
+                other = edge.dst if ends[0] == edge.src else edge.src
+                through.setdefault(other, []).append(ends[0])
+        for members in through.values():
+            for member in members[1:]:
+                parent[root(member)] = root(members[0])
+        grouped: dict[str, list[Hit]] = {}
+        for hit in self.hits:
+            grouped.setdefault(root(hit.memory.id), []).append(hit)
+        ordered = []
+        for group in grouped.values():
+            rest = sorted(group[1:], key=lambda h: h.memory.when.timestamp() if h.memory.when else 0.0)
+            ordered.append([group[0], *rest])
+        return ordered
 
 
 def format_memory_line(memory: Memory) -> str:

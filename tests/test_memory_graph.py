@@ -4,6 +4,7 @@ ripple recall, find_connections, neighbors and communities, isolated per user.""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,17 @@ def test_graph_calls_reject_bad_input_and_keep_users_apart(memory_only: RippleMe
     bob = memory_only.scope(user_id="bob")
     assert bob.neighbors("Calvin") == [] and bob.find_connections("Calvin", "Ferrari 488") == []
     assert bob.communities() == [] and bob.recall("Calvin Ferrari").hits == []
+
+
+def test_context_groups_linked_memories_under_the_best_hit(memory_only: RippleMem) -> None:
+    memory_only.add_many([{"content": text, "session_id": f"f{i}"} for i, text in enumerate(FILLER)])
+    start = datetime.now(timezone.utc) - timedelta(minutes=10)
+    memory_only.add_many([{"content": text, "session_id": "s1", "event_time": start + timedelta(minutes=i)}
+                          for i, text in enumerate((BOOK, FOLLOW_UP))])
+    result = memory_only.recall("Tell me about The Three-Body Problem", k=5)
+    lines = result.context(token_budget=400).splitlines()
+    book = next(i for i, line in enumerate(lines) if BOOK in line)
+    assert lines[book].startswith(f"- [{start:%Y-%m-%d %H:%M}")
+    assert lines[book + 1].startswith(f"  - [{start + timedelta(minutes=1):%Y-%m-%d %H:%M}")
+    assert FOLLOW_UP in lines[book + 1]
+    assert len(lines) == 6  # the header and all five hits, none repeated
