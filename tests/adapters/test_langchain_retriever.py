@@ -67,8 +67,10 @@ def test_documents_carry_the_memory_and_why_it_was_recalled(seeded: RippleMem) -
         assert isinstance(doc.metadata["why"], str) and doc.metadata["why"]
     scores = [doc.metadata["score"] for doc in docs]
     assert scores == sorted(scores, reverse=True)
-    adopted = RippleMemRetriever(memory=seeded, k=1, record_access=False).invoke("Where was Tom adopted?")
-    assert adopted[0].metadata["event_time"] == "2023-04-02T10:00:00+00:00"
+    by_text = {d.page_content: d for d in RippleMemRetriever(memory=seeded, k=5).invoke("adopted in Lyon")}
+    adopted = by_text["Alice adopted Tom from a shelter in Lyon."]
+    assert adopted.metadata["event_time"] == "2023-04-02T10:00:00+00:00"
+    assert by_text["Alice owns a cat called Tom."].metadata["event_time"] is None
 
 
 def test_types_filters_and_per_call_overrides(seeded: RippleMem) -> None:
