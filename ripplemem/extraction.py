@@ -39,6 +39,7 @@ will did do does is are was were be been have has had am its as at by for from i
 with about after before during until since today tomorrow yesterday tonight last next this
 monday tuesday wednesday thursday friday saturday sunday january february march april may june july
 august september october november december
+remember remind reminder note don't dont forget also just so then well oh ah okay ok
 """.split())
 _JIEBA_TAGS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "organisation",
                "nz": "thing"}
