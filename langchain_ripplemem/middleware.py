@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -13,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from langchain_ripplemem.scopes import check_memory, run_scope
 from langchain_ripplemem.tools import RippleMemToolkit
-from ripplemem import Recall, RippleMem
+from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.validation import check_k, check_mode, check_types
@@ -80,7 +81,7 @@ class RippleMemMiddleware(AgentMiddleware):
             recall = handle.recall(query, k=self.k, mode=self.mode, types=self.types,
                                    record_access=record_access)
             fresh = [hit for hit in recall.hits if hit.memory.content.strip() not in seen]
-            parts.append(Recall(query=query, hits=fresh).context(self.token_budget, header=self.header))
+            parts.append(replace(recall, hits=fresh).context(self.token_budget, header=self.header))
         if self.working_token_budget:
             items = handle.working().select(self.working_token_budget)
             lines = [item.line() for item in items if item.text.strip() not in seen]

@@ -90,9 +90,21 @@ def test_memory_prompt_keeps_to_its_budgets(alice: RippleMem) -> None:
     alice.add_many([f"Alice visited museum number {n} in Madrid." for n in range(12)])
     roomy = RippleMemMiddleware(memory=alice, k=12, token_budget=400).memory_prompt("museums in Madrid")
     tight = RippleMemMiddleware(memory=alice, k=12, token_budget=40).memory_prompt("museums in Madrid")
-    assert roomy.count("\n- [") == 12
-    assert 1 <= tight.count("\n- [") < 4
+    assert roomy.count("- [") == 12
+    assert 1 <= tight.count("- [") < 4
     assert RippleMemMiddleware(memory=alice, working_token_budget=0).memory_prompt(None) == ""
+
+
+def test_the_block_is_recalls_context_minus_what_the_model_already_sees(alice: RippleMem) -> None:
+    alice.add_many(["Calvin bought a Ferrari 488 in March.", "Alice drinks tea.",
+                    "The Ferrari 488 was repainted red in Maranello.", "Bob lives in Oslo."])
+    query = "What did Calvin buy?"
+    middleware = RippleMemMiddleware(memory=alice, k=4)
+    expected = alice.recall(query, k=4, record_access=False).context(400)
+    assert middleware.memory_prompt(query, record_access=False) == expected
+    assert "\n  - [" in expected  # the repainting is grouped under the purchase it is linked to
+    trimmed = middleware.memory_prompt(query, exclude=["Bob lives in Oslo."], record_access=False)
+    assert trimmed.splitlines() == [line for line in expected.splitlines() if "Oslo" not in line]
 
 
 def test_bad_arguments_are_named(alice: RippleMem) -> None:
