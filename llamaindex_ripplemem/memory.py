@@ -1,11 +1,12 @@
 """RippleMemMemory: a LlamaIndex chat memory that feeds every turn to RippleMem and recalls long-term context.
 
 Use it as ``agent.run(user_msg, memory=RippleMemMemory(memory=mem, session_id="s1"))``. The chat
-history lives in a LlamaIndex ``Memory`` (the primary memory); every user and assistant turn is
-also observed by RippleMem's working memory, which writes it to long-term memory at once when it
-is an explicit request ("remember that ...") or urgent, and later when the consolidation rules
-say so. ``get()`` returns the chat history with the long-term memories recalled for the latest
-user message in a system message.
+history lives in a LlamaIndex ``Memory`` (the primary memory); every user and assistant turn also
+enters RippleMem's working memory. A user turn is written to long-term memory at once when it is
+an explicit request ("remember that ...") or urgent, and later when the consolidation rules say so
+(e.g. mentioned three times); assistant turns and plain questions only count as mentions.
+``get()`` returns the chat history with the long-term memories recalled for the latest user
+message in a system message (or in that user message, ``insert_method="user"``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ class RippleMemMemory(BaseMemory):
     mode: str = Field(default="ripple", description="RippleMem recall mode.")
     recall_window: int = Field(default=1, description="How many recent user messages form the recall query.")
     observe_roles: tuple[str, ...] = Field(default=("user", "assistant"),
-                                           description="Roles whose turns RippleMem observes.")
+                                           description="Roles whose turns enter working memory.")
+    store_roles: tuple[str, ...] = Field(default=("user",),
+                                         description="Roles whose turns may become long-term memories.")
     insert_method: str = Field(default="system",
                                description="Where recalled memories go: 'system' or 'user' message.")
 
@@ -56,7 +59,8 @@ class RippleMemMemory(BaseMemory):
     def __init__(self, memory: RippleMem, *, session_id: str | None = None,
                  primary_memory: BaseMemory | None = None, k: int = 5, token_budget: int = 500,
                  mode: str = "ripple", recall_window: int = 1,
-                 observe_roles: Iterable[str] = ("user", "assistant"), insert_method: str = "system") -> None:
+                 observe_roles: Iterable[str] = ("user", "assistant"), store_roles: Iterable[str] = ("user",),
+                 insert_method: str = "system") -> None:
         handle = check_memory(memory)
         session = session_id or handle.scope_info.session_id or uuid.uuid4().hex
         if not isinstance(session, str) or not session.strip():
@@ -70,6 +74,7 @@ class RippleMemMemory(BaseMemory):
             token_budget=check_positive_int("token_budget", token_budget), mode=check_mode(mode),
             recall_window=check_positive_int("recall_window", recall_window),
             observe_roles=check_roles("observe_roles", observe_roles),
+            store_roles=check_roles("store_roles", store_roles),
             insert_method=check_insert_method(insert_method))
         self._memory = handle
 
@@ -170,13 +175,13 @@ class RippleMemMemory(BaseMemory):
 
     def consolidate(self) -> list[Memory]:
         """Write the working-memory turns the consolidation rules call due now; returns the new memories."""
-        return consolidate_due(self._memory, self.session_id, self._consolidated)
+        return consolidate_due(self._memory, self.session_id, self._consolidated, self.store_roles)
 
     def _observe(self, messages: Sequence[ChatMessage]) -> None:
-        if observe_messages(self._memory, self.session_id, messages, self.observe_roles):
+        if observe_messages(self._memory, self.session_id, messages, self.observe_roles, self.store_roles):
             if any(role_of(m) == "user" for m in messages):
                 self._cached = None
-            consolidate_due(self._memory, self.session_id, self._consolidated)
+            self.consolidate()
 
 
 def check_insert_method(value: Any) -> str:

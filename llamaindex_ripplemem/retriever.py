@@ -13,8 +13,9 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int
 from ripplemem import Hit, Recall, RippleMem
 
-# Node metadata an answering LLM sees; the rest (ids, scores, provenance) stays out of its prompt.
-_LLM_METADATA = ("type", "event_time")
+# Node metadata kept out of an answering LLM's prompt (ids and scoring notes); it sees the type, the
+# date and the memory's own metadata (a document's source, say).
+_HIDDEN_FROM_LLM = ("memory_id", "created_at", "importance", "session_id", "why", "working_id")
 
 
 class RippleMemRetriever(BaseRetriever):
@@ -91,7 +92,7 @@ def hit_to_node(hit: Hit) -> NodeWithScore:
         id_=memory.id,
         text=memory.content,
         metadata=metadata,
-        excluded_llm_metadata_keys=[key for key in metadata if key not in _LLM_METADATA],
+        excluded_llm_metadata_keys=[key for key in metadata if key in _HIDDEN_FROM_LLM],
         excluded_embed_metadata_keys=list(metadata),
     )
     return NodeWithScore(node=node, score=hit.score)

@@ -101,14 +101,14 @@ class RippleMemToolSpec(BaseToolSpec):
         Args:
             source (str): the first name (or memory id).
             target (str): the second name (or memory id).
-            max_hops (int): how many links a path may have at most (default 3, at most 6).
+            max_hops (int): the longest path, in links (default 3; up to 6 if nothing is found).
         """
         hops = min(check_positive_int("max_hops", max_hops), _MAX_HOPS_LIMIT)
         # Typed here: RippleMem.list shadows the builtin in the facade's class body, so mypy misreads it.
         paths: list[Connection] = self.memory.find_connections(source, target, max_hops=hops)
         if not paths:
             return (f"No connection found between {source!r} and {target!r} within {hops} hops "
-                    "(one of them may not be in memory; try recall_memory).")
+                    "(try a larger max_hops, or recall_memory: one of them may not be in memory).")
         lines = [f"{n}. {path.explain()}" for n, path in enumerate(paths, start=1)]
         found = count(len(lines), "connection", "connections")
         header = f"{found} between {source!r} and {target!r}, shortest first:"

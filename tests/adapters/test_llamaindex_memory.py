@@ -21,13 +21,17 @@ def assistant(text: str) -> ChatMessage:
 def test_explicit_requests_are_stored_at_once_small_talk_is_not(memory_only: RippleMem) -> None:
     memory = RippleMemMemory(memory=memory_only, session_id="s1")
     memory.put(user("Please remember that my passport expires in June 2027."))
-    memory.put(assistant("Got it."))
+    memory.put(assistant("Got it, I'll keep that in mind."))  # a cue, but the assistant's own words
     memory.put(user("How are you today?"))
+    memory.put(user("Am I allergic to anything important?"))  # urgent-sounding, but a question
     stored = memory_only.list()
     assert [m.content for m in stored] == ["Please remember that my passport expires in June 2027."]
     assert stored[0].session_id == "s1" and stored[0].metadata["role"] == "user"
     assert [item.text for item in memory_only.working("s1").items()] == [
-        "Please remember that my passport expires in June 2027.", "Got it.", "How are you today?"]
+        "Please remember that my passport expires in June 2027.", "Got it, I'll keep that in mind.",
+        "How are you today?", "Am I allergic to anything important?"]
+    memory.put(user("Could you remember that my gate is B12?"))  # a request, though it ends with '?'
+    assert memory_only.list()[0].content == "Could you remember that my gate is B12?"
 
 
 def test_get_returns_history_with_recalled_memories_in_front(memory_only: RippleMem) -> None:

@@ -14,7 +14,8 @@ from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
 
 @pytest.fixture
 def alice(memory_only: RippleMem) -> RippleMem:
-    memory_only.add("Bob owns a cat called Tom", event_time="2024-03-01T09:30:00+00:00", session_id="s1")
+    memory_only.add("Bob owns a cat called Tom", event_time="2024-03-01T09:30:00+00:00", session_id="s1",
+                    metadata={"source": "chat with Bob"})
     memory_only.add("Tom the cat only eats tuna", type="semantic", importance=0.8)
     memory_only.add("The quarterly report is due on Friday", session_id="s2")
     return memory_only
@@ -34,7 +35,8 @@ def test_nodes_carry_the_memory_id_text_and_provenance(alice: RippleMem) -> None
     # What an answering LLM reads: the text with its type and date, not ids or scoring notes.
     llm_view = top.node.get_content(metadata_mode=MetadataMode.LLM)
     assert "type: episodic" in llm_view and "2024-03-01" in llm_view
-    assert stored.id not in llm_view and "matched by" not in llm_view
+    assert "source: chat with Bob" in llm_view  # the memory's own metadata
+    assert stored.id not in llm_view and "matched by" not in llm_view and "importance" not in llm_view
 
 
 async def test_async_retrieve_matches_sync(alice: RippleMem) -> None:
