@@ -100,6 +100,19 @@ def test_turns_mentioned_three_times_are_consolidated_once_each(memory_only: Rip
         "Clara grows lemons in her garden.", "My aunt Clara lives in Porto."]
 
 
+def test_a_turn_written_at_once_is_not_written_again_by_the_mention_rule(memory_only: RippleMem) -> None:
+    memory = RippleMemMemory(memory=memory_only, session_id="s1")
+    for text in ["I'm so excited that Clara is visiting!", "Clara loves the sea.", "Clara arrives Friday."]:
+        memory.put(user(text))
+    # Written at once (emotional); now mentioned three times, the mention rule calls it due as well.
+    assert [m.content for m in memory_only.list()] == ["I'm so excited that Clara is visiting!"]
+    assert [d.action for _, d in memory_only.working("s1").decide()][0] == "consolidate"
+    # A new RippleMemMemory on the session (an agent restarted in-process) does not write it again.
+    RippleMemMemory(memory=memory_only, session_id="s1").put(user("Clara called."))
+    assert sorted(m.content for m in memory_only.list()) == [
+        "Clara loves the sea.", "I'm so excited that Clara is visiting!"]
+
+
 def test_reset_clears_the_conversation_not_long_term_memory(memory_only: RippleMem) -> None:
     memory = RippleMemMemory(memory=memory_only, session_id="s1")
     memory.put(user("Remember that my locker code is 4512."))
