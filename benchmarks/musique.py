@@ -92,7 +92,8 @@ def evaluate(mem: RippleMem, questions: list[dict[str, Any]], corpus: list[dict[
 
 def main(argv: list[str] | None = None) -> int:
     """Build both stores, evaluate every mode, print one table."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid", "ripple"])
     parser.add_argument("--embedder", default=None)

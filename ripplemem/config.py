@@ -62,8 +62,11 @@ class GraphSettings:
     # SIMILAR: link each new memory to its nearest stored memories at or above this cosine.
     similar_k: int = 3
     similar_threshold: float = 0.75
-    # ALIAS by normalisation: a one-word entity meets the multi-word names containing it.
+    # ALIAS by normalisation (a one-word entity meets the multi-word names containing it) and by
+    # name embeddings at or above alias_similarity (MiniLM: NYC / New York City 0.92,
+    # USA / United States 0.89, Jon / John 0.60, Paris / Rome 0.55).
     alias_weight: float = 0.5
+    alias_similarity: float = 0.88
     # Spreading (DESIGN §3; HippoRAG 2: damping ~0.5 keeps mass local).
     damping: float = 0.5
     max_hops: int = 3

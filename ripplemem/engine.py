@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
+import numpy as np
+
 from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
@@ -15,7 +17,7 @@ from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strength
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
-from ripplemem.stores.graph_tables import EdgeRow, iter_edges
+from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
 from ripplemem.types import Memory
@@ -92,6 +94,7 @@ class Engine:
         self._keyword_indexes: dict[str, KeywordIndex] = {}
         self._graphs: dict[str, ScopeGraph] = {}
         self._working: dict[str, WorkingMemories] = {}
+        self._entity_vectors: dict[str, tuple[list[str], np.ndarray | None]] = {}
         # Working items already written to long-term memory (by observe's immediate path).
         self.consolidated_working_ids: set[str] = set()
         self._data_version = self.store.data_version()
@@ -135,6 +138,21 @@ class Engine:
                 working = self._working[user_id] = WorkingMemories(settings=self.settings.lifecycle,
                                                                    clock=self.clock)
             return working
+
+    def entity_vectors(self, user_id: str) -> tuple[list[str], np.ndarray | None]:
+        """(ids, name vectors) of a user's entities, loaded from SQLite on first use."""
+        with self.write_lock:
+            if user_id not in self._entity_vectors:
+                self._entity_vectors[user_id] = entity_vectors(self.store, user_id)
+            return self._entity_vectors[user_id]
+
+    def entities_embedded(self, user_id: str, ids: list[str], vectors: np.ndarray) -> None:
+        """Add new entity name vectors to the cache (if it is loaded)."""
+        with self.write_lock:
+            if user_id in self._entity_vectors:
+                known_ids, known = self._entity_vectors[user_id]
+                merged = vectors if known is None else np.concatenate([known, vectors])
+                self._entity_vectors[user_id] = ([*known_ids, *ids], merged)
 
     def graph(self, user_id: str) -> ScopeGraph:
         """The in-memory graph of one user (CSR adjacency), loaded from SQLite on first use."""
@@ -186,6 +204,7 @@ class Engine:
             with self.write_lock:
                 self._keyword_indexes.clear()
                 self._graphs.clear()
+                self._entity_vectors.clear()
                 self._data_version = version
 
     def _check_embedding_model(self) -> None:

@@ -14,13 +14,20 @@ from ripplemem.config import GraphSettings
 from ripplemem.extraction import ExtractedEntity, canonical_name, extract_entities, has_cjk
 from ripplemem.relations import Relation
 from ripplemem.stores.graph_tables import (
-    EdgeRow, EntityRow, entities_containing_word, entity_id, existing_entity_ids, known_cjk_entities,
+    EdgeRow,
+    EntityRow,
+    entities_containing_word,
+    entity_id,
+    existing_entity_ids,
+    known_cjk_entities,
     last_memory_in_session,
 )
 from ripplemem.types import Memory
 
 # One-word names shorter than this never get ALIAS edges by word ("Al" would meet too much).
 _MIN_ALIAS_WORD = 3
+# Entity kinds whose names are compared by embedding for ALIAS edges (dates and amounts are not).
+ALIAS_KINDS = frozenset({"person", "place", "organisation", "title", "product", "event", "name", "thing"})
 
 
 @dataclass
@@ -37,6 +44,8 @@ class GraphRows:
 
     entities: list[EntityRow] = field(default_factory=list)
     edges: list[EdgeRow] = field(default_factory=list)
+    # Entities this batch creates (the rest existed already).
+    new_entities: list[EntityRow] = field(default_factory=list)
 
 
 class _Batch:
@@ -80,8 +89,10 @@ def build_graph_rows(conn: sqlite3.Connection, memories: Sequence[Memory], vecto
     _known_cjk_mentions(conn, batch, memories)
     _next_edges(conn, batch, memories)
     _similar_edges(batch, memories, vectors, neighbours, settings)
-    _alias_edges(conn, batch, settings)
-    return GraphRows(list(batch.entities.values()), list(batch.edges.values()))
+    new_ids = set(batch.entities) - existing_entity_ids(conn, batch.user_id, list(batch.entities))
+    _alias_edges(conn, batch, new_ids, settings)
+    return GraphRows(list(batch.entities.values()), list(batch.edges.values()),
+                     [batch.entities[node] for node in batch.entities if node in new_ids])
 
 
 def _mentions(batch: _Batch, memory: Memory, extra: GraphInput) -> None:
@@ -145,9 +156,8 @@ def _similar_edges(batch: _Batch, memories: Sequence[Memory], vectors: np.ndarra
             batch.edge(other, memory.id, "SIMILAR", weight=float(cos))
 
 
-def _alias_edges(conn: sqlite3.Connection, batch: _Batch, settings: GraphSettings) -> None:
+def _alias_edges(conn: sqlite3.Connection, batch: _Batch, new_ids: set[str], settings: GraphSettings) -> None:
     """ALIAS by normalisation: 'frank' meets 'frank ocean' (new entities only, either direction)."""
-    new_ids = set(batch.entities) - existing_entity_ids(conn, batch.user_id, list(batch.entities))
     for node in new_ids:
         entity = batch.entities[node]
         words = entity.canonical.split()
@@ -173,3 +183,21 @@ def edge_strength(edge: EdgeRow, settings: GraphSettings, now: float) -> float:
     age_days = max(0.0, now - since) / 86_400.0
     decay = max(settings.decay_floor, 0.5 ** (age_days / settings.decay_half_life_days))
     return edge.weight * edge.confidence * type_weight * decay
+
+
+def alias_by_embedding(new: Sequence[EntityRow], vectors: np.ndarray, known_ids: Sequence[str],
+                       known: np.ndarray | None, settings: GraphSettings, now: float) -> list[EdgeRow]:
+    """ALIAS edges from new entities to known or other new entities whose names embed alike
+    ("NYC" / "New York City", "Liu Cixin" / "Cixin Liu"), confidence = cosine."""
+    edges: list[EdgeRow] = []
+    threshold = settings.alias_similarity
+    within = vectors @ vectors.T
+    known_sims = known @ vectors.T if known is not None and len(known) else None
+    for i, entity in enumerate(new):
+        pool = [(new[j].id, float(within[j, i])) for j in np.flatnonzero(within[:i, i] >= threshold)]
+        if known_sims is not None:
+            close = np.flatnonzero(known_sims[:, i] >= threshold)
+            pool += [(known_ids[j], float(known_sims[j, i])) for j in close]
+        edges += [EdgeRow(other, entity.id, "ALIAS", settings.alias_weight, min(1.0, cosine), "", now)
+                  for other, cosine in pool if other != entity.id]
+    return edges

@@ -169,7 +169,8 @@ def to_connection(store: SQLiteStore, user_id: str, graph: ScopeGraph, path: lis
     return Connection(steps=steps, strength=strength)
 
 
-def find_communities(graph: ScopeGraph, rounds: int = 10, min_memories: int = 2) -> list[tuple[list[str], list[str]]]:
+def find_communities(graph: ScopeGraph, rounds: int = 10,
+                     min_memories: int = 2) -> list[tuple[list[str], list[str]]]:
     """Label propagation over the graph: (entity ids by degree, memory ids) per community, biggest first."""
     labels = {node: node for node in graph.nodes()}
     order = sorted(labels)

@@ -122,7 +122,8 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
         prune_below=graph_settings.prune_below, max_frontier=graph_settings.max_frontier))
     if not activation:  # nothing in the graph yet: plain hybrid
         return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode="ripple")
-    found = _extend_pool(found, activation, flt, k * graph_settings.reached_per_hit, parts.store, query_vector)
+    found = _extend_pool(found, activation, flt, k * graph_settings.reached_per_hit, parts.store,
+                         query_vector)
     relevance = fuse_scores(found.dense, found.keyword, "hybrid", settings)
     signal = _inflow(found, seeds, activation, graph_settings.damping)
     named = _entity_match(found, entities, parts.graph)

@@ -9,9 +9,15 @@ from typing import Any
 import numpy as np
 
 from ripplemem.engine import Engine
-from ripplemem.graph_builder import GraphInput, build_graph_rows
+from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.stores.graph_tables import (
-    delete_orphan_entities, insert_edges, insert_entities, mentioned_entities, reinforce_edges,
+    EntityRow,
+    delete_orphan_entities,
+    insert_edges,
+    insert_entities,
+    mentioned_entities,
+    reinforce_edges,
+    set_entity_vectors,
 )
 from ripplemem.stores.sqlite import index_metadata, to_epoch
 from ripplemem.types import Memory, Recall
@@ -43,6 +49,23 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
             delete_memories(engine, user_id, [m.id for m in memories])
             raise
         engine.memories_added(user_id, memories, rows.edges)
+        _link_aliases(engine, user_id, [e for e in rows.new_entities if e.type in ALIAS_KINDS])
+
+
+def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
+    """ALIAS edges between new entities and known ones whose names embed alike (derived data,
+    written after the batch: if this fails the memories are stored all the same)."""
+    if not new:
+        return
+    vectors = np.asarray(engine.embedder.embed_documents([e.name for e in new]), dtype=np.float32)
+    known_ids, known = engine.entity_vectors(user_id)
+    now = engine.now()
+    edges = alias_by_embedding(new, vectors, known_ids, known, engine.settings.graph, now)
+    with engine.store.transaction() as conn:
+        set_entity_vectors(conn, user_id, [(e.id, v) for e, v in zip(new, vectors, strict=True)])
+        insert_edges(conn, user_id, edges)
+    engine.entities_embedded(user_id, [e.id for e in new], vectors)
+    engine.memories_added(user_id, [], edges)
 
 
 def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str]) -> list[str]:
@@ -67,7 +90,8 @@ def reindex_content(engine: Engine, user_id: str, memory: Memory, vector: np.nda
 
 def reinforce_paths(engine: Engine, user_id: str, result: Recall, now: float) -> None:
     """Strengthen the edges ripple recall walked to reach its hits (seed 004 §3.2), with a cap."""
-    pairs = list(dict.fromkeys((a, b) for hit in result.hits for a, b in zip(hit.path, hit.path[1:])))
+    steps = ((a, b) for hit in result.hits for a, b in zip(hit.path, hit.path[1:], strict=False))
+    pairs = list(dict.fromkeys(steps))
     if not pairs:
         return
     settings = engine.settings.graph

@@ -129,7 +129,8 @@ def test_traversed_edges_are_reinforced_with_a_cap(mem: RippleMem) -> None:
     def next_edge() -> tuple[float, int]:
         with sqlite3.connect(db) as conn:
             return conn.execute("SELECT weight, activations FROM edges WHERE type = 'NEXT' "
-                                "AND user_id = 'alice' AND src IN (SELECT id FROM memories WHERE content = ?)",
+                                "AND user_id = 'alice' "
+                                "AND src IN (SELECT id FROM memories WHERE content = ?)",
                                 (BOOK,)).fetchone()
 
     assert next_edge() == (1.0, 0)
@@ -199,3 +200,14 @@ def test_context_groups_linked_memories_under_the_best_hit(memory_only: RippleMe
     assert lines[book + 1].startswith(f"  - [{start + timedelta(minutes=1):%Y-%m-%d %H:%M}")
     assert FOLLOW_UP in lines[book + 1]
     assert len(lines) == 6  # the header and all five hits, none repeated
+
+
+def test_alias_edges_join_names_that_embed_alike(mem: RippleMem) -> None:
+    mem.add("We flew to New York City for the marathon.")
+    mem.add("NYC was freezing in November.")
+    mem.add("Rome was sunny all week.")
+    aliases = [n.node.label for n in mem.neighbors("NYC") if n.edge_type == "ALIAS"]
+    assert aliases == ["New York City"]
+    assert [n for n in mem.neighbors("Rome") if n.edge_type == "ALIAS"] == []
+    path = mem.find_connections("NYC", "New York City")[0]
+    assert path.hops == 1 and path.steps[0].edge_type == "ALIAS"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import EmbeddingModelMismatchError, HashingEmbedder, RippleMem, SchemaVersionError
+from ripplemem.embeddings import Embedder
 from ripplemem.stores.schema import SCHEMA_VERSION
 from ripplemem.stores.sqlite import DB_FILENAME
 
@@ -104,3 +105,20 @@ def test_ids_are_stable_strings_across_reopen(tmp_path: Path) -> None:
         ids = [m.id for m in mem.add_many(["one", "two", "three"])]
     with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder()) as mem:
         assert [mem.get(i).content for i in ids] == ["one", "two", "three"]  # type: ignore[union-attr]
+
+
+def test_a_version_1_store_is_migrated_and_keeps_its_memories(tmp_path: Path, embedder: Embedder) -> None:
+    path = tmp_path / "old"
+    with RippleMem(path=path, user_id="alice", embedder=embedder) as mem:
+        kept = mem.add("Anna lives in Berlin")
+    with sqlite3.connect(path / "ripplemem.db") as conn:  # what a version 1 store looked like
+        conn.execute("ALTER TABLE entities DROP COLUMN embedding")
+        conn.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
+    with RippleMem(path=path, user_id="alice", embedder=embedder) as mem:
+        assert mem.get(kept.id) is not None
+        mem.add("We flew to New York City")
+        mem.add("NYC was freezing")
+        assert [n.node.label for n in mem.neighbors("NYC") if n.edge_type == "ALIAS"] == ["New York City"]
+    with sqlite3.connect(path / "ripplemem.db") as conn:
+        version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)

@@ -12,6 +12,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ripplemem.stores.sqlite import SQLiteStore
 
 EDGE_TYPES = ("MENTIONS", "RELATES", "NEXT", "SIMILAR", "ALIAS", "SUMMARIZES", "SUPERSEDES", "CONTRADICTS")
@@ -197,7 +199,8 @@ def delete_orphan_entities(conn: sqlite3.Connection, user_id: str, candidates: S
         if mentioned is None:
             orphans.append(entity)
     for entity in orphans:
-        conn.execute("DELETE FROM edges WHERE user_id = ? AND (src = ? OR dst = ?)", (user_id, entity, entity))
+        conn.execute("DELETE FROM edges WHERE user_id = ? AND (src = ? OR dst = ?)",
+                     (user_id, entity, entity))
         conn.execute("DELETE FROM entities WHERE user_id = ? AND id = ?", (user_id, entity))
     return orphans
 
@@ -211,6 +214,23 @@ def mentioned_entities(conn: sqlite3.Connection, user_id: str, memory_ids: Seque
             "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
             f"AND src IN ({','.join('?' * len(chunk))})", [user_id, *chunk]))
     return found
+
+
+def set_entity_vectors(conn: sqlite3.Connection, user_id: str,
+                       vectors: Sequence[tuple[str, np.ndarray]]) -> None:
+    """Store the name vectors of some of a user's entities."""
+    conn.executemany("UPDATE entities SET embedding = ? WHERE user_id = ? AND id = ?",
+                     [(np.asarray(v, dtype=np.float32).tobytes(), user_id, node) for node, v in vectors])
+
+
+def entity_vectors(store: SQLiteStore, user_id: str) -> tuple[list[str], np.ndarray | None]:
+    """(ids, name vectors) of the user's entities that have one."""
+    with store.read() as conn:
+        rows = conn.execute("SELECT id, embedding FROM entities WHERE user_id = ? AND embedding IS NOT NULL",
+                            (user_id,)).fetchall()
+    if not rows:
+        return [], None
+    return [r[0] for r in rows], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
 
 
 def aliases_json(names: Iterable[str]) -> str:

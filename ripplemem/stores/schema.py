@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,5 +73,13 @@ def _migrate_to_v1(conn: sqlite3.Connection) -> None:
     conn.executescript(_V1)
 
 
+def _migrate_to_v2(conn: sqlite3.Connection) -> None:
+    # Entity name vectors, for ALIAS edges by embedding similarity ("NYC" / "New York City").
+    # Idempotent: a crash before the version is recorded must not break the next open.
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(entities)")}
+    if "embedding" not in columns:
+        conn.execute("ALTER TABLE entities ADD COLUMN embedding BLOB")
+
+
 # MIGRATIONS[n] brings a store at version n-1 to version n.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_v1}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_v1, 2: _migrate_to_v2}
