@@ -74,7 +74,8 @@ class RippleMemStore(BaseStore):
         if isinstance(op, GetOp):
             return self._get(op)
         if isinstance(op, PutOp):
-            return self._put(op)
+            self._put(op)
+            return None
         if isinstance(op, SearchOp):
             return self._search(op)
         if isinstance(op, ListNamespacesOp):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, ValidationErr
 from langchain_ripplemem.scopes import check_memory, run_scope
 from ripplemem import Hit, RippleMem
 from ripplemem.errors import RippleMemError
+from ripplemem.graph_queries import Connection
 
 StoredType = Literal["episodic", "semantic"]
 
@@ -77,7 +78,8 @@ class _MemoryTool(BaseTool):
         kwargs.pop("run_manager", None)
         return await asyncio.to_thread(self._run, *args, config=config, **kwargs)
 
-    def _call(self, memory: RippleMem, **kwargs: Any) -> str:
+    def _call(self, *args: Any, **kwargs: Any) -> str:
+        """The tool's work on the run's handle (first argument) with the model's arguments."""
         raise NotImplementedError
 
 
@@ -128,12 +130,12 @@ class FindConnectionsTool(_MemoryTool):
     args_schema: type[BaseModel] = FindConnectionsInput
 
     def _call(self, memory: RippleMem, *, source: str, target: str, max_hops: int = 3) -> str:
-        connections = memory.find_connections(source, target, max_hops=max_hops, limit=5)
+        connections: list[Connection] = memory.find_connections(source, target, max_hops=max_hops, limit=5)
         if not connections:
             return f"No connection between {source!r} and {target!r} within {max_hops} hops."
         count = _count(len(connections), "connection", "connections")
         lines = [f"{count} between {source!r} and {target!r}:"]
-        lines += [f"{number}. {c.explain()}" for number, c in enumerate(connections, start=1)]
+        lines += [f"{number}. {path.explain()}" for number, path in enumerate(connections, start=1)]
         return "\n".join(lines)
 
 

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from langchain_ripplemem import RippleMemMemory
 from ripplemem import RippleMem
-from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 
 
 class RecordingLLM(FakeListLLM):
@@ -72,3 +72,15 @@ def test_bad_arguments_are_named(alice: RippleMem) -> None:
         memory.load_memory_variables({"input": "a", "context": "b"})
     with pytest.raises(InvalidInputError, match="output_key 'text' is not among the outputs"):
         RippleMemMemory(memory=alice, output_key="text").save_context({"input": "hi"}, {"response": "yo"})
+
+
+def test_without_langchain_classic_the_import_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import langchain_ripplemem
+
+    monkeypatch.delattr(langchain_ripplemem, "RippleMemMemory", raising=False)
+    monkeypatch.delitem(sys.modules, "langchain_ripplemem.legacy", raising=False)
+    monkeypatch.setitem(sys.modules, "langchain_classic.base_memory", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ripplemem\[langchain-classic\]'"):
+        langchain_ripplemem.RippleMemMemory  # noqa: B018
