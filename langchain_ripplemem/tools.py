@@ -69,6 +69,8 @@ class _MemoryTool(BaseTool):
 
     def _run(self, *args: Any, config: RunnableConfig, **kwargs: Any) -> str:
         kwargs.pop("run_manager", None)
+        if args:  # tool.invoke("cats"): a plain string is the first argument (the query, the content ...)
+            kwargs[next(iter(self.args))] = args[0]
         try:
             return self._call(run_scope(self.memory, config), **kwargs)
         except RippleMemError as error:

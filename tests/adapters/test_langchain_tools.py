@@ -120,10 +120,11 @@ def test_model_mistakes_come_back_as_messages_not_crashes(alice: RippleMem) -> N
     assert nowhere == "No connection between 'A' and 'B' within 3 hops."
 
 
-async def test_async_tools(alice: RippleMem) -> None:
+async def test_async_tools_and_plain_string_input(alice: RippleMem) -> None:
     tools = tools_of(alice)
-    await tools["store_memory"].ainvoke({"content": "Dana runs every Sunday."})
+    await tools["store_memory"].ainvoke("Dana runs every Sunday.")  # a string is the first argument
     assert "Dana runs every Sunday." in await tools["recall_memory"].ainvoke({"query": "exercise"})
+    assert "Dana runs every Sunday." in tools["recall_memory"].invoke("exercise")
 
 
 def test_tools_need_a_ripplemem_handle() -> None:
