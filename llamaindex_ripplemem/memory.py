@@ -30,7 +30,7 @@ from llamaindex_ripplemem._common import (
     role_of,
 )
 from llamaindex_ripplemem.turns import consolidate_due, observe_messages
-from ripplemem import InvalidInputError, Memory, RippleMem
+from ripplemem import InvalidInputError, InvalidTypeError, Memory, RippleMem
 
 CONTEXT_HEADER = "Long-term memories about the user (RippleMem), best first:"
 INSERT_METHODS = ("system", "user")
@@ -63,11 +63,13 @@ class RippleMemMemory(BaseMemory):
                  insert_method: str = "system") -> None:
         handle = check_memory(memory)
         session = session_id or handle.scope_info.session_id or uuid.uuid4().hex
-        if not isinstance(session, str) or not session.strip():
-            raise InvalidInputError(f"session_id must be a non-empty string, got {session_id!r}")
+        if not isinstance(session, str):
+            raise InvalidTypeError(f"session_id must be a string, got {type(session).__name__}")
+        if not session.strip():
+            raise InvalidInputError("session_id must not be empty or whitespace")
         if primary_memory is not None and not isinstance(primary_memory, BaseMemory):
-            raise InvalidInputError("primary_memory must be a LlamaIndex BaseMemory, "
-                                    f"got {type(primary_memory).__name__}")
+            raise InvalidTypeError("primary_memory must be a LlamaIndex BaseMemory, "
+                                   f"got {type(primary_memory).__name__}")
         super().__init__(  # type: ignore[call-arg]  # pydantic fields; mypy runs without the plugin
             primary_memory=primary_memory or ChatHistoryMemory.from_defaults(session_id=session),
             session_id=session, k=check_positive_int("k", k),

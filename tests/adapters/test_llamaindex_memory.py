@@ -173,6 +173,10 @@ def test_bad_arguments_are_named(memory_only: RippleMem) -> None:
         RippleMemMemory(memory=memory_only, insert_method="prompt")
     with pytest.raises(InvalidInputError, match="k must be a positive integer"):
         RippleMemMemory(memory=memory_only, k=0)
+    with pytest.raises(InvalidTypeError, match="session_id must be a string"):
+        RippleMemMemory(memory=memory_only, session_id=7)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="primary_memory must be a LlamaIndex BaseMemory"):
+        RippleMemMemory(memory=memory_only, primary_memory=[])  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="observe_roles"):
         RippleMemMemory(memory=memory_only, observe_roles="user")
     with pytest.raises(InvalidInputError, match="token_budget"):
