@@ -1,4 +1,4 @@
-"""RippleMemMemory, the legacy BaseMemory, in an old-style ConversationChain."""
+"""RippleMemMemory (the legacy BaseMemory) in an old-style ConversationChain; what imports need."""
 
 from __future__ import annotations
 
@@ -84,3 +84,10 @@ def test_without_langchain_classic_the_import_says_what_to_install(monkeypatch: 
     monkeypatch.setitem(sys.modules, "langchain_classic.base_memory", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'ripplemem\[langchain-classic\]'"):
         langchain_ripplemem.RippleMemMemory  # noqa: B018
+
+
+def test_every_public_name_imports() -> None:
+    import langchain_ripplemem
+
+    assert all(getattr(langchain_ripplemem, name) is not None for name in langchain_ripplemem.__all__)
+    assert sorted(langchain_ripplemem.__all__) == dir(langchain_ripplemem)
