@@ -12,6 +12,7 @@ from langchain_classic.base_memory import BaseMemory
 from pydantic import ConfigDict, SkipValidation
 
 from langchain_ripplemem.scopes import check_memory
+from langchain_ripplemem.turns import observe_exchange
 from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError
 from ripplemem.retrieval import RECALL_MODES
@@ -67,14 +68,8 @@ class RippleMemMemory(BaseMemory):
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
         """Observe the user's input and the chain's answer into working memory."""
-        turns = [("user", str(inputs[self._input_key(inputs)])),
-                 ("assistant", str(outputs[self._output_key(outputs)]))]
-        for role, text in turns:
-            if text.strip():
-                try:
-                    self.memory.observe(role, text, metadata={"source": "langchain-classic"})
-                except InvalidInputError:  # punctuation only: nothing to keep
-                    continue
+        observe_exchange(self.memory, str(inputs[self._input_key(inputs)]),
+                         str(outputs[self._output_key(outputs)]), source="langchain-classic")
 
     def clear(self) -> None:
         """Empty this session's working memory (long-term memories stay; delete those with the tools)."""

@@ -14,8 +14,8 @@ from langgraph.runtime import Runtime
 
 from langchain_ripplemem.scopes import check_memory, run_scope
 from langchain_ripplemem.tools import RippleMemToolkit
+from langchain_ripplemem.turns import observe_exchange
 from ripplemem import RippleMem
-from ripplemem.errors import InvalidInputError
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.validation import check_k, check_mode, check_types
 
@@ -29,7 +29,8 @@ class RippleMemMiddleware(AgentMiddleware):
     Before each model call the memories recalled for the latest user message (long-term, ripple) and
     the session's working memory not already in the messages (short-term) are added to the system
     prompt, each within its token budget. After each turn the user message and the answer are observed
-    into working memory; explicit requests ("remember that ...") go to long-term memory at once.
+    into working memory; the user's explicit requests ("remember that ...") and urgent statements go
+    to long-term memory at once, and statements mentioned again and again when they come due.
     The run's ``user_id``/``session_id`` (context or configurable; ``thread_id`` is the session) pick
     the scope, so one agent serves many users.
     """
@@ -108,12 +109,8 @@ class RippleMemMiddleware(AgentMiddleware):
             return
         answer = next((m for m in reversed(messages[last_human + 1:])
                        if isinstance(m, AIMessage) and not m.tool_calls and m.text.strip()), None)
-        turns = [("user", messages[last_human].text)] + ([("assistant", answer.text)] if answer else [])
-        for role, text in turns:
-            try:
-                handle.observe(role, text, metadata={"source": "langchain"})
-            except InvalidInputError:  # a turn without words ("?", an image only) holds nothing to keep
-                continue
+        observe_exchange(handle, messages[last_human].text, answer.text if answer else None,
+                         source="langchain")
 
 
 def _extend_system(system: SystemMessage | None, block: str) -> SystemMessage:

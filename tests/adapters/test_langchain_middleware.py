@@ -57,6 +57,19 @@ def test_turns_already_in_the_messages_are_not_repeated(alice: RippleMem, script
     assert model.system_prompts()[1] == ""  # the checkpointer already shows the turns
 
 
+def test_only_the_users_statements_become_long_term_memories(alice: RippleMem, script: Any) -> None:
+    model = script(AIMessage("Kyoto is lovely in spring."),
+                   AIMessage("Peanut allergies can be serious; I'll remember your allergy."),
+                   AIMessage("Kinkaku-ji is a classic."))
+    agent = create_agent(model, [], middleware=[RippleMemMiddleware(memory=alice)])
+    ask(agent, "I'm planning a trip to Kyoto in April.", "t")
+    ask(agent, "Is my peanut allergy serious?", "t")  # a question and an echoing answer: not facts
+    assert alice.list() == []
+    ask(agent, "Which temples in Kyoto should I see?", "t")  # the trip is mentioned a third time
+    written = [(m.type, m.content, m.session_id) for m in alice.list()]
+    assert written == [("semantic", "I'm planning a trip to Kyoto in April.", "t")]
+
+
 async def test_async_agent(alice: RippleMem, script: Any) -> None:
     alice.add("Alice's dentist appointment is on 3 March at 9am.", type="semantic")
     model = script(AIMessage("On 3 March at 9am."))
