@@ -70,8 +70,8 @@ class GraphSettings:
     # Spreading (DESIGN §3; HippoRAG 2: damping ~0.5 keeps mass local).
     damping: float = 0.5
     max_hops: int = 3
-    prune_below: float = 1e-4
-    max_frontier: int = 5000
+    prune_below: float = 1e-3
+    max_frontier: int = 1000
     # Seeds: the best first-stage candidates, and the entities the query names (weighted by
     # inverse frequency: an entity half the memories mention says little).
     seed_memories: int = 10
@@ -81,8 +81,8 @@ class GraphSettings:
     # Final relevance = (1 - ripple_weight - entity_weight) × first-stage relevance
     #   + ripple_weight × activation received through the graph
     #   + entity_weight × how specifically the memory mentions entities the query names.
-    ripple_weight: float = 0.3
-    entity_weight: float = 0.2
+    ripple_weight: float = 0.6
+    entity_weight: float = 0.1
     # seed 004 §3.2: weights decay with time since last activation and are reinforced, capped.
     decay_half_life_days: float = 90.0
     decay_floor: float = 0.2

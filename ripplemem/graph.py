@@ -38,10 +38,9 @@ class ScopeGraph:
         self._alive = np.zeros(0, dtype=bool)
         self._degree = np.zeros(0, dtype=np.float64)
         self._base = sparse.csr_matrix((0, 0), dtype=np.float64)
-        self._delta_rows: list[int] = []
-        self._delta_cols: list[int] = []
-        self._delta_vals: list[float] = []
-        self._delta: sparse.csr_matrix | None = None
+        # Pending changes per row (deletions are negative), folded into the base by compact().
+        self._delta: dict[int, dict[int, float]] = {}
+        self._delta_size = 0
         self._lock = threading.RLock()
 
     # -- nodes ---------------------------------------------------------------------------------
@@ -75,19 +74,22 @@ class ScopeGraph:
         return len(self._ids)
 
     # -- edges ---------------------------------------------------------------------------------
+    def _change(self, a: int, b: int, weight: float) -> None:
+        for row, col in ((a, b), (b, a)):
+            entries = self._delta.setdefault(row, {})
+            if col not in entries:
+                self._delta_size += 1
+            entries[col] = entries.get(col, 0.0) + weight
+        self._degree[a] += weight
+        self._degree[b] += weight
+
     def add_edges(self, edges: Iterable[tuple[str, str, float]]) -> None:
         """Add undirected edges (weights of repeated pairs add up); creates missing nodes."""
         with self._lock:
             for src, dst, weight in edges:
                 if src == dst or weight <= 0:
                     continue
-                a, b = self._node(src), self._node(dst)
-                self._delta_rows += [a, b]
-                self._delta_cols += [b, a]
-                self._delta_vals += [weight, weight]
-                self._degree[a] += weight
-                self._degree[b] += weight
-            self._delta = None
+                self._change(self._node(src), self._node(dst), weight)
             self._maybe_compact()
 
     def remove_nodes(self, nodes: Iterable[str]) -> None:
@@ -98,14 +100,10 @@ class ScopeGraph:
                 if position is None or not self._alive[position]:
                     continue
                 cols, weights = self._row(position)
-                for col, weight in zip(cols, weights):
-                    self._delta_rows += [position, int(col)]
-                    self._delta_cols += [int(col), position]
-                    self._delta_vals += [-float(weight), -float(weight)]
-                    self._degree[col] -= weight
+                for col, weight in zip(cols, weights, strict=True):
+                    self._change(position, int(col), -float(weight))
                 self._degree[position] = 0.0
                 self._alive[position] = False
-                self._delta = None
             self._maybe_compact()
 
     def neighbors(self, node: str) -> dict[str, float]:
@@ -115,56 +113,64 @@ class ScopeGraph:
             if position is None or not self._alive[position]:
                 return {}
             cols, weights = self._row(position)
-            return {self._ids[c]: float(w) for c, w in zip(cols, weights) if self._alive[c]}
+            return {self._ids[c]: float(w) for c, w in zip(cols, weights, strict=True) if self._alive[c]}
 
     def degree(self, node: str) -> float:
         """The node's weighted degree (0 for unknown nodes)."""
         position = self._index.get(node)
         return 0.0 if position is None else float(self._degree[position])
 
-    def _matrix(self) -> sparse.csr_matrix:
-        n = len(self._ids)
-        if self._base.shape[0] != n:
-            self._base.resize((n, n))
-        if not self._delta_vals:
-            return self._base
-        return self._base + self._delta_matrix()
-
-    def _delta_matrix(self) -> sparse.csr_matrix:
-        n = len(self._ids)
-        if self._delta is None or self._delta.shape[0] != n:
-            self._delta = sparse.csr_matrix(
-                (self._delta_vals, (self._delta_rows, self._delta_cols)), shape=(n, n))
-        return self._delta
-
-    def _rows(self, positions: np.ndarray) -> sparse.csr_matrix:
-        """Adjacency rows of some nodes: base rows plus pending changes, without merging it all."""
-        n = len(self._ids)
-        if self._base.shape[0] != n:
-            self._base.resize((n, n))
-        rows = self._base[positions]
-        if self._delta_vals:
-            rows = rows + self._delta_matrix()[positions]
-        return rows
-
     def _row(self, position: int) -> tuple[np.ndarray, np.ndarray]:
-        row = self._rows(np.array([position])).tocsr()
-        keep = np.abs(row.data) > 1e-12
-        return row.indices[keep], row.data[keep]
+        """One node's neighbours and weights: a slice of the CSR base plus its pending changes."""
+        weights: dict[int, float] = {}
+        if position < self._base.shape[0]:
+            start, stop = self._base.indptr[position], self._base.indptr[position + 1]
+            weights = dict(zip(self._base.indices[start:stop].tolist(), self._base.data[start:stop].tolist(),
+                               strict=True))
+        for col, change in self._delta.get(position, {}).items():
+            weights[col] = weights.get(col, 0.0) + change
+        kept = [(c, w) for c, w in weights.items() if abs(w) > 1e-12]
+        return (np.array([c for c, _ in kept], dtype=np.int64), np.array([w for _, w in kept], dtype=np.float64))
 
     def _maybe_compact(self) -> None:
-        if len(self._delta_vals) > max(20_000, self._base.nnz // 5):
+        if self._delta_size > max(20_000, self._base.nnz // 5):
             self.compact()
 
     def compact(self) -> None:
         """Fold pending changes into the CSR base (zeros from deletions are dropped)."""
         with self._lock:
-            merged = self._matrix().tocsr()
+            n = len(self._ids)
+            base = self._base.tocoo()
+            rows = [base.row] + [np.full(len(cols), row) for row, cols in self._delta.items()]
+            cols = [base.col] + [np.fromiter(c, dtype=np.int64) for c in self._delta.values()]
+            vals = [base.data] + [np.fromiter(c.values(), dtype=np.float64) for c in self._delta.values()]
+            merged = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                                       shape=(n, n))
+            merged.sum_duplicates()
             merged.data[np.abs(merged.data) < 1e-12] = 0.0
             merged.eliminate_zeros()
             self._base = merged
-            self._delta_rows, self._delta_cols, self._delta_vals = [], [], []
-            self._delta = None
+            self._delta, self._delta_size = {}, 0
+
+    def _reach(self, frontier: np.ndarray, moving: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mass arriving at each node (unique positions) when frontier nodes pass `moving` on."""
+        cols: list[np.ndarray] = []
+        vals: list[np.ndarray] = []
+        inside = frontier < self._base.shape[0]
+        if inside.any():
+            reached = (sparse.csr_matrix(moving[inside][None, :]) @ self._base[frontier[inside]]).tocoo()
+            cols.append(reached.col.astype(np.int64))
+            vals.append(reached.data)
+        if self._delta:
+            for position, mass in zip(frontier.tolist(), moving.tolist(), strict=True):
+                changes = self._delta.get(position)
+                if changes:
+                    cols.append(np.fromiter(changes, dtype=np.int64, count=len(changes)))
+                    vals.append(mass * np.fromiter(changes.values(), dtype=np.float64, count=len(changes)))
+        if not cols:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        unique, inverse = np.unique(np.concatenate(cols), return_inverse=True)
+        return unique, np.bincount(inverse, weights=np.concatenate(vals))
 
     # -- spreading -----------------------------------------------------------------------------
     def spread(self, seeds: Mapping[str, float], params: SpreadParams = SpreadParams()) -> dict[str, float]:
@@ -185,26 +191,24 @@ class ScopeGraph:
             if not start:
                 return isolated
             frontier_idx = np.fromiter(start, dtype=np.int64)
-            frontier_val = np.array([start[i] / total for i in frontier_idx])
-            result: dict[int, float] = {}
-            for position, value in zip(frontier_idx, frontier_val):
-                result[int(position)] = keep_share * float(value)
-            mass = frontier_val
+            mass = np.array([start[i] / total for i in frontier_idx])
+            activation = np.zeros(len(self._ids))
+            activation[frontier_idx] = keep_share * mass
             for _ in range(params.max_hops):
                 degree = self._degree[frontier_idx]
                 moving = np.where(degree > 0, params.damping * mass / np.where(degree > 0, degree, 1), 0.0)
                 if not moving.any():
                     break
-                reached = sparse.csr_matrix(moving[None, :]) @ self._rows(frontier_idx)
-                reached = reached.tocoo()
-                keep = (reached.data > params.prune_below) & self._alive[reached.col]
-                cols, vals = reached.col[keep], reached.data[keep]
+                cols, vals = self._reach(frontier_idx, moving)
+                keep = (vals > params.prune_below) & self._alive[cols]
+                cols, vals = cols[keep], vals[keep]
                 if len(cols) > params.max_frontier:
                     top = np.argpartition(-vals, params.max_frontier - 1)[: params.max_frontier]
                     cols, vals = cols[top], vals[top]
                 if not len(cols):
                     break
-                for position, value in zip(cols, vals):
-                    result[int(position)] = result.get(int(position), 0.0) + keep_share * float(value)
-                frontier_idx, mass = cols.astype(np.int64), vals
-            return {**isolated, **{self._ids[p]: v for p, v in result.items()}}
+                activation[cols] += keep_share * vals
+                frontier_idx, mass = cols, vals
+            reached = np.flatnonzero(activation)
+            return {**isolated, **dict(zip([self._ids[p] for p in reached.tolist()], activation[reached].tolist(),
+                                           strict=True))}

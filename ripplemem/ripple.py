@@ -83,13 +83,15 @@ def _extend_pool(found: CandidatePool, activation: dict[str, float], flt: Memory
 def _inflow(found: CandidatePool, seeds: dict[str, float], activation: dict[str, float],
             damping: float) -> np.ndarray:
     """Activation each candidate received from others (its own retained seed share removed),
-    scaled to [0, 1]: the graph's evidence beyond what the first stage already said."""
+    in [0, 1]: the graph's evidence beyond what the first stage already said."""
     total = sum(w for w in seeds.values() if w > 0) or 1.0
     kept = 1.0 - damping
     signal = np.array([max(0.0, activation.get(row["id"], 0.0) - kept * seeds.get(row["id"], 0.0) / total)
                        for row in found.rows])
-    peak = signal.max() if len(signal) else 0.0
-    return signal / peak if peak > 0 else signal
+    # Scaled by the strongest activation overall (retained seed mass included), so a weak
+    # neighbour of the top seed does not get the full graph bonus.
+    peak = max((activation.get(row["id"], 0.0) for row in found.rows), default=0.0)
+    return np.minimum(1.0, signal / peak) if peak > 0 else signal
 
 
 def _entity_match(found: CandidatePool, entities: dict[str, float], graph: ScopeGraph) -> np.ndarray:
@@ -129,6 +131,13 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     named = _entity_match(found, entities, parts.graph)
     first = 1.0 - graph_settings.ripple_weight - graph_settings.entity_weight
     mixed = first * relevance + graph_settings.ripple_weight * signal + graph_settings.entity_weight * named
-    hits = score_pool(found, mixed, now, settings, k, graph=signal)
+    # Back to [0, 1] like first-stage relevance, so recency and importance keep their weight.
+    mixed = mixed / mixed.max() if mixed.max() > 0 else mixed
+    # The graph signal is already inside `mixed`: the profiles' graph weight must not count it twice.
+    hits = score_pool(found, mixed, now, settings, k)
+    position = {row["id"]: i for i, row in enumerate(found.rows)}
+    for hit in hits:
+        hit.components["graph"] = float(signal[position[hit.memory.id]])
+        hit.components["entity"] = float(named[position[hit.memory.id]])
     subgraph = explain_hits(hits, seeds, activation, parts.graph, parts.store, flt.user_id)
     return Recall(query=query, hits=hits, mode="ripple", subgraph=subgraph)

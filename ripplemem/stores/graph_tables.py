@@ -181,11 +181,13 @@ def reinforce_edges(store: SQLiteStore, user_id: str, pairs: Iterable[tuple[str,
     pairs = list(pairs)
     if not pairs:
         return
+    # One statement per direction, so each uses the (user_id, src, dst, ...) primary key.
+    both = [(a, b) for a, b in pairs] + [(b, a) for a, b in pairs]
     with store.transaction() as conn:
         conn.executemany(
             "UPDATE edges SET weight = MIN(?, weight + ?), last_activated = ?, activations = activations + 1 "
-            "WHERE user_id = ? AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
-            [(cap, boost, now, user_id, a, b, b, a) for a, b in pairs],
+            "WHERE user_id = ? AND src = ? AND dst = ?",
+            [(cap, boost, now, user_id, a, b) for a, b in both],
         )
 
 
