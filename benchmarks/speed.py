@@ -166,8 +166,12 @@ def _is_sentence_transformers(embedder: Any) -> bool:
 def _precompute(spec: str, texts: list[str], queries: list[str]) -> tuple[str, dict[str, Any]]:
     import numpy as np
 
+    from ripplemem.extraction import extract_entities
+
     embedder = _embedder(spec)
-    unique = list(dict.fromkeys(texts + queries + [WARM_UP]))
+    # Entity names are embedded too (ALIAS edges by name similarity).
+    names = [entity.name for text in texts for entity in extract_entities(text)]
+    unique = list(dict.fromkeys(texts + queries + names + [WARM_UP]))
     # Cached per run (the driver removes it): store-only workers need not embed again.
     cache = os.environ.get("RM_SPEED_CACHE")
     path = None if not cache else os.path.join(cache, f"{spec}-{len(texts)}-{len(queries)}.npy")

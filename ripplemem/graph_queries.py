@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ripplemem.engine import Engine
 from ripplemem.extraction import canonical_name
 from ripplemem.graph import ScopeGraph
 from ripplemem.stores.graph_tables import EdgeRow, edges_between, edges_of, entity_id, get_entities, is_entity
@@ -196,3 +197,29 @@ def find_communities(graph: ScopeGraph, rounds: int = 10,
             entities = sorted((n for n in members if is_entity(n)), key=lambda n: -graph.degree(n))
             found.append((entities, memories))
     return sorted(found, key=lambda group: -len(group[1]))
+
+
+def neighbors_in(engine: Engine, user_id: str, node: str, limit: int) -> list[Neighbor]:
+    """A user's node (entity name or memory id) and its neighbours, or [] if the user has no such node."""
+    found = resolve_node(engine.store, user_id, engine.graph(user_id), node)
+    return [] if found is None else neighbors_of(engine.store, user_id, found, limit)
+
+
+def connections_in(engine: Engine, user_id: str, source: str, target: str, max_hops: int,
+                   limit: int) -> list[Connection]:
+    """Explained shortest paths between two of a user's nodes."""
+    graph = engine.graph(user_id)
+    start = resolve_node(engine.store, user_id, graph, source)
+    goal = resolve_node(engine.store, user_id, graph, target)
+    if start is None or goal is None:
+        return []
+    return [to_connection(engine.store, user_id, graph, path)
+            for path in shortest_paths(graph, start, goal, max_hops, limit)]
+
+
+def communities_in(engine: Engine, user_id: str, min_memories: int) -> list[Community]:
+    """A user's topic clusters with their best-connected entities described."""
+    groups = find_communities(engine.graph(user_id), min_memories=min_memories)
+    described = describe(engine.store, user_id, [e for entities, _ in groups for e in entities[:10]])
+    return [Community(entities=[described[e] for e in entities[:10] if e in described], memory_ids=memories)
+            for entities, memories in groups]

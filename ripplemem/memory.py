@@ -5,36 +5,48 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.config import Settings
-from ripplemem.embeddings import Embedder, resolve_embedder
-from ripplemem.engine import Clock, Engine, rebuild_index, open_vector_index
+from ripplemem.embeddings import Embedder
+from ripplemem.engine import Clock, Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
 from ripplemem.graph_builder import GraphInput
-from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
 from ripplemem.graph_queries import (
-    Community, Connection, Neighbor, describe, find_communities, neighbors_of, resolve_node, shortest_paths,
-    to_connection,
+    Community,
+    Connection,
+    Neighbor,
+    communities_in,
+    connections_in,
+    neighbors_in,
 )
+from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
+from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
+from ripplemem.observing import observe_turn
 from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES, hybrid_recall
 from ripplemem.ripple import RippleParts, ripple_recall
-from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, to_epoch
+from ripplemem.stores.sqlite import MemoryFilter, to_epoch
 from ripplemem.types import Memory, Recall, Scope
-from ripplemem.writes import delete_memories, reindex_content, reinforce_paths, write_batch
 from ripplemem.validation import (
-    check_content, check_datetime, check_identifier, check_importance, check_k, check_metadata,
-    check_mode, check_type, check_types,
+    check_content,
+    check_datetime,
+    check_identifier,
+    check_importance,
+    check_k,
+    check_metadata,
+    check_mode,
+    check_type,
+    check_types,
 )
+from ripplemem.writes import delete_memories, reindex_content, reinforce_paths, write_batch
 
 if TYPE_CHECKING:
     from ripplemem.extraction_llm import LLMExtractor
 
-ProgressCallback = Callable[[int, int], None]
 _ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
                          "source", "modality", "relations"})
 MODALITIES = ("text", "image", "audio", "sensor")
@@ -96,8 +108,9 @@ class RippleMem:
 
     def scope(self, user_id: str | None = None, *, agent_id: str | None = None,
               session_id: str | None = None) -> RippleMem:
-        """Another handle on the same store for another user, agent or session."""
-        return RippleMem(user_id=user_id or self.user_id, agent_id=agent_id,
+        """Another handle on the same store for another user, agent or session (the agent is
+        kept unless given)."""
+        return RippleMem(user_id=user_id or self.user_id, agent_id=agent_id or self.scope_info.agent_id,
                          session_id=session_id, llm=self.llm, _engine=self._engine)
 
     def close(self) -> None:
@@ -140,7 +153,7 @@ class RippleMem:
         items = [{"content": item} if isinstance(item, str) else item for item in items]
         memories = [self._build(item, position, type, now) for position, item in enumerate(items)]
         inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in items]
-        report = _progress_reporter(progress, len(memories))
+        report = progress_reporter(progress, len(memories))
         for start in range(0, len(memories), batch_size):
             batch = memories[start:start + batch_size]
             batch_inputs = inputs[start:start + batch_size]
@@ -305,7 +318,7 @@ class RippleMem:
             "embedding_model": engine.embedder.model_id,
             "vector_index": engine.index.name,
             "path": engine.path,
-            "disk_bytes": _disk_bytes(engine.path),
+            "disk_bytes": disk_bytes(engine.path),
         }
 
     # -- working memory ----------------------------------------------------------------------
@@ -314,21 +327,12 @@ class RippleMem:
         """Feed one conversation turn into the session's working memory (capacity, TTL, mentions).
 
         An explicit request ("remember that ...", "记住", or ``remember=True``) or an urgent or
-        emotional turn is written to long-term memory at once (seed 000 §3); other turns wait for
-        consolidation.
+        emotional statement by the user is written to long-term memory at once (seed 000 §3);
+        questions, assistant and system turns, and everything else wait in working memory.
         """
         session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
-        working = self._engine.working(self.user_id).session(session)
-        item = self._engine.working(self.user_id).observe(
-            session, role, text, importance=importance, remember=remember, metadata=metadata)
-        decision = next((d for i, d in working.decide() if i.id == item.id), None)
-        engine = self._engine
-        if decision is not None and decision.action == "immediate" and item.id not in engine.consolidated_working_ids:
-            engine.consolidated_working_ids.add(item.id)
-            self.add(item.text, type=decision.target or "episodic", session_id=session,
-                     importance=decision.importance,
-                     metadata={**dict(item.metadata), "role": item.role, "working_id": item.id})
-        return item
+        return observe_turn(self._engine, self.user_id, session, role, text, importance=importance,
+                            remember=remember, metadata=metadata, store=self.add)
 
     def working(self, session_id: str | None = None) -> WorkingMemory:
         """The working memory of a session (the handle's session by default): items, context()."""
@@ -338,9 +342,7 @@ class RippleMem:
     # -- the graph ---------------------------------------------------------------------------
     def neighbors(self, node: str, *, limit: int = 20) -> list[Neighbor]:
         """What an entity (by name) or a memory (by id) is linked to, strongest edges first."""
-        engine = self._engine
-        found = resolve_node(engine.store, self.user_id, engine.graph(self.user_id), _check_node(node))
-        return [] if found is None else neighbors_of(engine.store, self.user_id, found, check_k(limit, "limit"))
+        return neighbors_in(self._engine, self.user_id, _check_node(node), check_k(limit, "limit"))
 
     def find_connections(self, source: str, target: str, *, max_hops: int = 3,
                          limit: int = 5) -> list[Connection]:
@@ -349,23 +351,13 @@ class RippleMem:
         ``mem.find_connections("Calvin", "Ferrari 488")`` -> paths such as
         [Calvin] -MENTIONS- "Calvin bought a Ferrari 488" -MENTIONS- [Ferrari 488].
         """
-        engine = self._engine
-        graph = engine.graph(self.user_id)
-        start = resolve_node(engine.store, self.user_id, graph, _check_node(source, "source"))
-        goal = resolve_node(engine.store, self.user_id, graph, _check_node(target, "target"))
-        if start is None or goal is None:
-            return []
-        paths = shortest_paths(graph, start, goal, check_k(max_hops, "max_hops"), check_k(limit, "limit"))
-        return [to_connection(engine.store, self.user_id, graph, path) for path in paths]
+        return connections_in(self._engine, self.user_id, _check_node(source, "source"),
+                              _check_node(target, "target"), check_k(max_hops, "max_hops"),
+                              check_k(limit, "limit"))
 
     def communities(self, *, min_memories: int = 2) -> list[Community]:
         """Topic clusters of this user's graph (label propagation), biggest first."""
-        engine = self._engine
-        groups = find_communities(engine.graph(self.user_id), min_memories=check_k(min_memories, "min_memories"))
-        entity_ids = [e for entities, _ in groups for e in entities[:10]]
-        described = describe(engine.store, self.user_id, entity_ids)
-        return [Community(entities=[described[e] for e in entities[:10] if e in described], memory_ids=memories)
-                for entities, memories in groups]
+        return communities_in(self._engine, self.user_id, check_k(min_memories, "min_memories"))
 
     def _filter(self, **narrowing: Any) -> MemoryFilter:
         base = MemoryFilter(user_id=self.user_id, agent_id=self.scope_info.agent_id)
@@ -413,67 +405,17 @@ class RippleMem:
 
         Returns how many memories were re-embedded. Afterwards open the store with the new embedder.
         """
-        target = resolve_embedder(embedder)
-        store = SQLiteStore(os.fspath(path))
-        try:
-            total = store.counts_all()
-            report = _progress_reporter(progress, total)
-            done = 0
-            for batch in store.iter_contents(batch=batch_size):
-                vectors = target.embed_documents([content for _, content in batch])
-                store.set_embeddings([(memory_id, v) for (memory_id, _), v in zip(batch, vectors)])
-                done += len(batch)
-                report(done)
-            store.set_meta("embedding_model", target.model_id)
-            index = open_vector_index(vector_index, store.path)
-            try:
-                rebuild_index(index, store)
-                store.set_meta("vector_index", index.name)
-            finally:
-                index.close()
-        finally:
-            store.close()
-        return done
+        return reembed_store(path, embedder, vector_index=vector_index, batch_size=batch_size,
+                             progress=progress)
 
 
 def _check_node(value: Any, name: str = "node") -> str:
     if not isinstance(value, str) or not value.strip():
-        raise InvalidTypeError(f"{name} must be an entity name or a memory id (a non-empty string), got {value!r}")
+        raise InvalidTypeError(
+            f"{name} must be an entity name or a memory id (a non-empty string), got {value!r}")
     return value
 
 
 def _check_memory_id(memory_id: Any) -> None:
     if not isinstance(memory_id, str) or not memory_id:
         raise InvalidTypeError(f"memory_id must be a non-empty string, got {memory_id!r}")
-
-
-def _disk_bytes(path: str | None) -> int:
-    if path is None:
-        return 0
-    total = 0
-    for folder, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.path.getsize(os.path.join(folder, name))
-            except OSError:
-                pass
-    return total
-
-
-def _progress_reporter(progress: bool | ProgressCallback, total: int) -> ProgressCallback:
-    if callable(progress):
-        return lambda done, _total=total: progress(done, _total)
-    if not progress:
-        return lambda done, _total=total: None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return lambda done, _total=total: None
-    bar = tqdm(total=total, unit="mem")
-
-    def report(done: int, _total: int = total) -> None:
-        bar.update(done - bar.n)
-        if done >= _total:
-            bar.close()
-
-    return report

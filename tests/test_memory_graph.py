@@ -211,3 +211,4 @@ def test_alias_edges_join_names_that_embed_alike(mem: RippleMem) -> None:
     assert [n for n in mem.neighbors("Rome") if n.edge_type == "ALIAS"] == []
     path = mem.find_connections("NYC", "New York City")[0]
     assert path.hops == 1 and path.steps[0].edge_type == "ALIAS"
+

@@ -1,0 +1,72 @@
+"""Store-wide maintenance outside any handle: re-embedding with another model, disk usage, and
+the progress reporting long jobs share."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+
+from ripplemem.embeddings import Embedder, resolve_embedder
+from ripplemem.engine import open_vector_index, rebuild_index
+from ripplemem.stores.sqlite import SQLiteStore
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def progress_reporter(progress: bool | ProgressCallback, total: int) -> Callable[[int], None]:
+    """A function taking 'done so far': a tqdm bar for True, the caller's (done, total) callable,
+    or nothing."""
+    if callable(progress):
+        return lambda done: progress(done, total)
+    if not progress:
+        return lambda done: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return lambda done: None
+    bar = tqdm(total=total, unit="mem")
+
+    def report(done: int) -> None:
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return report
+
+
+def disk_bytes(path: str | None) -> int:
+    """Bytes of every file under a store directory (0 for an in-memory store)."""
+    if path is None:
+        return 0
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(folder, name))
+    return total
+
+
+def reembed_store(path: str | os.PathLike[str], embedder: str | Embedder, *, vector_index: str = "auto",
+                  batch_size: int = 256, progress: bool | ProgressCallback = False) -> int:
+    """Re-embed every memory of a store with another model and rebuild its vector index."""
+    target = resolve_embedder(embedder)
+    store = SQLiteStore(os.fspath(path))
+    try:
+        report = progress_reporter(progress, store.counts_all())
+        done = 0
+        for batch in store.iter_contents(batch=batch_size):
+            vectors = target.embed_documents([content for _, content in batch])
+            store.set_embeddings([(memory_id, v) for (memory_id, _), v in zip(batch, vectors, strict=True)])
+            done += len(batch)
+            report(done)
+        store.set_meta("embedding_model", target.model_id)
+        index = open_vector_index(vector_index, store.path)
+        try:
+            rebuild_index(index, store)
+            store.set_meta("vector_index", index.name)
+        finally:
+            index.close()
+    finally:
+        store.close()
+    return done

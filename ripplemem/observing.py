@@ -1,0 +1,37 @@
+"""Conversation turns into working memory, and the ones that go to long-term memory at once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ripplemem.engine import Engine
+from ripplemem.lifecycle.working import WorkingItem
+
+_USER_ROLES = frozenset({"user", "human"})
+_QUESTION = re.compile(r"[?？]\s*$|^\s*(?:who|what|when|where|why|how|which|do|does|did|is|are|can|could|"
+                       r"would|should|will)\b", re.IGNORECASE)
+
+
+def states_something(role: str, text: str) -> bool:
+    """True for a user's statement: the only turns that may go to long-term memory at once."""
+    return role.strip().lower() in _USER_ROLES and not _QUESTION.search(text.strip())
+
+
+def observe_turn(engine: Engine, user_id: str, session: str | None, role: str, text: str, *,
+                 importance: float | None, remember: bool, metadata: Mapping[str, Any] | None,
+                 store: Callable[..., Any]) -> WorkingItem:
+    """Add a turn to the session's working memory; write it through `store` when seed 000 §3
+    says at once (an explicit request, or an urgent or emotional statement by the user)."""
+    working = engine.working(user_id)
+    item = working.observe(session, role, text, importance=importance, remember=remember, metadata=metadata)
+    if not states_something(role, text):
+        return item  # questions and the assistant's replies stay short-term (they count as mentions)
+    decision = next((d for i, d in working.session(session).decide() if i.id == item.id), None)
+    if decision is None or decision.action != "immediate" or item.id in engine.consolidated_working_ids:
+        return item
+    engine.consolidated_working_ids.add(item.id)
+    store(item.text, type=decision.target or "episodic", session_id=session, importance=decision.importance,
+          metadata={**dict(item.metadata), "role": item.role, "working_id": item.id})
+    return item
