@@ -37,6 +37,8 @@ class ScopeGraph:
         self._index: dict[str, int] = {}
         self._alive = np.zeros(0, dtype=bool)
         self._degree = np.zeros(0, dtype=np.float64)
+        # The largest edge weight each node has had (an upper bound, for pruning the frontier).
+        self._max_weight = np.zeros(0, dtype=np.float64)
         self._base = sparse.csr_matrix((0, 0), dtype=np.float64)
         # Pending changes per row (deletions are negative), folded into the base by compact().
         self._delta: dict[int, dict[int, float]] = {}
@@ -61,6 +63,7 @@ class ScopeGraph:
                 grow = max(16, len(self._alive))
                 self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
                 self._degree = np.concatenate([self._degree, np.zeros(grow)])
+                self._max_weight = np.concatenate([self._max_weight, np.zeros(grow)])
         self._alive[position] = True
         return position
 
@@ -80,6 +83,7 @@ class ScopeGraph:
             if col not in entries:
                 self._delta_size += 1
             entries[col] = entries.get(col, 0.0) + weight
+            self._max_weight[row] = max(self._max_weight[row], entries[col] + self._base_weight(row, col))
         self._degree[a] += weight
         self._degree[b] += weight
 
@@ -120,17 +124,53 @@ class ScopeGraph:
         position = self._index.get(node)
         return 0.0 if position is None else float(self._degree[position])
 
+    def _base_weight(self, row: int, col: int) -> float:
+        """The weight of one edge in the CSR base (0 if absent); base rows are sorted."""
+        if row >= self._base.shape[0]:
+            return 0.0
+        start, stop = self._base.indptr[row], self._base.indptr[row + 1]
+        at = start + int(np.searchsorted(self._base.indices[start:stop], col))
+        return float(self._base.data[at]) if at < stop and self._base.indices[at] == col else 0.0
+
+    def weight(self, a: str, b: str) -> float:
+        """The weight of the edge between two nodes (0 if there is none)."""
+        i, j = self._index.get(a), self._index.get(b)
+        if i is None or j is None or not (self._alive[i] and self._alive[j]):
+            return 0.0
+        return self._base_weight(i, j) + self._delta.get(i, {}).get(j, 0.0)
+
+    def linked_to(self, node: str, candidates: list[str]) -> np.ndarray:
+        """For each candidate, the weight of its edge to `node` (0 if none), vectorised."""
+        position = self._index.get(node)
+        weights = np.zeros(len(candidates))
+        if position is None or not self._alive[position]:
+            return weights
+        cols, values = self._row(position)
+        if not len(cols):
+            return weights
+        lookup = np.full(len(self._ids), 0.0)
+        lookup[cols] = values
+        places = np.array([self._index.get(c, -1) for c in candidates], dtype=np.int64)
+        known = places >= 0
+        weights[known] = lookup[places[known]]
+        return weights
+
     def _row(self, position: int) -> tuple[np.ndarray, np.ndarray]:
         """One node's neighbours and weights: a slice of the CSR base plus its pending changes."""
-        weights: dict[int, float] = {}
+        cols = np.zeros(0, dtype=np.int64)
+        vals = np.zeros(0, dtype=np.float64)
         if position < self._base.shape[0]:
             start, stop = self._base.indptr[position], self._base.indptr[position + 1]
-            weights = dict(zip(self._base.indices[start:stop].tolist(), self._base.data[start:stop].tolist(),
-                               strict=True))
-        for col, change in self._delta.get(position, {}).items():
-            weights[col] = weights.get(col, 0.0) + change
-        kept = [(c, w) for c, w in weights.items() if abs(w) > 1e-12]
-        return (np.array([c for c, _ in kept], dtype=np.int64), np.array([w for _, w in kept], dtype=np.float64))
+            cols = self._base.indices[start:stop].astype(np.int64)
+            vals = self._base.data[start:stop]
+        changes = self._delta.get(position)
+        if changes:
+            cols = np.concatenate([cols, np.fromiter(changes, dtype=np.int64, count=len(changes))])
+            vals = np.concatenate([vals, np.fromiter(changes.values(), dtype=np.float64, count=len(changes))])
+            cols, inverse = np.unique(cols, return_inverse=True)
+            vals = np.bincount(inverse, weights=vals)
+        keep = np.abs(vals) > 1e-12
+        return cols[keep], vals[keep]
 
     def _maybe_compact(self) -> None:
         if self._delta_size > max(20_000, self._base.nnz // 5):
@@ -158,9 +198,16 @@ class ScopeGraph:
         vals: list[np.ndarray] = []
         inside = frontier < self._base.shape[0]
         if inside.any():
-            reached = (sparse.csr_matrix(moving[inside][None, :]) @ self._base[frontier[inside]]).tocoo()
-            cols.append(reached.col.astype(np.int64))
-            vals.append(reached.data)
+            # Gather the frontier's CSR rows with index arithmetic (no scipy objects per hop).
+            rows, mass = frontier[inside], moving[inside]
+            starts = self._base.indptr[rows].astype(np.int64)
+            lengths = self._base.indptr[rows + 1].astype(np.int64) - starts
+            total = int(lengths.sum())
+            if total:
+                shift = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+                at = shift + np.arange(total)
+                cols.append(self._base.indices[at].astype(np.int64))
+                vals.append(self._base.data[at] * np.repeat(mass, lengths))
         if self._delta:
             for position, mass in zip(frontier.tolist(), moving.tolist(), strict=True):
                 changes = self._delta.get(position)
@@ -197,6 +244,11 @@ class ScopeGraph:
             for _ in range(params.max_hops):
                 degree = self._degree[frontier_idx]
                 moving = np.where(degree > 0, params.damping * mass / np.where(degree > 0, degree, 1), 0.0)
+                # A node whose strongest edge would pass on less than prune_below is not expanded:
+                # hubs (a name in thousands of memories) spread thin anyway, and skipping them keeps
+                # a hop's cost independent of their size.
+                useful = moving * self._max_weight[frontier_idx] >= params.prune_below
+                frontier_idx, moving = frontier_idx[useful], moving[useful]
                 if not moving.any():
                     break
                 cols, vals = self._reach(frontier_idx, moving)

@@ -99,11 +99,9 @@ def _entity_match(found: CandidatePool, entities: dict[str, float], graph: Scope
     match = np.zeros(len(found))
     if not entities:
         return match
-    position = {row["id"]: i for i, row in enumerate(found.rows)}
+    ids = [row["id"] for row in found.rows]
     for node, specificity in entities.items():
-        for other in graph.neighbors(node):
-            if other in position:
-                match[position[other]] += specificity
+        match += specificity * (graph.linked_to(node, ids) > 0)
     peak = match.max()
     return match / peak if peak > 0 else match
 

@@ -8,7 +8,6 @@ from ripplemem.stores.graph_tables import edges_between, get_entities, is_entity
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.types import Hit, Subgraph, SubgraphEdge, SubgraphNode
 
-_MAX_TRACE_HOPS = 3
 _SNIPPET_CHARS = 60
 # A seed hit whose graph signal is at least this also shows the path that supported it.
 _SUPPORTED = 0.1
@@ -16,21 +15,22 @@ _SUPPORTED = 0.1
 
 def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
                graph: ScopeGraph) -> list[str]:
-    """A path seed -> ... -> node, followed back greedily along the strongest activated neighbour."""
-    path = [node]
-    current = node
-    for _ in range(_MAX_TRACE_HOPS):
-        neighbours = graph.neighbors(current)
-        seeded = [n for n in neighbours if n in seeds and n not in path]
-        if seeded:
-            path.append(max(seeded, key=lambda n: seeds[n] * neighbours[n]))
-            return path[::-1]
-        options = [n for n in neighbours if n not in path and activation.get(n, 0.0) > 0]
-        if not options:
-            break
-        current = max(options, key=lambda n: activation[n] * neighbours[n])
-        path.append(current)
-    return [node]
+    """A path seed -> node of at most two edges: the node's strongest link to a seed, directly
+    or through one neighbour (found by edge lookups, so hubs cost no more than small nodes)."""
+    neighbours = graph.neighbors(node)
+    seed_ids = [s for s in seeds if s != node]
+    direct = [(seeds[s] * neighbours[s], s) for s in seed_ids if s in neighbours]
+    if direct:
+        return [max(direct)[1], node]
+    best: tuple[float, str, str] | None = None
+    for middle, weight in neighbours.items():
+        if activation.get(middle, 0.0) <= 0:
+            continue
+        for seed in seed_ids:
+            link = graph.weight(middle, seed)
+            if link > 0 and (best is None or seeds[seed] * link * weight > best[0]):
+                best = (seeds[seed] * link * weight, seed, middle)
+    return [best[1], best[2], node] if best is not None else [node]
 
 
 def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str, float],
