@@ -262,5 +262,5 @@ class ScopeGraph:
                 activation[cols] += keep_share * vals
                 frontier_idx, mass = cols, vals
             reached = np.flatnonzero(activation)
-            return {**isolated, **dict(zip([self._ids[p] for p in reached.tolist()], activation[reached].tolist(),
-                                           strict=True))}
+            names = [self._ids[p] for p in reached.tolist()]
+            return {**isolated, **dict(zip(names, activation[reached].tolist(), strict=True))}
