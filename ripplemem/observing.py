@@ -12,11 +12,18 @@ from ripplemem.lifecycle.working import WorkingItem
 _USER_ROLES = frozenset({"user", "human"})
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:who|what|when|where|why|how|which|do|does|did|is|are|can|could|"
                        r"would|should|will)\b", re.IGNORECASE)
+# A question that asks to store something ("Could you remember that my gate is B12?"), unlike one
+# that asks to recall ("Can you remember what Mia is allergic to?").
+_REQUEST = re.compile(
+    r"\b(?:remember|note|keep in mind|don't forget)\s+(?:that|this|to)\b|记住|记一下|别忘了", re.IGNORECASE)
 
 
 def states_something(role: str, text: str) -> bool:
-    """True for a user's statement: the only turns that may go to long-term memory at once."""
-    return role.strip().lower() in _USER_ROLES and not _QUESTION.search(text.strip())
+    """True for a user's statement or request to remember ("Could you remember that my gate is
+    B12?"): the only turns that may go to long-term memory at once."""
+    if role.strip().lower() not in _USER_ROLES:
+        return False
+    return not _QUESTION.search(text.strip()) or _REQUEST.search(text) is not None
 
 
 def observe_turn(engine: Engine, user_id: str, session: str | None, role: str, text: str, *,

@@ -26,3 +26,9 @@ def test_scope_keeps_the_agent_unless_given(memory_only: RippleMem) -> None:
     agent = memory_only.scope(agent_id="planner")
     assert agent.scope(session_id="s9").scope_info.agent_id == "planner"
     assert agent.scope(agent_id="writer").scope_info.agent_id == "writer"
+
+
+def test_a_polite_request_to_remember_is_stored_even_as_a_question(memory_only: RippleMem) -> None:
+    memory_only.observe("user", "Could you remember that my gate is B12?", session_id="s1")
+    memory_only.observe("user", "Do you remember my gate?", session_id="s1")
+    assert [m.content for m in memory_only.list()] == ["Could you remember that my gate is B12?"]
