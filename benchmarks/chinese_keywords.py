@@ -309,7 +309,8 @@ def speed(system: str, texts: list[str], tmp: str, repeat: int) -> dict[str, flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000, help="generated memories for speed/size")
     parser.add_argument("--repeat", type=int, default=5, help="speed runs per system (median)")
     args = parser.parse_args()

@@ -78,8 +78,11 @@ def evidence_ids(raw: list[str]) -> set[str]:
     return found
 
 
+Scores = dict[str, dict[str, dict[int, list[float]]]]
+
+
 def evaluate(mem: RippleMem, samples: list[tuple[str, dict[str, Any]]], modes: list[str],
-             ks: tuple[int, ...]) -> tuple[dict[str, dict[str, dict[int, list[float]]]], dict[str, list[float]]]:
+             ks: tuple[int, ...]) -> tuple[Scores, dict[str, list[float]]]:
     """Per mode, per category, per k: the recall of every question; and per-mode latencies."""
     scores: dict[str, dict[str, dict[int, list[float]]]] = {
         mode: defaultdict(lambda: defaultdict(list)) for mode in modes}
@@ -125,7 +128,8 @@ def print_table(scores: dict[str, dict[str, dict[int, list[float]]]], latency: d
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", nargs="+", default=[str(DEFAULT_DATA)])
     parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid", "ripple"])
     parser.add_argument("--embedder", default=None)

@@ -14,7 +14,8 @@ the MiniLM embedder; the same embedder object otherwise, e.g. ONNX), then does o
 ``collection.add(embeddings=...)`` per batch and ``collection.query(query_embeddings=...)``.
 When RippleMem's embedder is not sentence-transformers, a sentence-transformers baseline row is
 printed too. "other procs" is the CPU other processes used during the run (from /proc/stat):
-above ~0.3 cores on a 2-core machine the numbers are contended. The "store only" rows feed precomputed vectors to both sides, so they show the
+above ~0.3 cores on a 2-core machine the numbers are contended. The "store only" rows feed
+precomputed vectors to both sides, so they show the
 storage and retrieval overhead alone, without the model.
 """
 
@@ -128,7 +129,7 @@ def _cpu_snapshot() -> tuple[float, float, float]:
 
 def _contention(start: tuple[float, float, float]) -> float:
     """Cores other processes used on average since `start` (0 = the machine was ours)."""
-    wall, busy, own = (b - a for a, b in zip(start, _cpu_snapshot()))
+    wall, busy, own = (b - a for a, b in zip(start, _cpu_snapshot(), strict=False))
     return max(0.0, (busy - own) / wall) if wall > 0 else 0.0
 
 
@@ -181,7 +182,7 @@ def _precompute(spec: str, texts: list[str], queries: list[str]) -> tuple[str, d
         vectors = embedder.embed_documents(unique)
         if path:
             np.save(path, vectors)
-    return embedder.model_id, dict(zip(unique, vectors))
+    return embedder.model_id, dict(zip(unique, vectors, strict=False))
 
 
 def worker(system: str, spec: str, n: int, n_queries: int, k: int, store_only: bool) -> dict[str, Any]:
@@ -329,7 +330,8 @@ def _rounds(args: argparse.Namespace, plans: list[tuple[str, bool]],
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000, help="memories to add (default 10000)")
     parser.add_argument("--queries", type=int, default=200, help="timed recalls (default 200)")
     parser.add_argument("--k", type=int, default=10)
@@ -367,20 +369,24 @@ def main() -> None:
 
     med = {plan: _median_of(r) for plan, r in runs.items()}
 
-    label = {"baseline": "baseline: MiniLM + Chroma collection", "baseline-st": "baseline: sentence-transformers MiniLM + Chroma",
+    label = {"baseline": "baseline: MiniLM + Chroma collection",
+             "baseline-st": "baseline: sentence-transformers MiniLM + Chroma",
              "ripplemem": "RippleMem (SQLite + Chroma)", "ripplemem-numpy": "RippleMem (SQLite + numpy)"}
     print(f"N={args.n} memories, {args.queries} queries, k={args.k}, embedder={embedder_name}, "
           f"{args.repeat} runs each (median; p50 range in brackets), {os.cpu_count()} cores\n")
-    print("| system | embedding runtime | add_many (mem/s) | recall p50 (ms) | recall p95 (ms) | peak RSS (MB) "
+    print("| system | embedding runtime | add_many (mem/s) | recall p50 (ms) | recall p95 (ms) "
+          "| peak RSS (MB) "
           "| other procs (cores) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for plan in plans:
         m = med[plan]
         name = label[plan[0]] + (" — store only" if plan[1] else "")
         low, high = m["spread_p50"]
-        print(f"| {name} | {m['runtime']} | {m['ingest_per_s']:,.0f} | {m['p50_ms']:.2f} [{low:.2f}–{high:.2f}] "
+        print(f"| {name} | {m['runtime']} | {m['ingest_per_s']:,.0f} "
+              f"| {m['p50_ms']:.2f} [{low:.2f}–{high:.2f}] "
               f"| {m['p95_ms']:.2f} | {m['rss_mb']:,.0f} | {m['other_cores']:.2f} |")
-    print("\n| system | hybrid recall p50 (ms) | ripple recall p50 (ms) | ripple p95 (ms) | ripple - hybrid p50 "
+    print("\n| system | hybrid recall p50 (ms) | ripple recall p50 (ms) | ripple p95 (ms) "
+          "| ripple - hybrid p50 "
           "| target |")
     print("|---|---:|---:|---:|---:|---|")
     for plan in plans:
