@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.config import Settings
+from ripplemem.consolidating import ConsolidationReport, consolidate_working, promote_stored
 from ripplemem.embeddings import Embedder
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
@@ -333,6 +334,22 @@ class RippleMem:
         session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
         return observe_turn(self._engine, self.user_id, session, role, text, importance=importance,
                             remember=remember, metadata=metadata, store=self.add)
+
+    def consolidate(self, session_id: str | None = None, *, dry_run: bool = False) -> ConsolidationReport:
+        """Move what deserves it into long-term memory and return what happened and why.
+
+        Working items of the session (every session of this user when None) are written when
+        seed 000 §3's score says so (mentioned 3 times, related to known entities, older than an
+        hour, ...); stored memories are promoted by seed 001 (working -> episodic at importance
+        >= 0.7, episodic -> semantic at >= 0.8). ``dry_run=True`` reports without changing anything.
+        """
+        engine = self._engine
+        session = check_identifier("session_id", session_id, required=False)
+        sessions = [session] if session is not None else engine.working(self.user_id).sessions()
+        report = ConsolidationReport(dry_run=bool(dry_run))
+        consolidate_working(engine, self.user_id, sessions, report.dry_run, self.add, report)
+        promote_stored(engine, self.user_id, report.dry_run, self.update, report)
+        return report
 
     def working(self, session_id: str | None = None) -> WorkingMemory:
         """The working memory of a session (the handle's session by default): items, context()."""
