@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -24,6 +23,7 @@ from ripplemem.graph_queries import (
     connections_in,
     neighbors_in,
 )
+from ripplemem.items import build_memory
 from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.observing import observe_turn
@@ -48,9 +48,7 @@ from ripplemem.writes import delete_memories, reindex_content, reinforce_paths, 
 if TYPE_CHECKING:
     from ripplemem.extraction_llm import LLMExtractor
 
-_ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
-                         "source", "modality", "relations"})
-MODALITIES = ("text", "image", "audio", "sensor")
+
 
 
 class RippleMem:
@@ -152,7 +150,8 @@ class RippleMem:
         """
         now = self._engine.clock()
         items = [{"content": item} if isinstance(item, str) else item for item in items]
-        memories = [self._build(item, position, type, now) for position, item in enumerate(items)]
+        memories = [build_memory(item, position, type, now, self.scope_info, self.settings)
+                    for position, item in enumerate(items)]
         inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in items]
         report = progress_reporter(progress, len(memories))
         for start in range(0, len(memories), batch_size):
@@ -170,41 +169,6 @@ class RippleMem:
                                   strict=True):
             target.entities.extend(result.entities)
             target.relations.extend(result.relations)
-
-    def _build(self, item: Mapping[str, Any] | str, position: int, default_type: str,
-               now: datetime) -> Memory:
-        if isinstance(item, str):
-            item = {"content": item}
-        if not isinstance(item, Mapping):
-            raise InvalidTypeError(f"item {position} must be a dict or a string, got {type(item).__name__}")
-        unknown = set(item) - _ADD_FIELDS
-        if unknown:
-            raise InvalidInputError(f"item {position} has unknown fields {sorted(unknown)}; "
-                                    f"allowed: {sorted(_ADD_FIELDS)}")
-        if "content" not in item:
-            raise InvalidInputError(f"item {position} has no 'content'")
-        importance = item.get("importance")
-        modality = item.get("modality") or "text"
-        if modality not in MODALITIES:
-            raise InvalidInputError(f"modality must be one of {', '.join(MODALITIES)}; got {modality!r}")
-        session_id = item.get("session_id")
-        if session_id is None:
-            session_id = self.scope_info.session_id
-        return Memory(
-            id=uuid.uuid4().hex,
-            user_id=self.user_id,
-            agent_id=self.scope_info.agent_id,
-            session_id=check_identifier("session_id", session_id, required=False),
-            type=check_type(item.get("type") or default_type),
-            content=check_content(item["content"], self.settings.max_content_chars),
-            modality=modality,
-            importance=self.settings.default_importance if importance is None
-            else check_importance(importance),
-            created_at=now,
-            event_time=check_datetime("event_time", item.get("event_time")),
-            metadata=check_metadata(item.get("metadata")),
-            source=item.get("source"),
-        )
 
     def update(self, memory_id: str, *, content: str | None = None, importance: float | None = None,
                metadata: Mapping[str, Any] | None = None, type: str | None = None,

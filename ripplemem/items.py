@@ -1,0 +1,60 @@
+"""What add and add_many accept: one item (a dict or a string) checked and turned into a Memory."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from ripplemem.config import Settings
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.types import Memory, Scope
+from ripplemem.validation import (
+    check_content,
+    check_datetime,
+    check_identifier,
+    check_importance,
+    check_metadata,
+    check_type,
+)
+
+ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
+                        "source", "modality", "relations"})
+MODALITIES = ("text", "image", "audio", "sensor")
+
+
+def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str, now: datetime,
+                 scope: Scope, settings: Settings) -> Memory:
+    """A new Memory (with a fresh id) from one add_many item, every field checked."""
+    if isinstance(item, str):
+        item = {"content": item}
+    if not isinstance(item, Mapping):
+        raise InvalidTypeError(f"item {position} must be a dict or a string, got {type(item).__name__}")
+    unknown = set(item) - ADD_FIELDS
+    if unknown:
+        raise InvalidInputError(f"item {position} has unknown fields {sorted(unknown)}; "
+                                f"allowed: {sorted(ADD_FIELDS)}")
+    if "content" not in item:
+        raise InvalidInputError(f"item {position} has no 'content'")
+    importance = item.get("importance")
+    modality = item.get("modality") or "text"
+    if modality not in MODALITIES:
+        raise InvalidInputError(f"modality must be one of {', '.join(MODALITIES)}; got {modality!r}")
+    session_id = item.get("session_id")
+    if session_id is None:
+        session_id = scope.session_id
+    return Memory(
+        id=uuid.uuid4().hex,
+        user_id=scope.user_id,
+        agent_id=scope.agent_id,
+        session_id=check_identifier("session_id", session_id, required=False),
+        type=check_type(item.get("type") or default_type),
+        content=check_content(item["content"], settings.max_content_chars),
+        modality=modality,
+        importance=settings.default_importance if importance is None else check_importance(importance),
+        created_at=now,
+        event_time=check_datetime("event_time", item.get("event_time")),
+        metadata=check_metadata(item.get("metadata")),
+        source=item.get("source"),
+    )
