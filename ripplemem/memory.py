@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.answer import Answer, ContextItem, answer_question
 from ripplemem.config import Settings
 from ripplemem.consolidating import ConsolidationReport, consolidate_working, promote_stored
 from ripplemem.embeddings import Embedder
@@ -256,6 +257,14 @@ class RippleMem:
         if record_access:
             engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
         return result
+
+    def ask(self, question: str, *, llm: Any = None, k: int = 8, **recall_options: Any) -> Answer:
+        """Recall for the question and have a chat model answer from those memories only, citing
+        them (``Answer.citations`` are memory ids). Uses ``llm`` or the handle's ``RippleMem(llm=...)``;
+        without either, a clear error."""
+        recalled = self.recall(question, k, **recall_options)
+        return answer_question(llm if llm is not None else self.llm, question,
+                               [ContextItem.from_hit(hit) for hit in recalled.hits], now=self._engine.clock())
 
     def list(self, type: str | Iterable[str] | None = None, *, since: datetime | str | None = None,
              until: datetime | str | None = None, session_id: str | None = None,
