@@ -31,6 +31,8 @@ from ripplemem.observing import observe_turn
 from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES, hybrid_recall
 from ripplemem.ripple import RippleParts, ripple_recall
+from ripplemem.router import check_route
+from ripplemem.routing import routed_types
 from ripplemem.stores.sqlite import MemoryFilter, to_epoch
 from ripplemem.types import Memory, Recall, Scope
 from ripplemem.validation import (
@@ -223,7 +225,7 @@ class RippleMem:
                types: str | Iterable[str] | None = None, since: datetime | str | None = None,
                until: datetime | str | None = None, min_importance: float | None = None,
                metadata: Mapping[str, Any] | None = None,
-               session_id: str | None = None, record_access: bool = True) -> Recall:
+               session_id: str | None = None, record_access: bool = True, route: str | None = None) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
         ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
@@ -231,9 +233,14 @@ class RippleMem:
         graph. Filters narrow what may be recalled: memory types, a time range on when it
         happened, a minimum importance, metadata equality and one session. Recall counts as an
         access and reinforces the graph edges that led to a hit, unless ``record_access=False``
-        (a read-only look, e.g. for evaluation).
+        (a read-only look, e.g. for evaluation). ``route="auto"`` decides between the user's
+        memories and document memories by the query (seed 000 §10; ``Recall.route`` says why);
+        "memory", "documents" or "both" choose directly.
         """
         check_content(query, self.settings.max_content_chars, field="query")
+        decision = routed_types(self._engine, self.user_id, query, check_route(route))
+        if decision is not None and types is None:
+            types = decision[1]
         flt = self._filter(
             types=check_types(types), since=to_epoch(check_datetime("since", since)),
             until=to_epoch(check_datetime("until", until)),
@@ -256,6 +263,8 @@ class RippleMem:
                                    embedder=engine.embedder, settings=engine.settings, keywords=keywords)
         if record_access:
             engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
+        if decision is not None:
+            result.route = decision[0]
         return result
 
     def ask(self, question: str, *, llm: Any = None, k: int = 8, **recall_options: Any) -> Answer:

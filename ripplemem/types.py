@@ -110,6 +110,8 @@ class Recall:
     hits: list[Hit]
     mode: str = "hybrid"
     subgraph: Subgraph = field(default_factory=Subgraph)
+    # With recall(route=...): where it searched and why (target, order, reasons, query class).
+    route: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.hits)
