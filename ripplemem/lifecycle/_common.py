@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem import chat
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 _SPACE_NEAR_CJK = re.compile(f"(?<=[{_CJK}]) | (?=[{_CJK}])")
-_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
 
 
@@ -67,12 +67,8 @@ def as_ids(ids: Sequence[Any] | np.ndarray, name: str = "ids") -> list[Any]:
 
 def reply_text(reply: Any) -> str | None:
     """The text of a chat model reply (an AIMessage or a string) without <think> blocks."""
-    content = reply if isinstance(reply, str) else getattr(reply, "text", None)
-    if callable(content) and not isinstance(content, str):  # langchain-core < 1.0: .text() was a method
-        content = content()
-    if not isinstance(content, str):
-        return None
-    return _THINKING.sub("", content).strip()
+    text = chat.reply_text(reply)
+    return None if text is None else chat.strip_thinking(text)
 
 
 def unfence(text: str) -> str:
@@ -82,13 +78,7 @@ def unfence(text: str) -> str:
 
 
 def check_chat_model(llm: Any, who: str) -> None:
-    """Raise unless llm is a LangChain Runnable (any chat model is)."""
-    from ripplemem.errors import MissingDependencyError
-
-    try:
-        from langchain_core.runnables import Runnable
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"{who} needs langchain-core: pip install 'ripplemem[langchain]'") from exc
-    if not isinstance(llm, Runnable):
-        raise InvalidTypeError(f"llm must be a LangChain chat model, got {type(llm).__name__}")
+    """Raise unless llm is a LangChain chat model (None included: it is not one)."""
+    if llm is None:
+        raise InvalidTypeError(f"llm must be a LangChain chat model, got NoneType ({who})")
+    chat.require_llm(llm, who)
