@@ -473,26 +473,18 @@ class LLMConflictJudge:
     def judge(self, new_text: str, existing_text: str, *, new_time: datetime | None = None,
               existing_time: datetime | None = None, similarity: float | None = None) -> ConflictVerdict:
         """The model's verdict, or the rules' when the model gives nothing usable (never raises for that)."""
-        rules = judge_conflict(new_text, existing_text, new_time=new_time, existing_time=existing_time,
-                               similarity=similarity, settings=self.settings)
-        if rules.kind == "duplicate" and normalize_text(new_text) == normalize_text(existing_text):
-            return rules  # identical text needs no model
-        messages = self.messages(new_text, existing_text, new_time, existing_time)
+        rules, messages = self._start(new_text, existing_text, new_time, existing_time, similarity)
+        if messages is None:
+            return rules
         error = "no reply"
         for attempt in range(self.max_retries + 1):
             try:
                 reply = self.llm.invoke(messages)
             except Exception as exc:  # any model or network failure
                 return self._fallback(rules, f"the model call failed: {type(exc).__name__}: {exc}")
-            try:
-                return self.parse(reply, rules, new_time, existing_time)
-            except ValueError as exc:
-                error = str(exc)
-                if attempt < self.max_retries:
-                    from langchain_core.messages import AIMessage, HumanMessage
-
-                    messages = [*messages, AIMessage(reply_text(reply) or ""),
-                                HumanMessage(RETRY_PROMPT.format(error=error))]
+            verdict, messages, error = self._read(reply, rules, messages, attempt, new_time, existing_time)
+            if verdict is not None:
+                return verdict
         return self._fallback(rules, f"no usable reply after {self.max_retries + 1} tries; "
                                      f"last problem: {error}")
 
@@ -500,28 +492,43 @@ class LLMConflictJudge:
                      existing_time: datetime | None = None,
                      similarity: float | None = None) -> ConflictVerdict:
         """Async judge: the same verdict without blocking the event loop."""
-        rules = judge_conflict(new_text, existing_text, new_time=new_time, existing_time=existing_time,
-                               similarity=similarity, settings=self.settings)
-        if rules.kind == "duplicate" and normalize_text(new_text) == normalize_text(existing_text):
+        rules, messages = self._start(new_text, existing_text, new_time, existing_time, similarity)
+        if messages is None:
             return rules
-        messages = self.messages(new_text, existing_text, new_time, existing_time)
         error = "no reply"
         for attempt in range(self.max_retries + 1):
             try:
                 reply = await self.llm.ainvoke(messages)
             except Exception as exc:  # any model or network failure
                 return self._fallback(rules, f"the model call failed: {type(exc).__name__}: {exc}")
-            try:
-                return self.parse(reply, rules, new_time, existing_time)
-            except ValueError as exc:
-                error = str(exc)
-                if attempt < self.max_retries:
-                    from langchain_core.messages import AIMessage, HumanMessage
-
-                    messages = [*messages, AIMessage(reply_text(reply) or ""),
-                                HumanMessage(RETRY_PROMPT.format(error=error))]
+            verdict, messages, error = self._read(reply, rules, messages, attempt, new_time, existing_time)
+            if verdict is not None:
+                return verdict
         return self._fallback(rules, f"no usable reply after {self.max_retries + 1} tries; "
                                      f"last problem: {error}")
+
+    def _start(self, new_text: str, existing_text: str, new_time: datetime | None, existing_time: datetime | None,
+               similarity: float | None) -> tuple[ConflictVerdict, list[Any] | None]:
+        """The rules' verdict, and the first messages for the model (None: identical text needs none)."""
+        rules = judge_conflict(new_text, existing_text, new_time=new_time, existing_time=existing_time,
+                               similarity=similarity, settings=self.settings)
+        if rules.kind == "duplicate" and normalize_text(new_text) == normalize_text(existing_text):
+            return rules, None
+        return rules, self.messages(new_text, existing_text, new_time, existing_time)
+
+    def _read(self, reply: Any, rules: ConflictVerdict, messages: list[Any], attempt: int,
+              new_time: datetime | None,
+              existing_time: datetime | None) -> tuple[ConflictVerdict | None, list[Any], str]:
+        """The parsed verdict, or None, the conversation extended for a retry, and the problem."""
+        try:
+            return self.parse(reply, rules, new_time, existing_time), messages, ""
+        except ValueError as exc:
+            if attempt < self.max_retries:
+                from langchain_core.messages import AIMessage, HumanMessage
+
+                messages = [*messages, AIMessage(reply_text(reply) or ""),
+                            HumanMessage(RETRY_PROMPT.format(error=exc))]
+            return None, messages, str(exc)
 
     def messages(self, new_text: str, existing_text: str, new_time: datetime | None = None,
                  existing_time: datetime | None = None) -> list[Any]:
