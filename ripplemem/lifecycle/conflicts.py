@@ -507,7 +507,8 @@ class LLMConflictJudge:
         return self._fallback(rules, f"no usable reply after {self.max_retries + 1} tries; "
                                      f"last problem: {error}")
 
-    def _start(self, new_text: str, existing_text: str, new_time: datetime | None, existing_time: datetime | None,
+    def _start(self, new_text: str, existing_text: str, new_time: datetime | None,
+               existing_time: datetime | None,
                similarity: float | None) -> tuple[ConflictVerdict, list[Any] | None]:
         """The rules' verdict, and the first messages for the model (None: identical text needs none)."""
         rules = judge_conflict(new_text, existing_text, new_time=new_time, existing_time=existing_time,
