@@ -10,9 +10,11 @@ from langchain_core.tools import BaseTool, BaseToolkit, ToolException
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, ValidationError
 
 from langchain_ripplemem.scopes import check_memory, run_scope
-from ripplemem import Hit, RippleMem
+from ripplemem import RippleMem
 from ripplemem.errors import RippleMemError
 from ripplemem.graph_queries import Connection
+from ripplemem.text import count_phrase
+from ripplemem.types import format_hit_line
 
 StoredType = Literal["episodic", "semantic"]
 
@@ -116,8 +118,8 @@ class RecallMemoryTool(_MemoryTool):
         recall = memory.recall(query, k=k, mode=self.mode, types=types or None)
         if not recall.hits:
             return f"No memories found for {query!r}."
-        lines = [f"{_count(len(recall.hits), 'memory', 'memories')} for {query!r}, best first:"]
-        lines += [_hit_line(number, hit) for number, hit in enumerate(recall.hits, start=1)]
+        lines = [f"{count_phrase(len(recall.hits), 'memory', 'memories')} for {query!r}, best first:"]
+        lines += [format_hit_line(number, hit) for number, hit in enumerate(recall.hits, start=1)]
         return "\n".join(lines)
 
 
@@ -135,7 +137,7 @@ class FindConnectionsTool(_MemoryTool):
         connections: list[Connection] = memory.find_connections(source, target, max_hops=max_hops, limit=5)
         if not connections:
             return f"No connection between {source!r} and {target!r} within {max_hops} hops."
-        count = _count(len(connections), "connection", "connections")
+        count = count_phrase(len(connections), "connection", "connections")
         lines = [f"{count} between {source!r} and {target!r}:"]
         lines += [f"{number}. {path.explain()}" for number, path in enumerate(connections, start=1)]
         return "\n".join(lines)
@@ -177,17 +179,6 @@ class RippleMemToolkit(BaseToolkit):
         if not self.read_only:
             classes = [StoreMemoryTool, *classes, ForgetMemoryTool]
         return [cls(memory=self.memory) for cls in classes]
-
-
-def _hit_line(number: int, hit: Hit) -> str:
-    memory = hit.memory
-    when = memory.when
-    date = when.strftime("%Y-%m-%d") if when else "undated"
-    return f"{number}. [id={memory.id}] ({date}, {memory.type}, score {hit.score:.2f}) {memory.content}"
-
-
-def _count(number: int, one: str, many: str) -> str:
-    return f"{number} {one if number == 1 else many}"
 
 
 def _validation_message(error: ValidationError) -> str:

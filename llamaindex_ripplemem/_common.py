@@ -8,7 +8,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
 
-from ripplemem import Hit, InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
 
 RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
 _WORD = re.compile(r"\w")
@@ -73,16 +73,3 @@ def recall_query(messages: Sequence[ChatMessage], input: str | None = None, wind
     texts = [message_text(m) for m in messages if role_of(m) == "user"]
     texts = [text for text in texts if text]
     return "\n".join(texts[-window:])
-
-
-def hit_line(number: int, hit: Hit) -> str:
-    """A recalled memory as a line for an LLM: '1. [id=3f2a...] (2024-03-01, episodic, score 0.82) text'."""
-    memory = hit.memory
-    when = memory.when
-    date = when.strftime("%Y-%m-%d") if when else "undated"
-    return f"{number}. [id={memory.id}] ({date}, {memory.type}, score {hit.score:.2f}) {memory.content}"
-
-
-def count(number: int, one: str, many: str) -> str:
-    """'1 memory', '3 memories'."""
-    return f"{number} {one if number == 1 else many}"

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from llama_index.core.tools.tool_spec.base import BaseToolSpec
 
-from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int, count, hit_line
+from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int
 from ripplemem import InvalidInputError, RippleMem
+from ripplemem.text import count_phrase
+from ripplemem.types import format_hit_line
 
 if TYPE_CHECKING:
     from ripplemem.graph_queries import Connection
@@ -85,8 +87,9 @@ class RippleMemToolSpec(BaseToolSpec):
         found = self.memory.recall(query, limit, mode=self.mode, types=types or None)
         if not found.hits:
             return f"No memories found for {query!r}."
-        lines = [hit_line(number, hit) for number, hit in enumerate(found.hits, start=1)]
-        return "\n".join([f"{count(len(lines), 'memory', 'memories')} for {query!r}, best first:", *lines])
+        lines = [format_hit_line(number, hit) for number, hit in enumerate(found.hits, start=1)]
+        header = f"{count_phrase(len(lines), 'memory', 'memories')} for {query!r}, best first:"
+        return "\n".join([header, *lines])
 
     async def arecall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> str:
         """Async twin of recall_memory."""
@@ -110,7 +113,7 @@ class RippleMemToolSpec(BaseToolSpec):
             return (f"No connection found between {source!r} and {target!r} within {hops} hops "
                     "(try a larger max_hops, or recall_memory: one of them may not be in memory).")
         lines = [f"{n}. {path.explain()}" for n, path in enumerate(paths, start=1)]
-        found = count(len(lines), "connection", "connections")
+        found = count_phrase(len(lines), "connection", "connections")
         header = f"{found} between {source!r} and {target!r}, shortest first:"
         return "\n".join([header, *lines])
 

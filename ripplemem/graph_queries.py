@@ -3,7 +3,7 @@ entities or memories, and topic communities."""
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,17 +13,9 @@ from ripplemem.extraction import canonical_name
 from ripplemem.graph import ScopeGraph
 from ripplemem.stores.graph_tables import EdgeRow, edges_between, edges_of, entity_id, get_entities, is_entity
 from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.types import GraphNode
 
 _MAX_VISITED = 50_000
-
-
-@dataclass(frozen=True)
-class GraphNode:
-    """A memory or entity, with a readable label (the entity's name or the memory's text)."""
-
-    id: str
-    kind: str
-    label: str
 
 
 @dataclass(frozen=True)
@@ -158,8 +150,8 @@ def to_connection(store: SQLiteStore, user_id: str, graph: ScopeGraph, path: lis
     """A path of node ids as a Connection with edge types and labels."""
     described = describe(store, user_id, path)
     edges: dict[frozenset[str], EdgeRow] = {}
-    for edge in edges_between(store, user_id, path):
-        edges.setdefault(frozenset((edge.src, edge.dst)), edge)
+    for row in edges_between(store, user_id, path):
+        edges.setdefault(frozenset((row.src, row.dst)), row)
     steps, strength = [], 1.0
     for a, b in zip(path, path[1:], strict=False):
         edge = edges.get(frozenset((a, b)))
@@ -178,9 +170,9 @@ def find_communities(graph: ScopeGraph, rounds: int = 10,
     for _ in range(rounds):
         changed = 0
         for node in order:
-            votes: Counter[str] = Counter()
+            votes: dict[str, float] = {}
             for other, weight in graph.neighbors(node).items():
-                votes[labels[other]] += weight
+                votes[labels[other]] = votes.get(labels[other], 0.0) + weight
             if votes:
                 best = max(votes.items(), key=lambda item: (item[1], item[0]))[0]
                 if best != labels[node]:

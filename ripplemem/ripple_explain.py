@@ -6,7 +6,7 @@ from __future__ import annotations
 from ripplemem.graph import ScopeGraph
 from ripplemem.stores.graph_tables import edges_between, get_entities, is_entity
 from ripplemem.stores.sqlite import SQLiteStore
-from ripplemem.types import Hit, Subgraph, SubgraphEdge, SubgraphNode
+from ripplemem.types import GraphNode, Hit, Subgraph, SubgraphEdge
 
 _SNIPPET_CHARS = 60
 # A seed hit whose graph signal is at least this also shows the path that supported it.
@@ -56,7 +56,7 @@ def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str,
                 for a, b in zip(hit.path, hit.path[1:], strict=False)) + " this memory"
             hit.why = f"{hit.why}; linked: {chain}" if hit.memory.id in seeds else f"reached {chain}"
     return Subgraph(
-        nodes={n: SubgraphNode(id=n, kind="entity" if is_entity(n) else "memory",
+        nodes={n: GraphNode(id=n, kind="entity" if is_entity(n) else "memory",
                                label=_label(n, entities, contents)) for n in nodes},
         edges=[SubgraphEdge(e.src, e.dst, e.type, e.weight, e.predicate) for e in edges],
     )

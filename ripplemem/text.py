@@ -54,3 +54,8 @@ def estimate_tokens(text: str) -> int:
     cjk = len(_CJK_CHAR_RE.findall(text))
     words = len(_WORD_RE.findall(_CJK_CHAR_RE.sub(" ", text)))
     return max(1, cjk + round(words * 1.3))
+
+
+def count_phrase(number: int, one: str, many: str) -> str:
+    """'1 memory', '3 memories'."""
+    return f"{number} {one if number == 1 else many}"

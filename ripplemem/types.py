@@ -75,8 +75,8 @@ class Hit:
 
 
 @dataclass(frozen=True)
-class SubgraphNode:
-    """A memory or entity in a recall's subgraph, with a short label."""
+class GraphNode:
+    """A memory or entity of the graph, with a readable label (an entity's name, a memory's text)."""
 
     id: str
     kind: str
@@ -98,7 +98,7 @@ class SubgraphEdge:
 class Subgraph:
     """The nodes and edges among a recall's hits and the paths that reached them."""
 
-    nodes: dict[str, SubgraphNode] = field(default_factory=dict)
+    nodes: dict[str, GraphNode] = field(default_factory=dict)
     edges: list[SubgraphEdge] = field(default_factory=list)
 
 
@@ -172,6 +172,15 @@ class Recall:
             rest = sorted(group[1:], key=lambda h: h.memory.when.timestamp() if h.memory.when else 0.0)
             ordered.append([group[0], *rest])
         return ordered
+
+
+def format_hit_line(number: int, hit: Hit) -> str:
+    """A recalled memory as a numbered line for a tool reply: '1. [id=3f2a...] (2024-03-01, episodic,
+    score 0.82) text' (the id lets a model pass it back to other tools)."""
+    memory = hit.memory
+    when = memory.when
+    date = when.strftime("%Y-%m-%d") if when else "undated"
+    return f"{number}. [id={memory.id}] ({date}, {memory.type}, score {hit.score:.2f}) {memory.content}"
 
 
 def format_memory_line(memory: Memory) -> str:
