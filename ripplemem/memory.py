@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.answer import Answer, ContextItem, answer_question
 from ripplemem.config import Settings
-from ripplemem.consolidating import ConsolidationReport, consolidate_working, promote_stored
 from ripplemem.embeddings import Embedder
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
@@ -25,9 +24,11 @@ from ripplemem.graph_queries import (
     neighbors_in,
 )
 from ripplemem.items import build_memory
-from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
-from ripplemem.observing import observe_turn
+from ripplemem.memory_documents import DocumentMethods
+from ripplemem.memory_history import HistoryMethods
+from ripplemem.memory_lifecycle import LifecycleMethods
+from ripplemem.memory_working import WorkingMethods
 from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES, hybrid_recall
 from ripplemem.ripple import RippleParts, ripple_recall
@@ -46,15 +47,12 @@ from ripplemem.validation import (
     check_type,
     check_types,
 )
-from ripplemem.writes import delete_memories, reindex_content, reinforce_paths, write_batch
+from ripplemem.writes import delete_memories, reinforce_paths, update_memory, write_batch
 
 if TYPE_CHECKING:
     from ripplemem.extraction_llm import LLMExtractor
 
-
-
-
-class RippleMem:
+class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods):
     """Tiered, associative long-term memory for one user (optionally one agent and session).
 
     ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
@@ -157,14 +155,15 @@ class RippleMem:
                     for position, item in enumerate(items)]
         inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in items]
         report = progress_reporter(progress, len(memories))
+        stored: list[Memory] = []
         for start in range(0, len(memories), batch_size):
             batch = memories[start:start + batch_size]
             batch_inputs = inputs[start:start + batch_size]
             if self._extractor is not None:
                 self._extract_into(batch, batch_inputs)
-            write_batch(self._engine, self.user_id, batch, batch_inputs)
+            stored.extend(write_batch(self._engine, self.user_id, batch, batch_inputs))
             report(min(start + batch_size, len(memories)))
-        return memories
+        return stored
 
     def _extract_into(self, memories: list[Memory], inputs: list[GraphInput]) -> None:
         assert self._extractor is not None
@@ -191,18 +190,7 @@ class RippleMem:
             fields["event_time"] = to_epoch(check_datetime("event_time", event_time))
         if not fields:
             return current
-        engine = self._engine
-        vector = engine.embedder.embed_query(fields["content"]) if "content" in fields else None
-        with engine.write_lock:
-            engine.store.update(memory_id, self.user_id, fields, vector)
-            updated = self._require(memory_id)
-            if {"content", "type", "event_time"} & fields.keys():
-                if vector is None:
-                    _, matrix = engine.store.fetch([memory_id], self._filter(status=updated.status),
-                                                   with_embeddings=True)
-                    vector = matrix[0] if matrix is not None else None
-                reindex_content(engine, self.user_id, updated, vector)
-        return updated
+        return update_memory(self._engine, current, fields)
 
     def delete(self, memory_id: str) -> bool:
         """Delete a memory of this user; True if it existed."""
@@ -303,40 +291,6 @@ class RippleMem:
             "path": engine.path,
             "disk_bytes": disk_bytes(engine.path),
         }
-
-    # -- working memory ----------------------------------------------------------------------
-    def observe(self, role: str, text: str, *, session_id: str | None = None, importance: float | None = None,
-                remember: bool = False, metadata: Mapping[str, Any] | None = None) -> WorkingItem:
-        """Feed one conversation turn into the session's working memory (capacity, TTL, mentions).
-
-        An explicit request ("remember that ...", "记住", or ``remember=True``) or an urgent or
-        emotional statement by the user is written to long-term memory at once (seed 000 §3);
-        questions, assistant and system turns, and everything else wait in working memory.
-        """
-        session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
-        return observe_turn(self._engine, self.user_id, session, role, text, importance=importance,
-                            remember=remember, metadata=metadata, store=self.add)
-
-    def consolidate(self, session_id: str | None = None, *, dry_run: bool = False) -> ConsolidationReport:
-        """Move what deserves it into long-term memory and return what happened and why.
-
-        Working items of the session (every session of this user when None) are written when
-        seed 000 §3's score says so (mentioned 3 times, related to known entities, older than an
-        hour, ...); stored memories are promoted by seed 001 (working -> episodic at importance
-        >= 0.7, episodic -> semantic at >= 0.8). ``dry_run=True`` reports without changing anything.
-        """
-        engine = self._engine
-        session = check_identifier("session_id", session_id, required=False)
-        sessions = [session] if session is not None else engine.working(self.user_id).sessions()
-        report = ConsolidationReport(dry_run=bool(dry_run))
-        consolidate_working(engine, self.user_id, sessions, report.dry_run, self.add, report)
-        promote_stored(engine, self.user_id, report.dry_run, self.update, report)
-        return report
-
-    def working(self, session_id: str | None = None) -> WorkingMemory:
-        """The working memory of a session (the handle's session by default): items, context()."""
-        session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
-        return self._engine.working(self.user_id).session(session)
 
     # -- the graph ---------------------------------------------------------------------------
     def neighbors(self, node: str, *, limit: int = 20) -> list[Neighbor]:

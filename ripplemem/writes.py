@@ -29,8 +29,9 @@ def index_meta(memory: Memory) -> dict[str, Any]:
     return index_metadata(memory.user_id, memory.agent_id, memory.session_id, memory.type, to_epoch(when))
 
 
-def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Sequence[GraphInput]) -> None:
-    """Embed and store new memories of one user with their graph rows."""
+def write_batch(engine: Engine, user_id: str, memories: list[Memory],
+                inputs: Sequence[GraphInput]) -> list[Memory]:
+    """Embed and store new memories of one user with their graph rows; returns the stored memories."""
     vectors = engine.embedder.embed_documents([m.content for m in memories])
     settings = engine.settings.graph
     with engine.write_lock:
@@ -50,6 +51,7 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
             raise
         engine.memories_added(user_id, memories, rows.edges)
         _link_aliases(engine, user_id, [e for e in rows.new_entities if e.type in ALIAS_KINDS])
+    return memories
 
 
 def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
@@ -79,6 +81,21 @@ def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str]) -> 
             engine.index.delete(user_id, deleted)
             engine.memories_removed(user_id, [*deleted, *orphans])
     return deleted
+
+
+def update_memory(engine: Engine, current: Memory, fields: dict[str, Any]) -> Memory:
+    """Write validated field changes to a memory; new content is re-embedded and re-indexed."""
+    user_id = current.user_id
+    vector = engine.embedder.embed_query(fields["content"]) if "content" in fields else None
+    with engine.write_lock:
+        engine.store.update(current.id, user_id, fields, vector)
+        updated = engine.store.get(current.id, user_id)
+        assert updated is not None
+        if {"content", "type", "event_time"} & fields.keys():
+            if vector is None:
+                vector = engine.store.embedding_of(current.id, user_id)
+            reindex_content(engine, user_id, updated, vector)
+    return updated
 
 
 def reindex_content(engine: Engine, user_id: str, memory: Memory, vector: np.ndarray | None) -> None:

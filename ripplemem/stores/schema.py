@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,5 +81,29 @@ def _migrate_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE entities ADD COLUMN embedding BLOB")
 
 
+_V3_HISTORY = """
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    event TEXT NOT NULL,
+    cause TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS ix_history_user_memory ON history(user_id, memory_id, seq);
+"""
+
+
+def _migrate_to_v3(conn: sqlite3.Connection) -> None:
+    # The change log behind mem.history(), and where a cold memory's vector lives in the archive.
+    conn.executescript(_V3_HISTORY)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+    if "archive_segment" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN archive_segment TEXT")
+
+
 # MIGRATIONS[n] brings a store at version n-1 to version n.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_v1, 2: _migrate_to_v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _migrate_to_v1, 2: _migrate_to_v2, 3: _migrate_to_v3,
+}

@@ -320,6 +320,15 @@ class SQLiteStore:
                     [user_id, *chunk]))
         return found
 
+    def embedding_of(self, memory_id: str, user_id: str) -> np.ndarray | None:
+        """The stored vector of one of a user's memories, or None (unknown id, or archived)."""
+        with self._lock:
+            row = self._conn.execute("SELECT embedding FROM memories WHERE id = ? AND user_id = ?",
+                                     (memory_id, user_id)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return np.frombuffer(row[0], dtype=np.float32)
+
     def fetch(self, memory_ids: Sequence[str], flt: MemoryFilter,
               with_embeddings: bool = False) -> tuple[list[Memory], np.ndarray | None]:
         """The memories among memory_ids that pass the filter, optionally with their vectors."""

@@ -1,0 +1,18 @@
+"""RippleMem's change history: every change to a memory with its time and cause (mixed into the
+facade)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ripplemem.engine import Engine
+    from ripplemem.types import Scope
+
+
+class HistoryMethods:
+    """The history methods of a RippleMem handle."""
+
+    _engine: Engine
+    scope_info: Scope
+    user_id: str

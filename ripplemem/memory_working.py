@@ -1,0 +1,60 @@
+"""RippleMem's working-memory and consolidation methods: observe turns, read a session's working
+memory, consolidate it into long-term memory (mixed into the RippleMem facade)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ripplemem.consolidating import ConsolidationReport, consolidate_working, promote_stored
+from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
+from ripplemem.observing import observe_turn
+from ripplemem.validation import check_identifier
+
+if TYPE_CHECKING:
+    from ripplemem.engine import Engine
+    from ripplemem.types import Scope
+
+
+class WorkingMethods:
+    """observe, working and consolidate of a RippleMem handle."""
+
+    _engine: Engine
+    scope_info: Scope
+    user_id: str
+    add: Any
+    update: Any
+
+    # -- working memory ----------------------------------------------------------------------
+    def observe(self, role: str, text: str, *, session_id: str | None = None, importance: float | None = None,
+                remember: bool = False, metadata: Mapping[str, Any] | None = None) -> WorkingItem:
+        """Feed one conversation turn into the session's working memory (capacity, TTL, mentions).
+
+        An explicit request ("remember that ...", "记住", or ``remember=True``) or an urgent or
+        emotional statement by the user is written to long-term memory at once (seed 000 §3);
+        questions, assistant and system turns, and everything else wait in working memory.
+        """
+        session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
+        return observe_turn(self._engine, self.user_id, session, role, text, importance=importance,
+                            remember=remember, metadata=metadata, store=self.add)
+
+    def consolidate(self, session_id: str | None = None, *, dry_run: bool = False) -> ConsolidationReport:
+        """Move what deserves it into long-term memory and return what happened and why.
+
+        Working items of the session (every session of this user when None) are written when
+        seed 000 §3's score says so (mentioned 3 times, related to known entities, older than an
+        hour, ...); stored memories are promoted by seed 001 (working -> episodic at importance
+        >= 0.7, episodic -> semantic at >= 0.8). ``dry_run=True`` reports without changing anything.
+        """
+        engine = self._engine
+        session = check_identifier("session_id", session_id, required=False)
+        sessions = [session] if session is not None else engine.working(self.user_id).sessions()
+        report = ConsolidationReport(dry_run=bool(dry_run))
+        consolidate_working(engine, self.user_id, sessions, report.dry_run, self.add, report)
+        promote_stored(engine, self.user_id, report.dry_run, self.update, report)
+        return report
+
+    def working(self, session_id: str | None = None) -> WorkingMemory:
+        """The working memory of a session (the handle's session by default): items, context()."""
+        session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
+        return self._engine.working(self.user_id).session(session)

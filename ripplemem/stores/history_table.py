@@ -1,0 +1,66 @@
+"""The change log of memories in SQLite: one row per event (added, merged, updated, superseded,
+promoted, archived, woken, ...), scoped to a user, read back by ``mem.history()``.
+
+Writers pass the connection of their own transaction, so a change and its log row commit together.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ripplemem.stores.sqlite import SQLiteStore, from_epoch
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One change to one memory: what happened, when, why, and the values involved."""
+
+    memory_id: str
+    event: str
+    at: float
+    cause: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def when(self) -> datetime:
+        """The time of the change, timezone-aware UTC."""
+        value = from_epoch(self.at)
+        assert value is not None
+        return value
+
+
+def record_history(conn: sqlite3.Connection, user_id: str, events: Iterable[HistoryEvent]) -> None:
+    """Append events to a user's change log inside the caller's transaction."""
+    conn.executemany(
+        "INSERT INTO history(memory_id, user_id, at, event, cause, detail) VALUES (?, ?, ?, ?, ?, ?)",
+        [(e.memory_id, user_id, e.at, e.event, e.cause, json.dumps(e.detail, ensure_ascii=False, default=str))
+         for e in events],
+    )
+
+
+def read_history(store: SQLiteStore, user_id: str, memory_ids: Sequence[str]) -> list[HistoryEvent]:
+    """The events of some memories of a user, oldest first."""
+    if not memory_ids:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT memory_id, event, at, cause, detail FROM history WHERE user_id = ? "
+            f"AND memory_id IN ({marks}) ORDER BY seq", [user_id, *memory_ids]).fetchall()
+    return [HistoryEvent(memory_id=r[0], event=r[1], at=r[2], cause=r[3], detail=json.loads(r[4]))
+            for r in rows]
+
+
+def delete_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> int:
+    """Remove the change log of some memories (erasure); returns how many rows went."""
+    if not memory_ids:
+        return 0
+    marks = ",".join("?" * len(memory_ids))
+    cursor = conn.execute(f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({marks})",
+                          [user_id, *memory_ids])
+    return cursor.rowcount
