@@ -17,6 +17,7 @@ from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strength
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
+from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
@@ -84,6 +85,8 @@ class Engine:
         self.clock: Clock = clock or utc_now
         self.embedder = resolve_embedder(embedder)
         self.store = SQLiteStore(self.path)
+        # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
+        self.archive = VectorArchive(self.path)
         self.write_lock = threading.RLock()
         if vector_index not in VECTOR_INDEXES:
             self.store.close()

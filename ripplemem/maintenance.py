@@ -7,6 +7,7 @@ import contextlib
 import os
 from collections.abc import Callable
 
+from ripplemem.archiving import rearchive_store
 from ripplemem.embeddings import Embedder, resolve_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
 from ripplemem.stores.sqlite import SQLiteStore
@@ -61,6 +62,7 @@ def reembed_store(path: str | os.PathLike[str], embedder: str | Embedder, *, vec
             done += len(batch)
             report(done)
         store.set_meta("embedding_model", target.model_id)
+        rearchive_store(store)
         index = open_vector_index(vector_index, store.path)
         try:
             rebuild_index(index, store)

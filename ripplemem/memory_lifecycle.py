@@ -2,16 +2,105 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from ripplemem.archiving import run_tier_moves, wake_memories
+from ripplemem.errors import InvalidTypeError
+from ripplemem.forgetting_run import check_strategy, run_forget
+from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
 
 if TYPE_CHECKING:
+    from ripplemem.consolidating import ConsolidationReport
     from ripplemem.engine import Engine
-    from ripplemem.types import Scope
+    from ripplemem.types import Recall, Scope
+
+WAKE_CAUSE = "recall reached it (seed 000 §8: cold -> active when an associated query touches it)"
 
 
 class LifecycleMethods:
-    """The forgetting methods of a RippleMem handle."""
+    """forget, archive and maintain of a RippleMem handle (and their async twins)."""
 
     _engine: Engine
     scope_info: Scope
     user_id: str
+    consolidate: Any
+
+    def forget(self, strategy: str = "score", *, dry_run: bool = False, threshold: float | None = None,
+               max_age_days: float | None = None, capacity: int | None = None) -> LifecycleReport:
+        """Forget what is no longer worth keeping; returns what happened to which memory and why.
+
+        ``strategy="score"`` is seed 000 §7's forgetting score (importance .30, frequency .25,
+        recency .25 around 60 days, connectivity .20): delete >= 0.8, deprioritize >= 0.6 (importance
+        x 0.9, hot -> warm), archive >= 0.4 (to the cold tier), else keep. Seed 001's strategies:
+        "importance" deletes below ``threshold`` (0.1), "time" deletes older than ``max_age_days``
+        (30), "capacity" deletes the least important beyond ``capacity`` (10 000) memories.
+        ``dry_run=True`` returns the same report and changes nothing.
+        """
+        return run_forget(self._engine, self.user_id, self.scope_info.agent_id, check_strategy(strategy),
+                          _check_flag(dry_run), threshold=threshold, max_age_days=max_age_days,
+                          capacity=capacity)
+
+    def archive(self, *, dry_run: bool = False) -> LifecycleReport:
+        """Run seed 000 §8's tier migrations and return every move with its reason.
+
+        hot -> warm after 7 days without access and importance < 0.7; warm -> cold after 30 days
+        without access and fewer than 3 accesses (the vector leaves the vector index for a compressed
+        archive segment; the memory stays listed, counted and keyword-searchable); cold -> deleted
+        after 90 days without access and importance < 0.3. A recall that reaches a cold memory
+        brings it back to hot. ``dry_run=True`` changes nothing.
+        """
+        return run_tier_moves(self._engine, self.user_id, self.scope_info.agent_id, _check_flag(dry_run))
+
+    def maintain(self, *, dry_run: bool = False, strategy: str = "score",
+                 session_id: str | None = None) -> MaintenanceReport:
+        """The scheduled job: consolidate, then forget (``strategy``), then archive; one report.
+
+        ``session_id`` limits consolidation to one session's working memory (every session by
+        default). ``dry_run=True`` reports what each step would do and changes nothing; each step
+        then sees the store as it is, not as the earlier steps would leave it.
+        """
+        dry = _check_flag(dry_run)
+        strategy = check_strategy(strategy)
+        tiers_before = self._tier_counts()
+        seconds: dict[str, float] = {}
+        started = time.perf_counter()
+        consolidation: ConsolidationReport = self.consolidate(session_id, dry_run=dry)
+        seconds["consolidate"] = time.perf_counter() - started
+        forgotten = self.forget(strategy, dry_run=dry)
+        seconds["forget"] = forgotten.seconds
+        moved = self.archive(dry_run=dry)
+        seconds["archive"] = moved.seconds
+        return MaintenanceReport(user_id=self.user_id, dry_run=dry, consolidation=consolidation,
+                                 forget=forgotten, archive=moved, seconds=seconds, tiers_before=tiers_before,
+                                 tiers_after=self._tier_counts())
+
+    def _tier_counts(self) -> dict[str, int]:
+        return dict(self._engine.store.counts(self.user_id)["by_tier"])
+
+    def _wake_recalled(self, result: Recall, now: float) -> None:
+        """Bring a recall's warm and cold hits back to hot (seed 000 §8), logging each move."""
+        hits = [hit for hit in result.hits if hit.memory.tier != "hot"]
+        if hits:
+            wake_memories(self._engine, self.user_id, [hit.memory.id for hit in hits],
+                          [hit.memory.tier for hit in hits], now, WAKE_CAUSE)
+
+    # -- async twins -------------------------------------------------------------------------
+    async def aforget(self, strategy: str = "score", **kwargs: Any) -> LifecycleReport:
+        """Async twin of forget."""
+        return await asyncio.to_thread(self.forget, strategy, **kwargs)
+
+    async def aarchive(self, **kwargs: Any) -> LifecycleReport:
+        """Async twin of archive."""
+        return await asyncio.to_thread(self.archive, **kwargs)
+
+    async def amaintain(self, **kwargs: Any) -> MaintenanceReport:
+        """Async twin of maintain."""
+        return await asyncio.to_thread(self.maintain, **kwargs)
+
+
+def _check_flag(value: Any, name: str = "dry_run") -> bool:
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be True or False, got {value!r}")
+    return value

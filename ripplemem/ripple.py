@@ -74,8 +74,9 @@ def _extend_pool(found: CandidatePool, activation: dict[str, float], flt: Memory
     rows, vectors = store.fetch_rows(reached, flt, with_embeddings=True)
     if not rows:
         return found
-    assert vectors is not None
-    cosines = (vectors @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
+    # None when every reached memory is cold (no vector outside the archive): no dense similarity.
+    cosines = np.zeros(len(rows)) if vectors is None else \
+        (vectors @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
     return CandidatePool(rows=[*found.rows, *rows], dense=np.concatenate([found.dense, cosines]),
                          keyword=np.concatenate([found.keyword, np.zeros(len(rows))]))
 

@@ -19,6 +19,8 @@ from ripplemem.stores.graph_tables import (
     reinforce_edges,
     set_entity_vectors,
 )
+from ripplemem.stores.history_table import HistoryEvent, record_history
+from ripplemem.stores.lifecycle_rows import archive_locations
 from ripplemem.stores.sqlite import index_metadata, to_epoch
 from ripplemem.types import Memory, Recall
 
@@ -70,15 +72,21 @@ def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
     engine.memories_added(user_id, [], edges)
 
 
-def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str]) -> list[str]:
-    """Delete memories of one user everywhere, and entities no memory mentions any more."""
+def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str],
+                    history: Sequence[HistoryEvent] = ()) -> list[str]:
+    """Delete memories of one user everywhere (cold ones from their archive segments too), and
+    entities no memory mentions any more; `history` events are logged in the same transaction."""
     with engine.write_lock:
         with engine.store.transaction() as conn:
             entities = mentioned_entities(conn, user_id, memory_ids)
+            archived = archive_locations(conn, user_id, memory_ids)
             deleted = engine.store.delete_rows(conn, memory_ids, user_id)
             orphans = delete_orphan_entities(conn, user_id, entities) if deleted else []
+            gone = set(deleted)
+            record_history(conn, user_id, [event for event in history if event.memory_id in gone])
         if deleted:
             engine.index.delete(user_id, deleted)
+            engine.archive.remove(user_id, archived)
             engine.memories_removed(user_id, [*deleted, *orphans])
     return deleted
 
@@ -88,7 +96,14 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any]) -> Me
     user_id = current.user_id
     vector = engine.embedder.embed_query(fields["content"]) if "content" in fields else None
     with engine.write_lock:
-        engine.store.update(current.id, user_id, fields, vector)
+        archived: dict[str, str] = {}
+        if vector is not None:
+            # New content of a cold memory: its new vector goes to the index, the archived one away.
+            with engine.store.read() as conn:
+                archived = archive_locations(conn, user_id, [current.id])
+        woken = {"tier": "hot", "archive_segment": None} if archived else {}
+        engine.store.update(current.id, user_id, {**fields, **woken}, vector)
+        engine.archive.remove(user_id, archived)
         updated = engine.store.get(current.id, user_id)
         assert updated is not None
         if {"content", "type", "event_time"} & fields.keys():

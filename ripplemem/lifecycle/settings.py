@@ -130,6 +130,10 @@ class LifecycleSettings:
     tier_hot_importance: float = 0.7
     tier_warm_access: float = 0.3
     tier_warm_importance: float = 0.5
+    # ours: at most this many cold vectors per compressed archive segment (10k MiniLM vectors are
+    # about 13 MB compressed): waking or deleting one cold memory rewrites one segment, so
+    # segments stay small enough to rewrite quickly and large enough that files stay few.
+    archive_segment_size: int = 10_000
 
     # --- Duplicates (issue 6) --------------------------------------------------------------------
     # A new memory with similarity >= 0.9 to an existing one (or the same normalised text)
@@ -145,12 +149,13 @@ class LifecycleSettings:
             if value < 0 or value != value:
                 raise InvalidInputError(f"LifecycleSettings.{item.name} must be >= 0, got {value}")
         for name in ("working_capacity", "mention_threshold", "cluster_min_size", "summary_max_texts",
-                     "forget_capacity", "access_count_saturation", "warm_to_cold_max_accesses"):
+                     "forget_capacity", "access_count_saturation", "warm_to_cold_max_accesses",
+                     "archive_segment_size"):
             if not isinstance(getattr(self, name), int):
                 raise InvalidTypeError(f"LifecycleSettings.{name} must be an integer")
         for name in ("working_capacity", "working_ttl_minutes", "access_decay_days",
                      "access_count_saturation", "summary_max_texts", "summary_max_chars",
-                     "summary_max_tokens_in", "working_context_tokens"):
+                     "summary_max_tokens_in", "working_context_tokens", "archive_segment_size"):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"LifecycleSettings.{name} must be positive")
         if not (self.forget_delete_threshold >= self.forget_deprioritize_threshold

@@ -351,11 +351,7 @@ class SQLiteStore:
                     f"FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
                     [*chunk, *params],
                 ).fetchall())
-        matrix = None
-        if with_embeddings and found:
-            matrix = np.frombuffer(b"".join([row["embedding"] for row in found]),
-                                   dtype=np.float32).reshape(len(found), -1)
-        return found, matrix
+        return found, _embedding_matrix(found) if with_embeddings else None
 
     def keyword_search(self, query: str, flt: MemoryFilter, limit: int) -> list[tuple[str, float]]:
         """BM25 search within the filter: (memory id, score) best first, scores > 0."""
@@ -399,8 +395,12 @@ class SQLiteStore:
 
     def iter_embeddings(self, user_id: str | None = None,
                         batch: int = 5000) -> Iterator[tuple[list[str], list[dict[str, Any]], np.ndarray]]:
-        """Stream (ids, index metadata, vectors) of active memories, for (re)building an index."""
-        where = "status = 'active'" + (" AND user_id = ?" if user_id is not None else "")
+        """Stream (ids, index metadata, vectors) of active memories, for (re)building an index.
+
+        Cold memories are left out: their vectors live in the archive, not in the index.
+        """
+        where = "status = 'active' AND embedding IS NOT NULL"
+        where += " AND user_id = ?" if user_id is not None else ""
         params: list[Any] = [user_id] if user_id is not None else []
         last = 0
         while True:
@@ -490,6 +490,17 @@ class SQLiteStore:
                 (user_id,)).fetchone()
         return {"by_type": by_type, "by_tier": by_tier, "by_status": by_status,
                 "oldest": from_epoch(span[0]), "newest": from_epoch(span[1]), "sessions": span[2]}
+
+
+def _embedding_matrix(rows: Sequence[sqlite3.Row]) -> np.ndarray | None:
+    """The rows' vectors as a matrix; a cold memory (vector archived, NULL here) gets zeros, so
+    it scores no dense similarity. None when no row has a vector."""
+    width = next((len(row["embedding"]) for row in rows if row["embedding"] is not None), None)
+    if width is None:
+        return None
+    zeros = bytes(width)
+    return np.frombuffer(b"".join([row["embedding"] or zeros for row in rows]),
+                         dtype=np.float32).reshape(len(rows), -1)
 
 
 def index_metadata(user_id: str, agent_id: str | None, session_id: str | None, memory_type: str,
