@@ -56,6 +56,17 @@ def recorded_embedder(path: str) -> str | None:
         store.close()
 
 
+def store_users(path: str) -> list[str]:
+    """Every user with memories in the store at this path."""
+    from ripplemem.stores.sqlite import SQLiteStore
+
+    store = SQLiteStore(path)
+    try:
+        return store.user_ids()
+    finally:
+        store.close()
+
+
 def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:
     """A handle on the store for --user, with --embedder, else the store's model, else MiniLM."""
     if must_exist and not store_exists(args.path):
@@ -140,6 +151,22 @@ def cmd_reembed(args: argparse.Namespace) -> None:
     print(f"re-embedded {count} memories with {args.embedder} in {time.perf_counter() - start:.1f} s")
 
 
+def cmd_maintain(args: argparse.Namespace) -> None:
+    """Consolidate, forget and archive the memories of one user (or of every user of the store)."""
+    if not store_exists(args.path):
+        raise StoreError(f"no RippleMem store at {args.path!r} to maintain; pass --path")
+    from ripplemem.memory import RippleMem
+
+    users = [args.user] if args.user else store_users(args.path)
+    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    with RippleMem(args.path, user_id=users[0] if users else "default", embedder=embedder) as mem:
+        reports = [mem.scope(user).maintain(dry_run=args.dry_run, strategy=args.strategy) for user in users]
+    if args.json:
+        print(fmt.to_json([report.as_dict() for report in reports]))
+    else:
+        print("\n\n".join(report.summary() for report in reports) or "the store holds no memories")
+
+
 def _store_options(embedder_required: bool = False) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--path", default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
@@ -177,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stats": (cmd_stats, "counts, time span and store details", [user]),
         "demo": (cmd_demo, "load a sample bilingual conversation and recall from it", []),
         "reembed": (cmd_reembed, "re-embed a store with another model", [_store_options(True)]),
+        "maintain": (cmd_maintain, "consolidate, forget and archive (a scheduled job)", [_store_options()]),
     }
     parsers = {}
     for name, (handler, summary, parents) in commands.items():
@@ -205,6 +233,13 @@ def build_parser() -> argparse.ArgumentParser:
     _filters(listing)
 
     parsers["stats"].add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    maintain = parsers["maintain"]
+    maintain.add_argument("--user", help="whose memories (default: every user of the store)")
+    maintain.add_argument("--strategy", default="score",
+                          help="forgetting strategy: score (default), importance, time or capacity")
+    maintain.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
+    maintain.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     demo = parsers["demo"]
     demo.add_argument("--path", help="store directory (default: a temporary one)")
