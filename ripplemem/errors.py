@@ -36,3 +36,7 @@ class EmbeddingModelMismatchError(StoreError):
 
 class MissingDependencyError(RippleMemError, ImportError):
     """An optional package needed for the requested feature is not installed."""
+
+
+class KnowledgeBaseAccessError(RippleMemError, PermissionError):
+    """The knowledge base is not shared with this user (or does not exist: the two look alike)."""

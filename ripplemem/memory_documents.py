@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ripplemem import knowledge_bases as kbs
+from ripplemem.errors import InvalidInputError
+from ripplemem.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
+from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
+from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS
+from ripplemem.rag.discover import PathLike
+from ripplemem.types import Memory
+from ripplemem.validation import check_identifier, check_k
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
@@ -10,8 +22,70 @@ if TYPE_CHECKING:
 
 
 class DocumentMethods:
-    """The document ingestion into knowledge bases and their grants methods of a RippleMem handle."""
+    """ingest, grant, revoke, knowledge_bases, forget_source, delete_knowledge_base of a RippleMem handle."""
 
     _engine: Engine
     scope_info: Scope
     user_id: str
+
+    def ingest(self, paths: PathLike | Iterable[PathLike], knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *,
+               include: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
+               recursive: bool = True, chunker: str = "auto", max_tokens: int = DEFAULT_MAX_TOKENS,
+               force: bool = False, progress: bool | FileProgress = False) -> IngestReport:
+        """Convert files and folders (PDF, DOCX, XLSX, PPTX, HTML, CSV, JSON, XML, TXT, MD, EPUB, ...)
+        to Markdown, chunk them and store the chunks in a knowledge base; returns an IngestReport.
+
+        The knowledge base is created and granted to this user if missing; one that exists and is
+        not shared with this user raises KnowledgeBaseAccessError. ``include``/``exclude`` are glob
+        patterns for files found in folders. An unchanged file (same bytes as at its last ingest) is
+        skipped; a changed one replaces its old chunks (``force=True`` re-ingests every file). A file
+        that fails is reported in ``IngestReport.failed`` and the others go in. ``progress=True``
+        shows a progress bar; a callable gets (files done, total files, path) after each file.
+        """
+        options = IngestOptions(include=include, exclude=exclude, recursive=recursive, chunker=chunker,
+                                max_tokens=max_tokens, force=force)
+        kb = check_kb_name(knowledge_base)
+        return ingest_paths(self._engine, self.user_id, kb, paths, options, progress)
+
+    async def aingest(self, paths: PathLike | Iterable[PathLike],
+                      knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, **kwargs: Any) -> IngestReport:
+        """Async twin of ingest (runs in a worker thread)."""
+        if not isinstance(paths, (str, Path)):
+            paths = list(paths)
+        return await asyncio.to_thread(self.ingest, paths, knowledge_base, **kwargs)
+
+    def grant(self, knowledge_base: str, user_id: str) -> bool:
+        """Share a knowledge base this user can read with another user (read and ingest); False if
+        they had it already."""
+        target = check_identifier("user_id", user_id, required=True)
+        assert target is not None
+        return kbs.grant(self._engine, check_kb_name(knowledge_base), self.user_id, target)
+
+    def revoke(self, knowledge_base: str, user_id: str) -> bool:
+        """Stop sharing a knowledge base with a user (this user must read it); False if they had no
+        access. The last reader cannot be revoked: delete the knowledge base instead."""
+        target = check_identifier("user_id", user_id, required=True)
+        assert target is not None
+        return kbs.revoke(self._engine, check_kb_name(knowledge_base), self.user_id, target)
+
+    def knowledge_bases(self) -> list[KnowledgeBase]:
+        """The knowledge bases this user can read, with chunk, file and page counts and readers."""
+        return kbs.describe(self._engine, self.user_id)
+
+    def chunks(self, knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *, source: PathLike | None = None,
+               limit: int = 1000, offset: int = 0) -> list[Memory]:
+        """The chunks of a knowledge base this user can read (of one file if ``source`` is given), in
+        the order they were stored; ``Memory.metadata`` holds source, heading path, offsets, pages."""
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInputError(f"offset must be a non-negative integer, got {offset!r}")
+        return kbs.list_chunks(self._engine, check_kb_name(knowledge_base), self.user_id,
+                               None if source is None else Path(source), check_k(limit, "limit"), offset)
+
+    def forget_source(self, path: PathLike, knowledge_base: str = DEFAULT_KNOWLEDGE_BASE) -> int:
+        """Delete one file's chunks from a knowledge base (the file itself is untouched); returns
+        how many chunks were deleted. The path may be the file's path or its stored source key."""
+        return kbs.forget_source(self._engine, check_kb_name(knowledge_base), self.user_id, path)
+
+    def delete_knowledge_base(self, knowledge_base: str) -> int:
+        """Delete a knowledge base this user can read, for every reader; returns the chunks deleted."""
+        return kbs.delete_knowledge_base(self._engine, check_kb_name(knowledge_base), self.user_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -103,7 +103,42 @@ def _migrate_to_v3(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE memories ADD COLUMN archive_segment TEXT")
 
 
+_V4_KNOWLEDGE_BASES = """
+CREATE TABLE IF NOT EXISTS knowledge_bases (
+    name TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    created_by TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kb_grants (
+    kb TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    granted_at REAL NOT NULL,
+    granted_by TEXT NOT NULL,
+    PRIMARY KEY (kb, user_id)
+);
+CREATE INDEX IF NOT EXISTS ix_kb_grants_user ON kb_grants(user_id, kb);
+CREATE TABLE IF NOT EXISTS kb_sources (
+    kb TEXT NOT NULL,
+    source TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    ingested_at REAL NOT NULL,
+    chunks INTEGER NOT NULL,
+    pages INTEGER NOT NULL DEFAULT 0,
+    format TEXT NOT NULL DEFAULT '',
+    title TEXT,
+    PRIMARY KEY (kb, source)
+);
+CREATE INDEX IF NOT EXISTS ix_memories_user_source ON memories(user_id, source);
+"""
+
+
+def _migrate_to_v4(conn: sqlite3.Connection) -> None:
+    # Knowledge bases: document chunks shared with the users they are granted to, and the
+    # content hash of every ingested file (re-ingesting an unchanged file does nothing).
+    conn.executescript(_V4_KNOWLEDGE_BASES)
+
+
 # MIGRATIONS[n] brings a store at version n-1 to version n.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_to_v1, 2: _migrate_to_v2, 3: _migrate_to_v3,
+    1: _migrate_to_v1, 2: _migrate_to_v2, 3: _migrate_to_v3, 4: _migrate_to_v4,
 }

@@ -1,0 +1,195 @@
+"""Document ingestion into a knowledge base: discover -> convert (MarkItDown) -> chunk -> embed and
+graph, one file at a time, with content-hash dedup and per-file errors that never stop the batch.
+
+A file whose bytes hash to what was stored at its last ingest is skipped without being converted;
+a changed file gets its new chunks written first and its old chunks deleted after, so a failure
+half-way never loses what was stored. Chunks are ``document`` memories under the base's scope
+(see ``knowledge_bases``); their entities join the base's graph, consecutive chunks of a file are
+linked by NEXT edges, similar ones by SIMILAR edges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ripplemem.engine import Engine
+from ripplemem.errors import InvalidTypeError, RippleMemError
+from ripplemem.graph_builder import GraphInput
+from ripplemem.knowledge_bases import kb_scope, open_for_ingest
+from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, Chunk
+from ripplemem.rag.chunking import chunk_text, resolve_chunker
+from ripplemem.rag.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
+from ripplemem.rag.discover import PathLike, discover_files
+from ripplemem.stores import kb_tables
+from ripplemem.types import Memory
+from ripplemem.validation import check_content, check_k
+from ripplemem.writes import delete_memories, write_batch
+
+# A page of running text, for formats without pages of their own (Markdown, HTML, DOCX, ...):
+# about 500 words of English, the usual "standard manuscript page".
+CHARS_PER_PAGE = 3000
+
+FileProgress = Callable[[int, int, Path], None]
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did: files ingested (new), replaced (changed), unchanged and failed (with
+    reasons), chunks written, pages read, and how long it took."""
+
+    knowledge_base: str
+    created: bool = False
+    ingested: list[Path] = field(default_factory=list)
+    replaced: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+    failed: list[ConversionFailure] = field(default_factory=list)
+    chunks: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+
+    @property
+    def files(self) -> int:
+        """How many files were looked at."""
+        return len(self.ingested) + len(self.replaced) + len(self.unchanged) + len(self.failed)
+
+    @property
+    def ok(self) -> bool:
+        """True when no file failed."""
+        return not self.failed
+
+    def summary(self) -> str:
+        """One line: '12 files into 'default': 9 new, 1 replaced, 1 unchanged, 1 failed; 140 chunks ...'."""
+        return (f"{self.files} files into {self.knowledge_base!r}: {len(self.ingested)} new, "
+                f"{len(self.replaced)} replaced, {len(self.unchanged)} unchanged, {len(self.failed)} failed; "
+                f"{self.chunks} chunks from {self.pages} pages in {self.seconds:.1f} s")
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """How files are found and cut: folder walking, glob filters, chunker and chunk size."""
+
+    include: str | Iterable[str] | None = None
+    exclude: str | Iterable[str] | None = None
+    recursive: bool = True
+    chunker: str = "auto"
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    # Re-ingest files even when their bytes are unchanged (e.g. after changing the chunker).
+    force: bool = False
+
+
+def page_count(document: ConvertedDocument) -> int:
+    """Pages of a document: its own (PDF pages, slides, sheets) or CHARS_PER_PAGE of text each."""
+    if document.page_count:
+        return document.page_count
+    return max(1, -(-len(document.markdown) // CHARS_PER_PAGE))
+
+
+def file_progress(progress: bool | FileProgress, total: int) -> Callable[[int, Path], None]:
+    """A per-file reporter: a tqdm bar on stderr for True, the caller's (done, total, path), or nothing."""
+    if callable(progress):
+        return lambda done, path: progress(done, total, path)
+    if not progress:
+        return lambda done, path: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return lambda done, path: None
+    bar = tqdm(total=total, unit="file", file=sys.stderr, dynamic_ncols=True)
+
+    def report(done: int, path: Path) -> None:
+        bar.set_postfix_str(path.name[-40:], refresh=False)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return report
+
+
+def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterable[PathLike],
+                 options: IngestOptions, progress: bool | FileProgress = False) -> IngestReport:
+    """Ingest files and folders into a knowledge base the user may write (created if missing)."""
+    started = time.perf_counter()
+    for name in ("recursive", "force"):
+        if not isinstance(getattr(options, name), bool):
+            raise InvalidTypeError(f"{name} must be True or False, got {getattr(options, name)!r}")
+    resolve_chunker("x", options.chunker)  # a bad chunker name fails before anything is read
+    check_k(options.max_tokens, "max_tokens")
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise InvalidTypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
+    report = IngestReport(knowledge_base=kb)
+
+    def unreadable(path: Path, reason: str) -> None:
+        report.failed.append(ConversionFailure(path, reason, "permission"))
+
+    files = discover_files(paths, recursive=options.recursive, include=options.include,
+                           exclude=options.exclude, on_skip=unreadable)
+    report.created = open_for_ingest(engine, kb, user_id)
+    known = {} if options.force else kb_tables.source_hashes(engine.store, kb)
+    tick = file_progress(progress, len(files))
+    for done, outcome in enumerate(iter_convert(files, known_hashes=known), start=1):
+        if outcome.unchanged:
+            report.unchanged.append(outcome.path)
+        elif outcome.error is not None:
+            report.failed.append(outcome.error)
+        elif outcome.document is not None:
+            _ingest_document(engine, kb, outcome.document, options, report)
+        tick(done, outcome.path)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _ingest_document(engine: Engine, kb: str, document: ConvertedDocument, options: IngestOptions,
+                     report: IngestReport) -> None:
+    key = source_key(document.source)
+    try:
+        chunks = [c for c in chunk_text(document.markdown, options.chunker, max_tokens=options.max_tokens,
+                                        embedder=engine.embedder, page_starts=document.page_starts)
+                  if c.text.strip()]
+        memories = [_chunk_memory(engine, kb, key, document, chunk, len(chunks)) for chunk in chunks]
+    except RippleMemError as exc:
+        report.failed.append(ConversionFailure(document.source, f"cannot be chunked: {exc}", "error"))
+        return
+    if not memories:
+        report.failed.append(ConversionFailure(document.source, "no text left to store after conversion",
+                                               "no_text"))
+        return
+    scope = kb_scope(kb)
+    old = kb_tables.chunk_ids(engine.store, scope, key)
+    # New chunks first, old ones after: a failure in between leaves both, never neither.
+    write_batch(engine, scope, memories, [GraphInput() for _ in memories])
+    delete_memories(engine, scope, old)
+    pages = page_count(document)
+    with engine.write_lock, engine.store.transaction() as conn:
+        kb_tables.record_source(conn, kb, kb_tables.SourceRow(
+            source=key, content_hash=document.content_hash, ingested_at=engine.now(), chunks=len(memories),
+            pages=pages, format=document.format, title=document.title))
+    (report.replaced if old else report.ingested).append(document.source)
+    report.chunks += len(memories)
+    report.pages += pages
+
+
+def _chunk_memory(engine: Engine, kb: str, key: str, document: ConvertedDocument, chunk: Chunk,
+                  count: int) -> Memory:
+    """A chunk as a document memory: content is the breadcrumb and text (what gets embedded)."""
+    metadata: dict[str, Any] = {
+        "knowledge_base": kb, "source": key, "file_name": document.source.name, "format": document.format,
+        "title": document.title, "heading_path": list(chunk.heading_path), "breadcrumb": chunk.breadcrumb,
+        "start": chunk.start, "end": chunk.end, "page": chunk.page, "end_page": chunk.end_page,
+        "chunk_index": chunk.index, "chunk_count": count, "content_hash": document.content_hash,
+        "chunker": chunk.chunker,
+    }
+    return Memory(
+        id=uuid.uuid4().hex, user_id=kb_scope(kb), type="document",
+        content=check_content(chunk.embed_text, engine.settings.max_content_chars),
+        # One "session" per file, so consecutive chunks are linked by NEXT edges.
+        session_id="doc_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16],
+        importance=engine.settings.default_importance, created_at=engine.clock(), source=key,
+        metadata=metadata,
+    )
