@@ -109,6 +109,8 @@ class Settings:
     # on LoCoMo against 0.563 for reciprocal-rank fusion).
     dense_weight: float = 0.5
     keyword_weight: float = 0.5
+    # recall(time_phrases="boost"): memories from the time a query names score x (1 + time_boost).
+    time_boost: float = 0.5
     default_importance: float = 0.5
     embed_batch_size: int = 64
     max_content_chars: int = 100_000

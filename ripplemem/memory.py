@@ -14,6 +14,7 @@ from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
+from ripplemem.expansion import check_expand
 from ripplemem.graph_builder import GraphInput
 from ripplemem.graph_queries import (
     Community,
@@ -29,9 +30,17 @@ from ripplemem.memory_documents import DocumentMethods
 from ripplemem.memory_history import HistoryMethods
 from ripplemem.memory_lifecycle import LifecycleMethods
 from ripplemem.memory_working import WorkingMethods
+from ripplemem.recalling import (
+    SearchSpec,
+    check_time_phrases,
+    expand_query,
+    expanded_search,
+    search_in_time,
+    search_scope,
+    time_window,
+)
 from ripplemem.relations import coerce_relations
-from ripplemem.retrieval import RECALL_MODES, hybrid_recall
-from ripplemem.ripple import RippleParts, ripple_recall
+from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
 from ripplemem.routing import routed_types
 from ripplemem.stores.sqlite import MemoryFilter, to_epoch
@@ -212,20 +221,35 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
     def recall(self, query: str, k: int = 10, *, mode: str = "ripple",
                types: str | Iterable[str] | None = None, since: datetime | str | None = None,
                until: datetime | str | None = None, min_importance: float | None = None,
-               metadata: Mapping[str, Any] | None = None,
-               session_id: str | None = None, record_access: bool = True, route: str | None = None) -> Recall:
+               metadata: Mapping[str, Any] | None = None, session_id: str | None = None,
+               record_access: bool = True, route: str | None = None, expand: str | None = None,
+               now: datetime | str | None = None, time_phrases: str = "boost", llm: Any = None) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
         ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
         entities the query names over the memory graph; "hybrid", "dense" and "keyword" skip the
         graph. Filters narrow what may be recalled: memory types, a time range on when it
-        happened, a minimum importance, metadata equality and one session. Recall counts as an
-        access and reinforces the graph edges that led to a hit, unless ``record_access=False``
-        (a read-only look, e.g. for evaluation). ``route="auto"`` decides between the user's
-        memories and document memories by the query (seed 000 §10; ``Recall.route`` says why);
-        "memory", "documents" or "both" choose directly.
+        happened, a minimum importance, metadata equality and one session.
+
+        A time phrase in the query ("yesterday", "last week", "two months ago", "上周", "三个月前")
+        is resolved against ``now`` (default: the clock; it is also the "now" of recency
+        scoring): ``time_phrases="boost"`` lifts memories from that time, "filter" keeps only
+        them, "off" ignores the phrase. ``Recall.time`` says what was understood.
+        ``expand="mqe" | "hyde" | "both"`` has the handle's chat model (``RippleMem(llm=...)``)
+        rewrite the query or draft an answer passage (or ``llm``, a LangChain chat model, for this
+        call); every text is searched and the candidates fused by rank (``Recall.expansion``
+        lists them). ``route="auto"`` decides between the user's memories and document memories
+        by the query (seed 000 §10; ``Recall.route`` says why); "memory", "documents" or "both"
+        choose directly.
+
+        Recall counts as an access and reinforces the graph edges that led to a hit, unless
+        ``record_access=False`` (a read-only look, e.g. for evaluation).
         """
         check_content(query, self.settings.max_content_chars, field="query")
+        llm = llm if llm is not None else self.llm
+        expand_mode = check_expand(expand, llm, how="pass llm=... to recall() or to RippleMem(...)")
+        time_mode = check_time_phrases(time_phrases)
+        reference = check_datetime("now", now) or self._engine.clock()
         decision = routed_types(self._engine, self.user_id, query, check_route(route))
         if decision is not None and types is None:
             types = decision[1]
@@ -236,21 +260,28 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
             metadata=tuple(check_metadata(metadata).items()),
             session_id=check_identifier("session_id", session_id, required=False),
         )
-        mode = check_mode(mode, RECALL_MODES)
+        spec = SearchSpec(k=check_k(k), mode=check_mode(mode, RECALL_MODES), flt=flt,
+                          now=to_epoch(reference))  # type: ignore[arg-type]
         engine = self._engine
-        now = engine.now()
-        keywords = engine.keyword_index(self.user_id)
-        if mode == "ripple":
-            parts = RippleParts(store=engine.store, index=engine.index, embedder=engine.embedder,
-                                settings=engine.settings, keywords=keywords, graph=engine.graph(self.user_id))
-            result = ripple_recall(query, check_k(k), flt, now, parts)
-            if record_access:
-                reinforce_paths(engine, self.user_id, result, now)
+        window = time_window(query, reference, time_mode)
+
+        def search(text: str, pool: int) -> Recall:
+            return search_in_time(lambda t, s: search_scope(engine, self.user_id, t, s), text,
+                                  replace(spec, k=pool), window, time_mode, self.settings.time_boost)
+
+        if expand_mode is None:
+            result = search(query, spec.k)
         else:
-            result = hybrid_recall(query, check_k(k), flt, mode, now, store=engine.store, index=engine.index,
-                                   embedder=engine.embedder, settings=engine.settings, keywords=keywords)
+            queries, described = expand_query(llm, query, expand_mode)
+            result = expanded_search(search, queries, spec.k)
+            result.expansion = described
+        if window is not None:
+            result.time = {"phrase": window.phrase, "start": window.start, "end": window.end,
+                           "how": time_mode}
         if record_access:
-            engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, now)
+            if result.mode == "ripple":
+                reinforce_paths(engine, self.user_id, result, spec.now)
+            engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, spec.now)
         if decision is not None:
             result.route = decision[0]
         return result

@@ -112,6 +112,10 @@ class Recall:
     subgraph: Subgraph = field(default_factory=Subgraph)
     # With recall(route=...): where it searched and why (target, order, reasons, query class).
     route: dict[str, Any] | None = None
+    # The time phrase the query named and how it was applied (phrase, start, end, how).
+    time: dict[str, Any] | None = None
+    # With recall(expand=...): the texts searched and any expansion problems.
+    expansion: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.hits)
