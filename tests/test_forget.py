@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from manual_clock import ManualClock
+
 from ripplemem import RippleMem
 from ripplemem.embeddings import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
@@ -96,7 +96,8 @@ def test_deprioritized_memories_walk_towards_deletion_run_after_run(mem: RippleM
         assert second.action == "delete" and second.score >= 0.8 and mem.get(target) is None
 
 
-def test_dry_run_reports_the_same_plan_and_changes_nothing(mem: RippleMem, four_fates: dict[str, Memory]) -> None:
+def test_dry_run_reports_the_same_plan_and_changes_nothing(mem: RippleMem,
+                                                           four_fates: dict[str, Memory]) -> None:
     before = snapshot(mem)
     planned = mem.forget(dry_run=True)
     assert snapshot(mem) == before
@@ -111,9 +112,8 @@ def test_every_applied_change_is_in_the_history_with_its_cause(mem: RippleMem,
     mem.forget()
     ids = [m.id for m in four_fates.values()]
     events = {e.memory_id: e for e in read_history(mem._engine.store, "alice", ids)}
-    assert {four_fates[a].id: events[four_fates[a].id].event for a in ("delete", "deprioritize", "archive")} == {
-        four_fates["delete"].id: "forgotten", four_fates["deprioritize"].id: "deprioritized",
-        four_fates["archive"].id: "archived"}
+    expected = {"delete": "forgotten", "deprioritize": "deprioritized", "archive": "archived"}
+    assert {action: events[four_fates[action].id].event for action in expected} == expected
     assert four_fates["keep"].id not in events
     lowered = events[four_fates["deprioritize"].id]
     assert lowered.cause == "forget: score"
