@@ -26,9 +26,11 @@ from ripplemem.graph_queries import (
 )
 from ripplemem.items import build_memory
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
+from ripplemem.memory_analysis import AnalysisMethods
 from ripplemem.memory_documents import DocumentMethods
 from ripplemem.memory_history import HistoryMethods
 from ripplemem.memory_lifecycle import LifecycleMethods
+from ripplemem.memory_perceptual import PerceptualMethods
 from ripplemem.memory_working import WorkingMethods
 from ripplemem.recalling import (
     SearchSpec,
@@ -61,7 +63,8 @@ from ripplemem.writes import delete_memories, reinforce_paths, update_memory, wr
 if TYPE_CHECKING:
     from ripplemem.extraction_llm import LLMExtractor
 
-class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods):
+class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods, PerceptualMethods,
+                AnalysisMethods):
     """Tiered, associative long-term memory for one user (optionally one agent and session).
 
     ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
