@@ -151,6 +151,16 @@ def cmd_reembed(args: argparse.Namespace) -> None:
     print(f"re-embedded {count} memories with {args.embedder} in {time.perf_counter() - start:.1f} s")
 
 
+def cmd_check(args: argparse.Namespace) -> None:
+    """Check that SQLite, the keyword index, the graph and the vector index agree; repair by default."""
+    from ripplemem.memory import RippleMem
+
+    report = RippleMem.check(args.path, repair=not args.no_repair)
+    print(fmt.to_json(report.as_dict()) if args.json else "\n".join(report.lines()))
+    if not report.consistent and not report.repaired:
+        raise SystemExit(1)
+
+
 def cmd_maintain(args: argparse.Namespace) -> None:
     """Consolidate, forget and archive the memories of one user (or of every user of the store)."""
     if not store_exists(args.path):
@@ -167,12 +177,27 @@ def cmd_maintain(args: argparse.Namespace) -> None:
         print("\n\n".join(report.summary() for report in reports) or "the store holds no memories")
 
 
+def cmd_mcp(args: argparse.Namespace) -> None:
+    """Serve one user's memories to an MCP client over stdin/stdout (the store is created if new)."""
+    from ripplemem.mcp_server import serve_stdio
+
+    with _open(args, must_exist=False) as mem:
+        serve_stdio(mem)
+
+
 def _store_options(embedder_required: bool = False) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--path", default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
                         help="store directory (default: $RIPPLEMEM_PATH or ./memdb)")
     common.add_argument("--embedder", required=embedder_required,
                         help=f"{EMBEDDER_HELP} (default: the store's model; minilm for a new store)")
+    return common
+
+
+def _path_option() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--path", default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
+                        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)")
     return common
 
 
@@ -204,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
         "stats": (cmd_stats, "counts, time span and store details", [user]),
         "demo": (cmd_demo, "load a sample bilingual conversation and recall from it", []),
         "reembed": (cmd_reembed, "re-embed a store with another model", [_store_options(True)]),
+        "check": (cmd_check, "check a store's consistency and repair it", [_path_option()]),
         "maintain": (cmd_maintain, "consolidate, forget and archive (a scheduled job)", [_store_options()]),
+        "mcp": (cmd_mcp, "serve one user's memory tools to an MCP client over stdio", [user]),
     }
     parsers = {}
     for name, (handler, summary, parents) in commands.items():
@@ -233,6 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     _filters(listing)
 
     parsers["stats"].add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    check = parsers["check"]
+    check.add_argument("--no-repair", action="store_true",
+                       help="only report, change nothing (exit 1 if damaged)")
+    check.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     maintain = parsers["maintain"]
     maintain.add_argument("--user", help="whose memories (default: every user of the store)")

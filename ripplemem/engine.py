@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
@@ -17,6 +16,7 @@ from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strength
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
+from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open
 from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
 from ripplemem.stores.sqlite import SQLiteStore
@@ -87,7 +87,10 @@ class Engine:
         self.store = SQLiteStore(self.path)
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
         self.archive = VectorArchive(self.path)
-        self.write_lock = threading.RLock()
+        # Reentrant; on disk it also marks index writes in flight, for reconcile_on_open.
+        self.write_lock = MarkedWriteLock(self.store,
+                                          enabled=self.path is not None and vector_index != "numpy")
+        self.last_check: CheckReport | None = None
         if vector_index not in VECTOR_INDEXES:
             self.store.close()
             raise InvalidInputError(
@@ -231,6 +234,9 @@ class Engine:
         if index.name == "numpy" or recorded != index.name:
             rebuild_index(index, self.store)
             self.store.set_meta("vector_index", index.name)
+        if index.name != "numpy":
+            # A writer killed between SQLite and the index left a marker: check and repair.
+            self.last_check = reconcile_on_open(self.store, index)
 
     def now(self) -> float:
         """The clock's time as epoch seconds."""

@@ -41,6 +41,7 @@ from ripplemem.recalling import (
     search_scope,
     time_window,
 )
+from ripplemem.reconcile import CheckReport, check_path
 from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
@@ -394,6 +395,14 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         """
         return reembed_store(path, embedder, vector_index=vector_index, batch_size=batch_size,
                              progress=progress)
+
+    @staticmethod
+    def check(path: str | os.PathLike[str], *, repair: bool = True) -> CheckReport:
+        """Check that a store's SQLite rows, keyword index, graph and vector index agree, and
+        repair what does not (vectors re-added from SQLite's copies, strays, dangling edges and
+        orphan entities removed) unless ``repair=False``. Open handles repair on their own after a
+        crash; this is the explicit, reported version. Returns what was found and fixed."""
+        return check_path(path, repair=repair)
 
 
 def _check_node(value: Any, name: str = "node") -> str:

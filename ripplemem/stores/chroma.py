@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from ripplemem.errors import MissingDependencyError
+from ripplemem.stores.process_lock import ProcessLock
 from ripplemem.stores.vectors import VectorFilter
 
 CHROMA_DIRNAME = "chroma"
+COLLECTION_PREFIX = "rm_"
+# Chroma's PersistentClient keeps each collection's HNSW graph in process memory and is not safe for
+# two processes at once (vectors written by one are lost when the other persists its stale copy).
+# Every operation on an on-disk index therefore holds this inter-process lock, and a process whose
+# copy is stale (another process wrote since) reopens its client first.
+LOCK_FILENAME = "ripplemem-index.lock"
 _MAX_BATCH = 5000
 
 
 def collection_name(user_id: str) -> str:
     """A valid Chroma collection name for a user (a hash: user ids may hold any character)."""
-    return "rm_" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
+    return COLLECTION_PREFIX + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
 
 
 def _where(flt: VectorFilter | None) -> dict[str, Any] | None:
@@ -56,16 +65,45 @@ class ChromaIndex:
                 "or pass vector_index='numpy'."
             ) from exc
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        self._process_lock: ProcessLock | None = None
+        self._reopen = None
         if client is not None:
             self._client = client
         elif path is None:
             self._client = chromadb.EphemeralClient(settings=settings)
         else:
-            self._client = chromadb.PersistentClient(
-                path=os.path.join(path, CHROMA_DIRNAME), settings=settings
-            )
-        self._collections: dict[str, Any] = {}
-        self._lock = threading.RLock()
+            directory = os.path.join(path, CHROMA_DIRNAME)
+            os.makedirs(directory, exist_ok=True)
+            self._process_lock = ProcessLock(os.path.join(path, LOCK_FILENAME))
+            self._reopen = lambda: chromadb.PersistentClient(path=directory, settings=settings)
+            with self._process_lock.held():
+                self._process_lock.changed()
+                self._client = self._reopen()
+
+    @contextmanager
+    def _guard(self, write: bool = False) -> Iterator[None]:
+        """Hold the thread lock and, on disk, the inter-process lock; reopen a stale client."""
+        with self._lock:
+            if self._process_lock is None:
+                yield
+                return
+            with self._process_lock.held():
+                if self._process_lock.changed():
+                    self._refresh()
+                yield
+                if write:
+                    self._process_lock.mark_written()
+
+    def _refresh(self) -> None:
+        # Another process wrote: drop our in-memory HNSW copies and load what is on disk now.
+        self._collections.clear()
+        close = getattr(self._client, "close", None)
+        if close is not None:
+            close()
+        assert self._reopen is not None
+        self._client = self._reopen()
 
     def _collection(self, user_id: str, create: bool) -> Any:
         with self._lock:
@@ -91,75 +129,120 @@ class ChromaIndex:
         """Upsert vectors of one user, in Chroma-sized batches."""
         if not len(ids):
             return
-        collection = self._collection(user_id, create=True)
         clean = [{k: v for k, v in m.items() if k != "user_id"} for m in metadatas]
-        for start in range(0, len(ids), _MAX_BATCH):
-            stop = start + _MAX_BATCH
-            collection.upsert(ids=list(ids[start:stop]), embeddings=np.asarray(vectors[start:stop]),
-                              metadatas=clean[start:stop])
+        with self._guard(write=True):
+            collection = self._collection(user_id, create=True)
+            for start in range(0, len(ids), _MAX_BATCH):
+                stop = start + _MAX_BATCH
+                collection.upsert(ids=list(ids[start:stop]), embeddings=np.asarray(vectors[start:stop]),
+                                  metadatas=clean[start:stop])
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Remove vectors of one user."""
-        collection = self._collection(user_id, create=False)
-        if collection is not None and len(ids):
-            for start in range(0, len(ids), _MAX_BATCH):
-                collection.delete(ids=list(ids[start:start + _MAX_BATCH]))
+        if not len(ids):
+            return
+        with self._guard(write=True):
+            collection = self._collection(user_id, create=False)
+            if collection is not None:
+                for start in range(0, len(ids), _MAX_BATCH):
+                    collection.delete(ids=list(ids[start:start + _MAX_BATCH]))
 
     def query(self, user_id: str, vector: np.ndarray, k: int,
               flt: VectorFilter | None = None) -> list[tuple[str, float]]:
         """Approximate (HNSW) top-k by cosine similarity."""
-        collection = self._collection(user_id, create=False)
-        if collection is None or k <= 0:
-            return []
         embedding = [np.asarray(vector, dtype=np.float32)]
         where = _where(flt)
-        try:
-            # Chroma >= 1.0 returns fewer rows when k exceeds the collection: no count() round
-            # trip (2-3 ms at 10k vectors) on every query.
-            result = collection.query(query_embeddings=embedding, n_results=k, where=where,
-                                      include=["distances"])
-        except Exception:
-            # An older server may refuse n_results > count: ask for at most what it holds.
-            total = collection.count()
-            if total == 0:
+        with self._guard():
+            collection = self._collection(user_id, create=False)
+            if collection is None or k <= 0:
                 return []
-            result = collection.query(query_embeddings=embedding, n_results=min(k, total),
-                                      where=where, include=["distances"])
+            try:
+                # Chroma >= 1.0 returns fewer rows when k exceeds the collection: no count() round
+                # trip (2-3 ms at 10k vectors) on every query.
+                result = collection.query(query_embeddings=embedding, n_results=k, where=where,
+                                          include=["distances"])
+            except Exception:
+                # An older server may refuse n_results > count: ask for at most what it holds.
+                total = collection.count()
+                if total == 0:
+                    return []
+                result = collection.query(query_embeddings=embedding, n_results=min(k, total),
+                                          where=where, include=["distances"])
         return [(memory_id, 1.0 - float(distance))
-                for memory_id, distance in zip(result["ids"][0], result["distances"][0])]
+                for memory_id, distance in zip(result["ids"][0], result["distances"][0], strict=True)]
 
     def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """Approximate top-k for each row of `vectors`, in batched queries."""
-        collection = self._collection(user_id, create=False)
-        if collection is None or k <= 0 or not len(vectors):
-            return [[] for _ in range(len(vectors))]
-        total = int(collection.count())
-        if total == 0:
-            return [[] for _ in range(len(vectors))]
-        found: list[list[tuple[str, float]]] = []
-        for start in range(0, len(vectors), 256):
-            batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
-            result = collection.query(query_embeddings=batch, n_results=min(k, total),
-                                      include=["distances"])
-            found.extend([(memory_id, 1.0 - float(distance)) for memory_id, distance in zip(ids, distances)]
-                         for ids, distances in zip(result["ids"], result["distances"]))
+        with self._guard():
+            collection = self._collection(user_id, create=False)
+            if collection is None or k <= 0 or not len(vectors):
+                return [[] for _ in range(len(vectors))]
+            total = int(collection.count())
+            if total == 0:
+                return [[] for _ in range(len(vectors))]
+            found: list[list[tuple[str, float]]] = []
+            for start in range(0, len(vectors), 256):
+                batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
+                result = collection.query(query_embeddings=batch, n_results=min(k, total),
+                                          include=["distances"])
+                found.extend([(memory_id, 1.0 - float(distance))
+                              for memory_id, distance in zip(ids, distances, strict=True)]
+                             for ids, distances in zip(result["ids"], result["distances"], strict=True))
         return found
 
     def count(self, user_id: str) -> int:
         """How many vectors one user has."""
-        collection = self._collection(user_id, create=False)
-        return 0 if collection is None else int(collection.count())
+        with self._guard():
+            collection = self._collection(user_id, create=False)
+            return 0 if collection is None else int(collection.count())
+
+    def ids(self, user_id: str) -> set[str]:
+        """The ids of every vector one user has (for consistency checks)."""
+        found: set[str] = set()
+        with self._guard():
+            collection = self._collection(user_id, create=False)
+            while collection is not None:
+                page = collection.get(include=[], limit=_MAX_BATCH, offset=len(found))["ids"]
+                found.update(page)
+                if len(page) < _MAX_BATCH:
+                    break
+        return found
+
+    def foreign_collections(self, user_ids: Sequence[str]) -> dict[str, int]:
+        """RippleMem collections of no user in `user_ids`, with their vector counts."""
+        known = {collection_name(u) for u in user_ids}
+        with self._guard():
+            names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
+            return {name: int(self._client.get_collection(name, embedding_function=None).count())
+                    for name in names if name.startswith(COLLECTION_PREFIX) and name not in known}
+
+    def drop_collection(self, name: str) -> None:
+        """Delete one collection by its name (see foreign_collections)."""
+        with self._guard(write=True):
+            self._client.delete_collection(name)
 
     def drop(self, user_id: str) -> None:
         """Delete the user's collection."""
-        with self._lock:
+        with self._guard(write=True):
             self._collections.pop(user_id, None)
-            try:
+            # An absent collection raises NotFoundError or ValueError by chromadb version.
+            with contextlib.suppress(Exception):
                 self._client.delete_collection(collection_name(user_id))
-            except Exception:  # absent collection: NotFoundError or ValueError by version
-                pass
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the index against every other thread and process (for a consistency check)."""
+        with self._guard(write=True):
+            yield
 
     def close(self) -> None:
-        """Forget cached collection handles (Chroma persists on every write)."""
+        """Forget cached collection handles and release an on-disk client and its lock file
+        (Chroma persists on every write)."""
         with self._lock:
             self._collections.clear()
+            if self._process_lock is not None:
+                close = getattr(self._client, "close", None)
+                if close is not None:
+                    close()
+                self._process_lock.close()
+                self._process_lock = None

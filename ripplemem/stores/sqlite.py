@@ -7,7 +7,8 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,6 +22,7 @@ from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 
 DB_FILENAME = "ripplemem.db"
+_LOCKED_PATIENCE = 60.0  # seconds a write waits for another writer
 _COLUMNS = (
     "id, user_id, agent_id, session_id, type, content, modality, importance, created_at, "
     "event_time, last_accessed, access_count, mention_count, tier, status, valid_from, valid_to, "
@@ -137,6 +139,9 @@ class SQLiteStore:
             raise StoreError(f"cannot open the SQLite store at {target!r}: {exc}") from exc
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        # Called inside every write transaction, before the caller's statements (the engine marks
+        # index writes in flight with it; see ripplemem.reconcile).
+        self.on_write: Callable[[sqlite3.Connection], None] | None = None
         self._configure()
         self._migrate()
 
@@ -176,13 +181,34 @@ class SQLiteStore:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic write (BEGIN IMMEDIATE ... COMMIT), rolled back on any error."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._begin_immediate()
             try:
+                if self.on_write is not None:
+                    self.on_write(self._conn)
                 yield self._conn
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+
+    def _begin_immediate(self) -> None:
+        # The busy timeout makes BEGIN IMMEDIATE wait for another process's write; SQLite can
+        # still answer "locked" at once (e.g. while a WAL is being recovered), so retry a while.
+        deadline = time.monotonic() + _LOCKED_PATIENCE
+        delay = 0.01
+        while True:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise StoreError(f"the store at {self.path!r} stayed locked by another writer "
+                                     f"for over {_LOCKED_PATIENCE:.0f} s ({exc}); retry, or look for "
+                                     "a stuck process holding it") from exc
+                time.sleep(delay)
+                delay = min(2 * delay, 0.5)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

@@ -1,0 +1,345 @@
+"""Crash recovery: bring SQLite (the source of truth) and the vector index back in step.
+
+A write touches SQLite (rows, keywords and graph in one transaction) and the vector index, one
+after the other, so a process killed between the two, or inside Chroma, can leave rows without
+vectors or vectors without rows. While a thread holds the engine's write lock, the first write
+transaction it begins creates a marker file for this writer under ``<store>/pending-writes/``
+(before anything is written, outside SQLite so it exists even if the transaction never commits);
+the outermost release of the lock removes it, unless the hold ended in an error. On open, a marker
+left by a dead writer means a write was cut short, and only then is the full check run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from ripplemem.stores.graph_tables import delete_orphan_entities
+from ripplemem.stores.sqlite import SQLiteStore, index_metadata, scope_token
+from ripplemem.stores.vectors import VectorIndex
+from ripplemem.text import keyword_tokens
+
+PENDING_DIRNAME = "pending-writes"
+
+
+class MarkedWriteLock:
+    """The engine's reentrant write lock: while a thread holds it, the store's write transactions
+    leave this writer's pending marker file; the outermost successful release removes it."""
+
+    def __init__(self, store: SQLiteStore, *, enabled: bool) -> None:
+        self._lock = threading.RLock()
+        self._owner: int | None = None
+        self._depth = 0
+        self._marked = False
+        on_disk = enabled and store.path is not None
+        self._folder = os.path.join(store.path, PENDING_DIRNAME) if on_disk else None  # type: ignore[arg-type]
+        self.marker: str | None = self._new_marker()
+        if self.marker is not None:
+            store.on_write = self.mark
+
+    def _new_marker(self) -> str | None:
+        if self._folder is None:
+            return None
+        return os.path.join(self._folder, f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}")
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take the lock (reentrant)."""
+        if not self._lock.acquire(blocking, timeout):
+            return False
+        self._owner = threading.get_ident()
+        self._depth += 1
+        return True
+
+    def release(self, failed: bool = False) -> None:
+        """Give the lock back; the outermost release removes the marker unless the hold failed."""
+        try:
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                if self._marked and failed:
+                    # The write failed part-way: its marker stays for the next open to check.
+                    self.marker = self._new_marker()
+                elif self._marked:
+                    # A marker that cannot be removed only costs a full check on the next open.
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.marker)  # type: ignore[arg-type]
+                self._marked = False
+        finally:
+            self._lock.release()
+
+    def __enter__(self) -> MarkedWriteLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.release(failed=exc_type is not None)
+
+    def mark(self, conn: sqlite3.Connection) -> None:
+        """Store hook, at the start of a write transaction: the lock holder leaves its marker."""
+        if self._marked or self.marker is None or self._owner != threading.get_ident():
+            return
+        os.makedirs(self._folder, exist_ok=True)  # type: ignore[arg-type]
+        with open(self.marker, "w", encoding="utf-8") as handle:
+            handle.write(repr(time.time()))
+        self._marked = True
+
+
+def pending_markers(path: str | None) -> list[str]:
+    """The marker files of writes in flight or cut short in a store directory."""
+    folder = None if path is None else os.path.join(path, PENDING_DIRNAME)
+    if folder is None or not os.path.isdir(folder):
+        return []
+    return sorted(os.listdir(folder))
+
+
+def _dead_markers(markers: list[str]) -> list[str]:
+    """Markers of processes on this host that no longer run (live or remote writers keep theirs)."""
+    host = socket.gethostname()
+    dead = []
+    for name in markers:
+        parts = name.rsplit(":", 2)
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
+            continue
+        pid = parts[1]
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            dead.append(name)
+        except PermissionError:
+            continue
+    return dead
+
+
+@dataclass
+class CheckReport:
+    """What a consistency check found (and repaired, when ``repaired``)."""
+
+    path: str | None
+    vector_index: str
+    repaired: bool
+    users: int = 0
+    memories: int = 0
+    vectors: int = 0
+    interrupted_writes: int = 0
+    missing_vectors: int = 0
+    stray_vectors: int = 0
+    dangling_edges: int = 0
+    orphan_entities: int = 0
+    missing_keywords: int = 0
+    stray_keywords: int = 0
+    seconds: float = 0.0
+
+    PROBLEMS = ("missing_vectors", "stray_vectors", "dangling_edges", "orphan_entities",
+                "missing_keywords", "stray_keywords")
+
+    @property
+    def problems(self) -> int:
+        """How many inconsistencies were found (interrupted-write markers are not counted)."""
+        return sum(getattr(self, name) for name in self.PROBLEMS)
+
+    @property
+    def consistent(self) -> bool:
+        """True when SQLite, the keyword index, the graph and the vector index agree."""
+        return self.problems == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (for JSON)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["consistent"] = self.consistent
+        return data
+
+    def lines(self) -> list[str]:
+        """A human-readable summary, one finding per line."""
+        verb = "repaired" if self.repaired else "found"
+        found = [f"{name.replace('_', ' ')}: {getattr(self, name)} {verb}"
+                 for name in self.PROBLEMS if getattr(self, name)]
+        state = "consistent" if self.consistent else ("repaired" if self.repaired else "INCONSISTENT")
+        return [
+            f"store {self.path}: {state} ({self.seconds:.2f} s)",
+            f"checked {self.memories} memories with vectors and {self.vectors} vectors of "
+            f"{self.users} users ({self.vector_index} index)",
+            f"interrupted writes: {self.interrupted_writes}",
+            *found,
+        ]
+
+
+def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool) -> CheckReport:
+    """Compare SQLite with the vector index, the keyword index and the graph; repair if asked.
+
+    ``index=None`` (a numpy store, rebuilt from SQLite on every open) checks SQLite alone. With
+    Chroma the check holds the index's inter-process lock and reads the index before SQLite, so a
+    concurrent writer (SQLite first, index second) is never mistaken for damage.
+    """
+    started = time.perf_counter()
+    report = CheckReport(path=store.path, vector_index="none" if index is None else index.name,
+                         repaired=repair)
+    guard = index.exclusive() if index is not None and hasattr(index, "exclusive") \
+        else contextlib.nullcontext()
+    with guard:
+        markers = pending_markers(store.path)
+        report.interrupted_writes = len(markers)
+        users = store.user_ids()
+        report.users = len(users)
+        if index is not None:
+            for user_id in users:
+                _check_vectors(store, index, user_id, report, repair)
+            _check_foreign_collections(index, users, report, repair)
+        _check_graph(store, report, repair)
+        _check_keywords(store, report, repair)
+        if repair and markers:
+            _clear_markers(store, _dead_markers(markers))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_vectors(store: SQLiteStore, index: VectorIndex, user_id: str, report: CheckReport,
+                   repair: bool) -> None:
+    indexed = index.ids(user_id)  # type: ignore[attr-defined]
+    with store.read() as conn:
+        expected = {r[0] for r in conn.execute(
+            "SELECT id FROM memories WHERE user_id = ? AND status = 'active' AND embedding IS NOT NULL",
+            (user_id,))}
+    missing = sorted(expected - indexed)
+    stray = sorted(indexed - expected)
+    report.memories += len(expected)
+    report.vectors += len(indexed)
+    report.missing_vectors += len(missing)
+    report.stray_vectors += len(stray)
+    if not repair:
+        return
+    if stray:
+        index.delete(user_id, stray)
+    for start in range(0, len(missing), 500):
+        ids, vectors, metas = _stored_vectors(store, user_id, missing[start:start + 500])
+        if ids:
+            index.add(user_id, ids, vectors, metas)
+
+
+def _stored_vectors(store: SQLiteStore, user_id: str,
+                    ids: list[str]) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT id, agent_id, session_id, type, COALESCE(event_time, created_at), embedding "
+            "FROM memories WHERE user_id = ? AND embedding IS NOT NULL "
+            f"AND id IN ({','.join('?' * len(ids))})",
+            [user_id, *ids]).fetchall()
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32), []
+    vectors = np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
+    return [r[0] for r in rows], vectors, [index_metadata(user_id, r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def _check_foreign_collections(index: VectorIndex, users: list[str], report: CheckReport,
+                               repair: bool) -> None:
+    # Vectors of users with no row left at all (e.g. killed while deleting a user's last memories).
+    foreign = getattr(index, "foreign_collections", None)
+    if foreign is None:
+        return
+    for name, count in foreign(users).items():
+        report.stray_vectors += count
+        report.vectors += count
+        if repair:
+            index.drop_collection(name)  # type: ignore[attr-defined]
+
+
+_DANGLING_EDGES = """
+SELECT e.rowid FROM edges e WHERE
+  (NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.src AND m.user_id = e.user_id)
+   AND NOT EXISTS (SELECT 1 FROM entities n WHERE n.id = e.src AND n.user_id = e.user_id))
+  OR
+  (NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.dst AND m.user_id = e.user_id)
+   AND NOT EXISTS (SELECT 1 FROM entities n WHERE n.id = e.dst AND n.user_id = e.user_id))
+"""
+
+# Entities that no existing memory mentions (the same rule deletes use for orphans).
+_ORPHAN_ENTITIES = """
+SELECT n.user_id, n.id FROM entities n WHERE NOT EXISTS (
+  SELECT 1 FROM edges e JOIN memories m ON m.id = e.src AND m.user_id = e.user_id
+  WHERE e.user_id = n.user_id AND e.dst = n.id AND e.type = 'MENTIONS')
+"""
+
+
+def _check_graph(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
+    with store.read() as conn:
+        dangling = [r[0] for r in conn.execute(_DANGLING_EDGES)]
+        orphans: dict[str, list[str]] = {}
+        for user_id, entity in conn.execute(_ORPHAN_ENTITIES):
+            orphans.setdefault(user_id, []).append(entity)
+    report.dangling_edges = len(dangling)
+    report.orphan_entities = sum(len(v) for v in orphans.values())
+    if not repair or not (dangling or orphans):
+        return
+    with store.transaction() as conn:
+        for start in range(0, len(dangling), 500):
+            chunk = dangling[start:start + 500]
+            conn.execute(f"DELETE FROM edges WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+        for user_id, entities in orphans.items():
+            delete_orphan_entities(conn, user_id, entities)
+
+
+def _check_keywords(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
+    with store.read() as conn:
+        stray = [r[0] for r in conn.execute(
+            "SELECT f.rowid FROM memories_fts f WHERE NOT EXISTS "
+            "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)")]
+        missing = conn.execute(
+            "SELECT m.rowid, m.user_id, m.content FROM memories m WHERE NOT EXISTS "
+            "(SELECT 1 FROM memories_fts f WHERE f.rowid = m.rowid)").fetchall()
+    report.stray_keywords = len(stray)
+    report.missing_keywords = len(missing)
+    if not repair or not (stray or missing):
+        return
+    with store.transaction() as conn:
+        for start in range(0, len(stray), 500):
+            chunk = stray[start:start + 500]
+            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+        conn.executemany("INSERT INTO memories_fts(rowid, scope, tokens) VALUES (?, ?, ?)",
+                         [(r[0], scope_token(r[1]), " ".join(keyword_tokens(r[2]))) for r in missing])
+
+
+def _clear_markers(store: SQLiteStore, names: list[str]) -> None:
+    assert store.path is not None
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(store.path, PENDING_DIRNAME, name))
+
+
+def reconcile_on_open(store: SQLiteStore, index: VectorIndex) -> CheckReport | None:
+    """The open-time hook: a full check and repair only if an interrupted write left a marker."""
+    if not pending_markers(store.path):
+        return None
+    return check_store(store, index, repair=True)
+
+
+def check_path(path: str | os.PathLike[str], *, repair: bool = True) -> CheckReport:
+    """Open the store at `path` without an embedder, check it, repair it if asked, close it."""
+    from ripplemem.errors import StoreError
+    from ripplemem.stores.sqlite import DB_FILENAME
+
+    folder = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(os.path.join(folder, DB_FILENAME)):
+        raise StoreError(f"no RippleMem store at {folder!r} to check")
+    store = SQLiteStore(folder)
+    try:
+        if store.get_meta("vector_index") != "chroma":
+            report = check_store(store, None, repair=repair)
+            report.vector_index = "numpy (rebuilt from SQLite on every open; vectors not compared)"
+            return report
+        from ripplemem.stores.chroma import ChromaIndex
+
+        index = ChromaIndex(folder)
+        try:
+            return check_store(store, index, repair=repair)
+        finally:
+            index.close()
+    finally:
+        store.close()

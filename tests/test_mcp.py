@@ -1,0 +1,137 @@
+"""`ripplemem mcp`: the MCP server run as a subprocess and driven by the mcp package's own client
+over stdio, as an MCP host (Claude Desktop, an IDE) drives it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ripplemem import RippleMem
+from ripplemem.cli import main
+from ripplemem.embeddings import Embedder
+
+mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'ripplemem[mcp]')")
+
+TOOL_NAMES = {"store_memory", "recall_memory", "find_connections", "forget_memory"}
+MEMORY_ID = re.compile(r"Stored memory ([0-9a-f]{32}) ")
+
+
+def with_server(path: Path, user: str, session: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Start `python -m ripplemem mcp` for one user, run `session(client)` against it, stop it."""
+    params = mcp.StdioServerParameters(
+        command=sys.executable, args=["-m", "ripplemem", "mcp", "--path", str(path), "--user", user],
+        env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}, cwd=str(Path(__file__).parents[1]))
+
+    async def run() -> Any:
+        async with mcp.Client(params, read_timeout_seconds=120) as client:
+            return await session(client)
+
+    return asyncio.run(run())
+
+
+def text_of(result: Any) -> str:
+    """The text a tool call returned (what the model reads)."""
+    return "\n".join(part.text for part in result.content)
+
+
+def test_lists_four_tools_with_argument_schemas_and_runs_each(tmp_path: Path) -> None:
+    async def session(client: Any) -> dict[str, Any]:
+        listed = (await client.list_tools()).tools
+        calls = {"tools": {tool.name: tool for tool in listed}}
+        calls["stored"] = await client.call_tool("store_memory", {
+            "content": "Calvin bought a Ferrari 488 in Rome.", "type": "semantic", "importance": 0.8})
+        await client.call_tool("store_memory", {"content": "Calvin drove to Milan for the Ferrari meetup.",
+                                                "event_time": "2024-03-15"})
+        calls["recalled"] = await client.call_tool("recall_memory", {"query": "What car does Calvin own?",
+                                                                     "k": 2})
+        calls["connected"] = await client.call_tool("find_connections",
+                                                    {"source": "Rome", "target": "Milan", "max_hops": 4})
+        memory_id = MEMORY_ID.search(text_of(calls["stored"])).group(1)  # type: ignore[union-attr]
+        calls["forgot"] = await client.call_tool("forget_memory", {"memory_id": memory_id})
+        calls["after"] = await client.call_tool("recall_memory",
+                                                {"query": "Ferrari 488", "types": ["semantic"]})
+        return calls
+
+    calls = with_server(tmp_path / "store", "alice", session)
+    tools = calls["tools"]
+    assert set(tools) == TOOL_NAMES
+    assert tools["recall_memory"].input_schema["required"] == ["query"]
+    assert tools["recall_memory"].input_schema["properties"]["k"]["maximum"] == 20
+    assert tools["store_memory"].input_schema["properties"]["type"]["enum"] == ["episodic", "semantic"]
+    assert all(len(tool.description) > 60 for tool in tools.values())
+    assert not any(result.is_error for name, result in calls.items() if name != "tools")
+
+    stored = text_of(calls["stored"])
+    assert stored.endswith("(semantic): Calvin bought a Ferrari 488 in Rome.")
+    recalled = text_of(calls["recalled"]).splitlines()
+    assert recalled[0] == "2 memories for 'What car does Calvin own?', best first:"
+    assert "Calvin bought a Ferrari 488 in Rome." in recalled[1]
+    assert "(2024-03-15, episodic" in "\n".join(recalled)
+    connected = text_of(calls["connected"])
+    first_path = connected.split("\n2.")[0]
+    assert re.match(r"\d connections? between 'Rome' and 'Milan':\n1\. Rome -MENTIONS- .* Milan$", first_path)
+    assert text_of(calls["forgot"]).startswith("Forgot memory ")
+    assert text_of(calls["after"]) == "No memories found for 'Ferrari 488'."
+
+
+def test_a_server_for_bob_sees_and_deletes_nothing_of_alices(tmp_path: Path, embedder: Embedder) -> None:
+    store = tmp_path / "store"
+    with RippleMem(store, user_id="alice", embedder=embedder) as alice:
+        secret = alice.add("Alice's bank PIN hint is her cat Miso's birthday.", "semantic")
+        alice.add("Alice adopted the cat Miso in Lyon.")
+
+    async def as_bob(client: Any) -> list[str]:
+        replies = [await client.call_tool("recall_memory", {"query": "PIN hint cat birthday"}),
+                   await client.call_tool("find_connections", {"source": "Miso", "target": "Lyon"}),
+                   await client.call_tool("forget_memory", {"memory_id": secret.id}),
+                   await client.call_tool("find_connections", {"source": secret.id, "target": "Miso"})]
+        return [text_of(reply) for reply in replies]
+
+    recalled, connected, forgot, by_id = with_server(store, "bob", as_bob)
+    assert recalled == "No memories found for 'PIN hint cat birthday'."
+    assert connected.startswith("No connection between 'Miso' and 'Lyon'")
+    assert forgot.startswith(f"No memory with id '{secret.id}'; nothing was deleted.")
+    assert by_id.startswith("No connection")
+    with RippleMem(store, user_id="alice", embedder=embedder) as alice:
+        assert alice.get(secret.id) is not None
+        assert alice.find_connections("Miso", "Lyon")
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path: Path,
+                                                                    embedder: Embedder) -> None:
+    bad_calls = [
+        ("recall_memory", {"query": "tea", "k": 0}, "k"),
+        ("recall_memory", {"k": 3}, "query"),
+        ("store_memory", {"content": "Tea.", "type": "dream"}, "type"),
+        ("store_memory", {"content": "   "}, "content must not be empty"),
+        ("store_memory", {"content": "Tea at noon.", "event_time": "next blue moon"}, "event_time"),
+        ("find_connections", {"source": "A", "target": "B", "max_hops": 50}, "max_hops"),
+        ("forget_memory", {}, "memory_id"),
+    ]
+
+    async def session(client: Any) -> tuple[list[Any], Any]:
+        errors = [await client.call_tool(name, arguments) for name, arguments, _ in bad_calls]
+        after = await client.call_tool("store_memory", {"content": "The user drinks Longjing tea."})
+        return errors, after
+
+    errors, after = with_server(tmp_path / "store", "alice", session)
+    for (name, _, named), result in zip(bad_calls, errors, strict=True):
+        assert result.is_error, (name, text_of(result))
+        assert text_of(result).startswith(f"Error executing tool {name}: ")
+        assert named in text_of(result)
+    assert not after.is_error and "The user drinks Longjing tea." in text_of(after)
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as check:
+        assert [m.content for m in check.list()] == ["The user drinks Longjing tea."]
+
+
+def test_a_bad_user_id_stops_before_serving(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["mcp", "--path", str(tmp_path / "store"), "--user", "  "])
+    assert status == 2
+    assert capsys.readouterr().err.startswith("error: user_id must not be empty")
+    assert not (tmp_path / "store").exists()
