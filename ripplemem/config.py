@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ripplemem.lifecycle.settings import LifecycleSettings
+from ripplemem.sensors import SensorSettings
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,8 @@ class Settings:
     profiles: dict[str, ScoreProfile] = field(default_factory=dict)
     graph: GraphSettings = field(default_factory=GraphSettings)
     lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
+    # Sensor metrics: units, normal ranges (with their sources) and out-of-range episodes.
+    sensors: SensorSettings = field(default_factory=SensorSettings)
 
     def profile(self, memory_type: str) -> ScoreProfile:
         """The score profile of a memory type: an explicit override, else the preset's."""

@@ -23,7 +23,7 @@ from ripplemem.engine import Engine
 from ripplemem.errors import InvalidTypeError, RippleMemError
 from ripplemem.graph_builder import GraphInput
 from ripplemem.knowledge_bases import kb_scope, open_for_ingest
-from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, Chunk
+from ripplemem.rag.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, Chunk
 from ripplemem.rag.chunking import chunk_text, resolve_chunker
 from ripplemem.rag.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
 from ripplemem.rag.discover import PathLike, discover_files
@@ -175,9 +175,22 @@ def _ingest_document(engine: Engine, kb: str, document: ConvertedDocument, optio
     report.pages += pages
 
 
+def chunk_content(chunk: Chunk, title: str | None) -> str:
+    """What a chunk is stored (and embedded) as: a header line with the document's title and the
+    headings the chunk sits under, then its text; the header leaves out what the text's first
+    line already shows (a chunk deep in a section would otherwise lose its headings' words)."""
+    first_line = chunk.text.lstrip().split("\n", 1)[0]
+    path = list(chunk.heading_path)
+    if path and first_line.startswith("#") and path[-1] in first_line:
+        path = path[:-1]
+    if title and title not in chunk.heading_path and title not in first_line:
+        path.insert(0, title)
+    return f"{BREADCRUMB_SEPARATOR.join(path)}\n\n{chunk.text}" if path else chunk.text
+
+
 def _chunk_memory(engine: Engine, kb: str, key: str, document: ConvertedDocument, chunk: Chunk,
                   count: int) -> Memory:
-    """A chunk as a document memory: content is the breadcrumb and text (what gets embedded)."""
+    """A chunk as a document memory, with where it came from in its metadata."""
     metadata: dict[str, Any] = {
         "knowledge_base": kb, "source": key, "file_name": document.source.name, "format": document.format,
         "title": document.title, "heading_path": list(chunk.heading_path), "breadcrumb": chunk.breadcrumb,
@@ -187,7 +200,7 @@ def _chunk_memory(engine: Engine, kb: str, key: str, document: ConvertedDocument
     }
     return Memory(
         id=uuid.uuid4().hex, user_id=kb_scope(kb), type="document",
-        content=check_content(chunk.embed_text, engine.settings.max_content_chars),
+        content=check_content(chunk_content(chunk, document.title), engine.settings.max_content_chars),
         # One "session" per file, so consecutive chunks are linked by NEXT edges.
         session_id="doc_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16],
         importance=engine.settings.default_importance, created_at=engine.clock(), source=key,

@@ -137,6 +137,13 @@ def revoke(engine: Engine, kb: str, revoker: str, user_id: str) -> bool:
         return kb_tables.remove_grant(conn, kb, user_id)
 
 
+def chunk_count(engine: Engine, kb: str) -> int:
+    """How many active chunks a knowledge base holds."""
+    with engine.store.read() as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM memories WHERE user_id = ? AND status = 'active'",
+                                (kb_scope(kb),)).fetchone()[0])
+
+
 def describe(engine: Engine, user_id: str) -> list[KnowledgeBase]:
     """The bases a user may read, with chunk, file and page counts."""
     found = []
@@ -145,9 +152,7 @@ def describe(engine: Engine, user_id: str) -> list[KnowledgeBase]:
         with engine.store.read() as conn:
             created_at, created_by = kb_tables.kb_created(conn, kb)
             names = kb_tables.readers(conn, kb)
-            chunks = conn.execute("SELECT COUNT(*) FROM memories WHERE user_id = ? AND status = 'active'",
-                                  (kb_scope(kb),)).fetchone()[0]
-        found.append(KnowledgeBase(name=kb, chunks=int(chunks), sources=len(sources),
+        found.append(KnowledgeBase(name=kb, chunks=chunk_count(engine, kb), sources=len(sources),
                                    pages=sum(s.pages for s in sources), readers=tuple(names),
                                    created_by=created_by, created_at=from_epoch(created_at)))
     return found

@@ -25,6 +25,8 @@ from ripplemem.graph_queries import (
     neighbors_in,
 )
 from ripplemem.items import build_memory
+from ripplemem.kb_recall import record_recall_access, search_readable
+from ripplemem.knowledge_bases import check_kb_names
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.memory_analysis import AnalysisMethods
 from ripplemem.memory_documents import DocumentMethods
@@ -45,7 +47,7 @@ from ripplemem.reconcile import CheckReport, check_path
 from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
-from ripplemem.routing import routed_types
+from ripplemem.routing import order_by_route, plan_route
 from ripplemem.stores.sqlite import MemoryFilter, to_epoch
 from ripplemem.types import Memory, Recall, Scope
 from ripplemem.validation import (
@@ -59,7 +61,7 @@ from ripplemem.validation import (
     check_type,
     check_types,
 )
-from ripplemem.writes import delete_memories, reinforce_paths, update_memory, write_batch
+from ripplemem.writes import delete_memories, update_memory, write_batch
 
 if TYPE_CHECKING:
     from ripplemem.extraction_llm import LLMExtractor
@@ -227,7 +229,8 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
                until: datetime | str | None = None, min_importance: float | None = None,
                metadata: Mapping[str, Any] | None = None, session_id: str | None = None,
                record_access: bool = True, route: str | None = None, expand: str | None = None,
-               now: datetime | str | None = None, time_phrases: str = "boost", llm: Any = None) -> Recall:
+               now: datetime | str | None = None, time_phrases: str = "boost", llm: Any = None,
+               knowledge_bases: str | Iterable[str] | None = None) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
         ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
@@ -242,9 +245,14 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         ``expand="mqe" | "hyde" | "both"`` has the handle's chat model (``RippleMem(llm=...)``)
         rewrite the query or draft an answer passage (or ``llm``, a LangChain chat model, for this
         call); every text is searched and the candidates fused by rank (``Recall.expansion``
-        lists them). ``route="auto"`` decides between the user's memories and document memories
-        by the query (seed 000 §10; ``Recall.route`` says why); "memory", "documents" or "both"
-        choose directly.
+        lists them).
+
+        By default recall searches everything the user can read: their own memories and the
+        knowledge bases granted to them (``mem.ingest``), merged by score; a chunk's
+        ``metadata["knowledge_base"]`` names its base. ``knowledge_bases=[...]`` narrows the bases.
+        ``route="auto"`` decides between the user's own memories and the documents (knowledge
+        bases and the user's document memories) by the query and how much each holds (seed 000
+        §10; ``Recall.route`` says why); "memory", "documents" or "both" choose directly.
 
         Recall counts as an access and reinforces the graph edges that led to a hit, unless
         ``record_access=False`` (a read-only look, e.g. for evaluation).
@@ -254,9 +262,10 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         expand_mode = check_expand(expand, llm, how="pass llm=... to recall() or to RippleMem(...)")
         time_mode = check_time_phrases(time_phrases)
         reference = check_datetime("now", now) or self._engine.clock()
-        decision = routed_types(self._engine, self.user_id, query, check_route(route))
-        if decision is not None and types is None:
-            types = decision[1]
+        plan = plan_route(self._engine, self.user_id, query, check_route(route),
+                          check_kb_names(knowledge_bases))
+        if plan.decision is not None and types is None:
+            types = plan.types
         flt = self._filter(
             types=check_types(types), since=to_epoch(check_datetime("since", since)),
             until=to_epoch(check_datetime("until", until)),
@@ -269,9 +278,13 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         engine = self._engine
         window = time_window(query, reference, time_mode)
 
+        def search_all(text: str, scoped: SearchSpec) -> Recall:
+            return search_readable(engine, self.user_id, plan.knowledge_bases, text, scoped,
+                                   lambda t, s: search_scope(engine, self.user_id, t, s))
+
         def search(text: str, pool: int) -> Recall:
-            return search_in_time(lambda t, s: search_scope(engine, self.user_id, t, s), text,
-                                  replace(spec, k=pool), window, time_mode, self.settings.time_boost)
+            return search_in_time(search_all, text, replace(spec, k=pool), window, time_mode,
+                                  self.settings.time_boost)
 
         if expand_mode is None:
             result = search(query, spec.k)
@@ -283,11 +296,10 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
             result.time = {"phrase": window.phrase, "start": window.start, "end": window.end,
                            "how": time_mode}
         if record_access:
-            if result.mode == "ripple":
-                reinforce_paths(engine, self.user_id, result, spec.now)
-            engine.store.touch([hit.memory.id for hit in result.hits], self.user_id, spec.now)
-        if decision is not None:
-            result.route = decision[0]
+            record_recall_access(engine, self.user_id, result, spec.now)
+        if plan.decision is not None:
+            order_by_route(result, plan.decision)
+            result.route = plan.decision
         return result
 
     def ask(self, question: str, *, llm: Any = None, k: int = 8, **recall_options: Any) -> Answer:

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ripplemem.errors import InvalidInputError
+from ripplemem.sensor_recording import (
+    check_readings,
+    latest_memory,
+    record_readings,
+    resolve_window,
+    to_reading,
+)
+from ripplemem.sensors import MetricStats, Reading, SensorSettings, check_metric
+from ripplemem.stores.readings_table import delete_readings, metric_units, reading_stats, select_readings
+from ripplemem.stores.sqlite import to_epoch
+from ripplemem.validation import check_datetime, check_k
+from ripplemem.writes import delete_memories
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
@@ -10,8 +26,91 @@ if TYPE_CHECKING:
 
 
 class PerceptualMethods:
-    """The perceptual memory methods of a RippleMem handle."""
+    """The perceptual memory methods of a RippleMem handle: sensor streams, images and audio."""
 
     _engine: Engine
     scope_info: Scope
     user_id: str
+
+    # -- sensor streams ----------------------------------------------------------------------
+    def record(self, metric: str, value: float, *, unit: str | None = None, at: datetime | str | None = None,
+               source: str | None = None) -> Reading:
+        """Store one sensor reading (``mem.record("heart_rate", 85, unit="bpm")``; ``at`` defaults to now).
+
+        A reading outside the metric's normal range (``Settings.sensors``; heart rate 60-100 bpm,
+        SpO2 >= 95 %, body temperature 36.1-37.2 °C, steps none) becomes an episodic memory that
+        mentions the metric ("heart rate") in the graph; readings out of range in the same direction
+        within ``episode_gap_minutes`` share one memory. The metric's latest reading is kept as a
+        perceptual memory, so recall answers "what is my heart rate now?".
+        """
+        reading = {"metric": metric, "value": value, "unit": unit, "at": at, "source": source}
+        return self.record_many([reading])[0]
+
+    def record_many(self, readings: Iterable[Mapping[str, Any]]) -> list[Reading]:
+        """Store many readings (dicts with metric, value and optionally unit, at, source); all are
+        checked before any is stored. Returns them with their status and episode memory ids."""
+        incoming = check_readings(self._engine, self.user_id, list(readings))
+        if not incoming:
+            return []
+        return record_readings(self._engine, self.scope_info, incoming)
+
+    def readings(self, metric: str, *, period: str | None = None, since: datetime | str | None = None,
+                 until: datetime | str | None = None, limit: int | None = None) -> list[Reading]:
+        """A metric's readings in time order, in a period ("today", "last week") or [since, until)."""
+        name = check_metric(metric)
+        start, end = resolve_window(period, since, until, self._engine.clock())
+        rows = select_readings(self._engine.store, self.user_id, name, to_epoch(start), to_epoch(end),
+                               None if limit is None else check_k(limit, "limit"))
+        return [to_reading(row, self._sensor_settings) for row in rows]
+
+    def latest(self, metric: str) -> Reading | None:
+        """The newest reading of a metric (by its time), or None when none was recorded."""
+        rows = select_readings(self._engine.store, self.user_id, check_metric(metric), None, None,
+                               limit=1, newest_first=True)
+        return to_reading(rows[0], self._sensor_settings) if rows else None
+
+    def metric_range(self, metric: str, *, period: str | None = None, since: datetime | str | None = None,
+                     until: datetime | str | None = None) -> MetricStats | None:
+        """The lowest and highest reading (with their times), count, mean and total of a metric in a
+        period or [since, until), computed exactly over the stored readings; None when there are none."""
+        name = check_metric(metric)
+        start, end = resolve_window(period, since, until, self._engine.clock())
+        stats = reading_stats(self._engine.store, self.user_id, name, to_epoch(start), to_epoch(end))
+        if stats is None:
+            return None
+        lowest, highest = (to_reading(row, self._sensor_settings) for row in (stats.lowest, stats.highest))
+        return MetricStats(name, highest.unit, stats.count, stats.mean, stats.total, lowest, highest,
+                           start, end)
+
+    def average(self, metric: str, *, period: str | None = None, since: datetime | str | None = None,
+                until: datetime | str | None = None) -> float | None:
+        """The mean of a metric's readings in a period ("last week") or [since, until); None if none."""
+        stats = self.metric_range(metric, period=period, since=since, until=until)
+        return None if stats is None else stats.mean
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """Every metric this user recorded: {metric: {"unit": ..., "readings": count}}."""
+        return {name: {"unit": unit, "readings": count}
+                for name, (unit, count) in metric_units(self._engine.store, self.user_id).items()}
+
+    def delete_readings(self, metric: str | None = None, *, since: datetime | str | None = None,
+                        until: datetime | str | None = None) -> int:
+        """Delete this user's readings (of one metric, in [since, until), if given); returns how many.
+        Deleting every reading of a metric also deletes its latest-reading memory."""
+        name = None if metric is None else check_metric(metric)
+        start, end = check_datetime("since", since), check_datetime("until", until)
+        if start is not None and end is not None and start >= end:
+            raise InvalidInputError("since must be before until")
+        engine = self._engine
+        with engine.write_lock:
+            before = metric_units(engine.store, self.user_id)
+            with engine.store.transaction() as conn:
+                deleted = delete_readings(conn, self.user_id, name, to_epoch(start), to_epoch(end))
+            emptied = set(before) - set(metric_units(engine.store, self.user_id))
+            memories = [latest_memory(engine, self.user_id, gone) for gone in sorted(emptied)]
+            delete_memories(engine, self.user_id, [m.id for m in memories if m is not None])
+        return deleted
+
+    @property
+    def _sensor_settings(self) -> SensorSettings:
+        return self._engine.settings.sensors

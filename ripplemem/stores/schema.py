@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -138,7 +138,29 @@ def _migrate_to_v4(conn: sqlite3.Connection) -> None:
     conn.executescript(_V4_KNOWLEDGE_BASES)
 
 
+_V5_READINGS = """
+CREATE TABLE IF NOT EXISTS readings (
+    id INTEGER PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL,
+    unit TEXT NOT NULL DEFAULT '',
+    at REAL NOT NULL,
+    source TEXT,
+    memory_id TEXT
+);
+CREATE INDEX IF NOT EXISTS ix_readings_user_metric_at ON readings(user_id, metric, at);
+"""
+
+
+def _migrate_to_v5(conn: sqlite3.Connection) -> None:
+    # Sensor time series (heart rate, steps, SpO2, ...): one row per reading; memory_id is the
+    # episodic memory an out-of-range reading became part of.
+    conn.executescript(_V5_READINGS)
+
+
 # MIGRATIONS[n] brings a store at version n-1 to version n.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_to_v1, 2: _migrate_to_v2, 3: _migrate_to_v3, 4: _migrate_to_v4,
+    5: _migrate_to_v5,
 }
