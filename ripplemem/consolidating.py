@@ -1,30 +1,58 @@
-"""mem.consolidate(): working memory -> long-term memory by seed 000 §3's decision, and seed 001's
+"""mem.consolidate(): working memory -> long-term memory by seed 000 §3's decision, seed 001's
 promotions of stored memories (working -> episodic at importance >= 0.7, episodic -> semantic at
->= 0.8). A dry run returns the same report and changes nothing."""
+>= 0.8), and with a chat model, summaries of clusters of related episodic memories (seed 000 §2:
+many runs -> "the user runs three times a week") stored as semantic memories with SUMMARIZES
+edges to their sources. A dry run returns the same report and changes nothing (and asks no model).
+
+Working items that leave working memory by expiry or eviction are consolidated on the way out
+when the same decision says they should be (`consolidate_dropped`, the engine's on_drop hook).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+import uuid
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.engine import Engine
-from ripplemem.lifecycle.consolidation import plan_promotions
-from ripplemem.stores.graph_tables import entity_id, existing_entity_ids
+from ripplemem.graph_builder import GraphInput
+from ripplemem.items import build_memory
+from ripplemem.lifecycle.consolidation import (
+    ConsolidationContext,
+    cluster_related,
+    decide_consolidation,
+    plan_promotions,
+    summarize_cluster,
+)
+from ripplemem.lifecycle.working import WorkingItem
+from ripplemem.stores.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
+from ripplemem.stores.history_table import HistoryEvent, record_history
+from ripplemem.stores.revision_rows import entity_keys, summarized_ids
 from ripplemem.stores.sqlite import MemoryFilter
-from ripplemem.types import Memory
+from ripplemem.types import Memory, Scope
+from ripplemem.writes import update_memory, write_batch
+
+logger = logging.getLogger("ripplemem.lifecycle")
 
 
 @dataclass(frozen=True)
 class ConsolidationStep:
-    """What happened (or would happen) to one working item or stored memory, and why."""
+    """What happened (or would happen) to one working item, stored memory or cluster, and why.
+
+    For a summary, `sources` are the summarised memories, `text` the summary and `memory_id` the
+    semantic memory holding it (None in a dry run, or when the model gave no usable summary).
+    """
 
     id: str
-    action: str  # "stored" (a working item written to long-term memory) or "promoted"
+    action: str  # "stored" (a working item written), "promoted", "summarized" or "not summarized"
     from_type: str
     to_type: str
     reason: str
     memory_id: str | None = None
+    sources: tuple[str, ...] = ()
+    text: str = ""
 
 
 @dataclass
@@ -42,6 +70,13 @@ class ConsolidationReport:
         return found
 
 
+def known_entities(engine: Engine, user_id: str, canonicals: Collection[str]) -> set[str]:
+    """The canonical names among these that the user's long-term memory already knows."""
+    with engine.store.read() as conn:
+        known_ids = existing_entity_ids(conn, user_id, [entity_id(user_id, c) for c in canonicals])
+    return {c for c in canonicals if entity_id(user_id, c) in known_ids}
+
+
 def consolidate_working(engine: Engine, user_id: str, sessions: list[str | None], dry_run: bool,
                         store: Callable[..., Memory], report: ConsolidationReport) -> None:
     """Write the working items seed 000 §3 says to keep (not those already written)."""
@@ -49,10 +84,7 @@ def consolidate_working(engine: Engine, user_id: str, sessions: list[str | None]
     for session in sessions:
         memory = working.session(session)
         items = memory.items()
-        canonicals = sorted({name for item in items for name in item.entities})
-        with engine.store.read() as conn:
-            known_ids = existing_entity_ids(conn, user_id, [entity_id(user_id, c) for c in canonicals])
-        known = {c for c in canonicals if entity_id(user_id, c) in known_ids}
+        known = known_entities(engine, user_id, sorted({name for item in items for name in item.entities}))
         for item, decision in memory.decide(known):
             if not decision.consolidates or item.id in engine.consolidated_working_ids:
                 continue
@@ -67,8 +99,35 @@ def consolidate_working(engine: Engine, user_id: str, sessions: list[str | None]
                                                   "; ".join(decision.reasons), stored))
 
 
-def promote_stored(engine: Engine, user_id: str, dry_run: bool, update: Callable[..., Any],
-                   report: ConsolidationReport, batch: int = 5000) -> None:
+def consolidate_dropped(engine: Engine, user_id: str, item: WorkingItem, reason: str) -> None:
+    """on_drop hook: a working item leaving by expiry or eviction ("expired" / "evicted") is written
+    to long-term memory when seed 000 §3 would consolidate it now; otherwise it is let go.
+
+    The item has no agent, so it is stored for the user without one. A failure to write is logged,
+    not raised: it must not break the observe() or read that noticed the expiry.
+    """
+    if item.id in engine.consolidated_working_ids:
+        return
+    known = known_entities(engine, user_id, item.entities)
+    context = ConsolidationContext(now=engine.clock(), known_entities=known)
+    decision = decide_consolidation(item, context, engine.settings.lifecycle)
+    if not decision.consolidates:
+        return
+    engine.consolidated_working_ids.add(item.id)
+    memory = Memory(id=uuid.uuid4().hex, user_id=user_id, type=decision.target or "episodic",
+                    content=item.text, session_id=item.session_id, importance=decision.importance,
+                    created_at=engine.clock(), event_time=item.created_at,
+                    metadata={**dict(item.metadata), "role": item.role, "working_id": item.id,
+                              "mention_count": item.mention_count})
+    try:
+        write_batch(engine, user_id, [memory], [GraphInput()],
+                    cause=f"working memory item {reason}: " + "; ".join(decision.reasons))
+    except Exception:  # any store or embedder failure: the drop itself must go on
+        logger.exception("could not consolidate the %s working memory item %s", reason, item.id)
+
+
+def promote_stored(engine: Engine, user_id: str, dry_run: bool, report: ConsolidationReport,
+                   batch: int = 5000) -> None:
     """Seed 001 promotions over the user's working and episodic memories."""
     flt = MemoryFilter(user_id=user_id, types=("working", "episodic"))
     candidates: list[Memory] = []
@@ -77,8 +136,62 @@ def promote_stored(engine: Engine, user_id: str, dry_run: bool, update: Callable
     # Planned over everything first: promoting while paging would shift the pages.
     plan = plan_promotions([m.id for m in candidates], [m.type for m in candidates],
                            [m.importance for m in candidates], engine.settings.lifecycle)
+    by_id = {m.id: m for m in candidates}
     for step in plan:
         if not dry_run:
-            update(step.id, type=step.to_type)
+            update_memory(engine, by_id[step.id], {"type": step.to_type}, event="promoted", cause=step.reason)
         report.steps.append(ConsolidationStep(step.id, "promoted", step.from_type, step.to_type,
                                               step.reason, step.id))
+
+
+def summarize_episodic(engine: Engine, scope: Scope, llm: Any, dry_run: bool,
+                       report: ConsolidationReport) -> None:
+    """Summarise each cluster of related episodic memories no summary covers yet into a semantic
+    memory (SUMMARIZES edges summary -> each source); the newest `summary_window` are considered."""
+    settings = engine.settings.lifecycle
+    user_id = scope.user_id
+    covered = summarized_ids(engine.store, user_id)
+    flt = MemoryFilter(user_id=user_id, types=("episodic",))
+    newest = engine.store.list(flt, settings.summary_window, 0, newest_first=True)
+    recent = [m for m in newest if m.id not in covered]
+    if len(recent) < settings.cluster_min_size:
+        return
+    memories, vectors = engine.store.fetch([m.id for m in recent], flt, with_embeddings=True)
+    entities = entity_keys(engine.store, user_id, [m.id for m in memories])
+    by_id = {m.id: m for m in memories}
+    for cluster in cluster_related([m.id for m in memories], entities=[entities[m.id] for m in memories],
+                                   embeddings=vectors, settings=settings):
+        sources = sorted((by_id[i] for i in cluster.ids), key=lambda m: m.when or m.created_at)
+        ids = tuple(m.id for m in sources)
+        why = f"{len(ids)} related episodic memories" + (
+            f" about {', '.join(cluster.shared_entities[:3])}" if cluster.shared_entities else "")
+        if dry_run:
+            report.steps.append(ConsolidationStep(ids[0], "summarized", "episodic", "semantic", why,
+                                                  None, ids))
+            continue
+        text = summarize_cluster(llm, [m.content for m in sources], settings=settings)
+        if text is None:
+            report.steps.append(ConsolidationStep(ids[0], "not summarized", "episodic", "semantic",
+                                                  f"{why}; the model gave no usable summary", None, ids))
+            continue
+        item = {"content": text, "importance": max(m.importance for m in sources),
+                "event_time": sources[-1].when, "metadata": {"summarizes": list(ids)}}
+        memory = build_memory(item, 0, "semantic", engine.clock(), scope, engine.settings)
+        summary = write_batch(engine, user_id, [memory], [GraphInput()], cause=f"summary of {why}")[0]
+        _link_summary(engine, user_id, summary.id, ids, why)
+        report.steps.append(ConsolidationStep(ids[0], "summarized", "episodic", "semantic", why, summary.id,
+                                              ids, text))
+
+
+def _link_summary(engine: Engine, user_id: str, summary_id: str, sources: tuple[str, ...], why: str) -> None:
+    """SUMMARIZES edges from a summary to its sources, and "summarized" events on all of them."""
+    now = engine.now()
+    edges = [EdgeRow(summary_id, source, "SUMMARIZES", created_at=now) for source in sources]
+    events = [HistoryEvent(summary_id, "summarized", now, f"summary of {why}", {"sources": list(sources)})]
+    events += [HistoryEvent(source, "summarized", now, f"summarised with {len(sources) - 1} related memories",
+                            {"into": summary_id}) for source in sources]
+    with engine.write_lock:
+        with engine.store.transaction() as conn:
+            insert_edges(conn, user_id, edges)
+            record_history(conn, user_id, events)
+        engine.memories_added(user_id, [], edges)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Callable, Sequence
@@ -141,8 +142,12 @@ class Engine:
         with self.write_lock:
             working = self._working.get(user_id)
             if working is None:
-                working = self._working[user_id] = WorkingMemories(settings=self.settings.lifecycle,
-                                                                   clock=self.clock)
+                # Imported here: consolidating writes through this module's Engine.
+                from ripplemem.consolidating import consolidate_dropped
+
+                working = self._working[user_id] = WorkingMemories(
+                    settings=self.settings.lifecycle, clock=self.clock,
+                    on_drop=functools.partial(consolidate_dropped, self, user_id))
             return working
 
     def entity_vectors(self, user_id: str) -> tuple[list[str], np.ndarray | None]:

@@ -176,7 +176,7 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
             batch_inputs = inputs[start:start + batch_size]
             if self._extractor is not None:
                 self._extract_into(batch, batch_inputs)
-            stored.extend(write_batch(self._engine, self.user_id, batch, batch_inputs))
+            stored.extend(write_batch(self._engine, self.user_id, batch, batch_inputs, llm=self.llm))
             report(min(start + batch_size, len(memories)))
         return stored
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.consolidating import ConsolidationReport, consolidate_working, promote_stored
+from ripplemem.chat import require_llm
+from ripplemem.consolidating import (
+    ConsolidationReport,
+    consolidate_working,
+    promote_stored,
+    summarize_episodic,
+)
+from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
 from ripplemem.observing import observe_turn
 from ripplemem.validation import check_identifier
@@ -22,8 +29,8 @@ class WorkingMethods:
     _engine: Engine
     scope_info: Scope
     user_id: str
+    llm: Any
     add: Any
-    update: Any
 
     # -- working memory ----------------------------------------------------------------------
     def observe(self, role: str, text: str, *, session_id: str | None = None, importance: float | None = None,
@@ -38,20 +45,31 @@ class WorkingMethods:
         return observe_turn(self._engine, self.user_id, session, role, text, importance=importance,
                             remember=remember, metadata=metadata, store=self.add)
 
-    def consolidate(self, session_id: str | None = None, *, dry_run: bool = False) -> ConsolidationReport:
+    def consolidate(self, session_id: str | None = None, *, dry_run: bool = False,
+                    summarize: bool | None = None) -> ConsolidationReport:
         """Move what deserves it into long-term memory and return what happened and why.
 
         Working items of the session (every session of this user when None) are written when
         seed 000 §3's score says so (mentioned 3 times, related to known entities, older than an
         hour, ...); stored memories are promoted by seed 001 (working -> episodic at importance
-        >= 0.7, episodic -> semantic at >= 0.8). ``dry_run=True`` reports without changing anything.
+        >= 0.7, episodic -> semantic at >= 0.8). With ``summarize`` (by default: when the handle
+        has an ``llm``), each cluster of related episodic memories (>= 3 sharing an entity or
+        alike) not yet summarised is summarised by the chat model into a semantic memory with
+        SUMMARIZES edges to its sources; ``summarize=True`` without an llm is an error.
+        ``dry_run=True`` reports without changing anything or calling the model.
         """
         engine = self._engine
         session = check_identifier("session_id", session_id, required=False)
+        if summarize is not None and not isinstance(summarize, bool):
+            raise InvalidTypeError(f"summarize must be True, False or None, got {type(summarize).__name__}")
+        if summarize:
+            require_llm(self.llm, "consolidate(summarize=True)")
         sessions = [session] if session is not None else engine.working(self.user_id).sessions()
         report = ConsolidationReport(dry_run=bool(dry_run))
         consolidate_working(engine, self.user_id, sessions, report.dry_run, self.add, report)
-        promote_stored(engine, self.user_id, report.dry_run, self.update, report)
+        promote_stored(engine, self.user_id, report.dry_run, report)
+        if summarize or (summarize is None and self.llm is not None):
+            summarize_episodic(engine, self.scope_info, self.llm, report.dry_run, report)
         return report
 
     def working(self, session_id: str | None = None) -> WorkingMemory:

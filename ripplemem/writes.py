@@ -4,12 +4,16 @@ graph), the vector index and the in-memory indexes together, or not at all."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from ripplemem.conflicting import WritePlan, plan_writes
 from ripplemem.engine import Engine
 from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
+from ripplemem.lifecycle.conflicts import LLMConflictJudge
+from ripplemem.revising import apply_revisions, merge_within_batch
 from ripplemem.stores.graph_tables import (
     EntityRow,
     delete_orphan_entities,
@@ -21,7 +25,7 @@ from ripplemem.stores.graph_tables import (
 )
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.lifecycle_rows import archive_locations
-from ripplemem.stores.sqlite import index_metadata, to_epoch
+from ripplemem.stores.sqlite import from_epoch, index_metadata, to_epoch
 from ripplemem.types import Memory, Recall
 
 
@@ -31,29 +35,84 @@ def index_meta(memory: Memory) -> dict[str, Any]:
     return index_metadata(memory.user_id, memory.agent_id, memory.session_id, memory.type, to_epoch(when))
 
 
-def write_batch(engine: Engine, user_id: str, memories: list[Memory],
-                inputs: Sequence[GraphInput]) -> list[Memory]:
-    """Embed and store new memories of one user with their graph rows; returns the stored memories."""
-    vectors = engine.embedder.embed_documents([m.content for m in memories])
-    settings = engine.settings.graph
+def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Sequence[GraphInput], *,
+                llm: Any = None, cause: str = "add") -> list[Memory]:
+    """Embed and store new memories of one user with their graph rows; returns, per item, the memory
+    now holding it.
+
+    Unless switched off in LifecycleSettings, each item is first compared with the user's nearest
+    stored memories and the batch's earlier items (ripplemem.conflicting): a duplicate merges into
+    the memory it repeats (which is returned in its place), an update supersedes the old value, a
+    contradiction links both; ``llm`` (a chat model) judges the pairs the rules leave open.
+    """
+    vectors = np.asarray(engine.embedder.embed_documents([m.content for m in memories]), dtype=np.float32)
+    settings = engine.settings
+    judge = LLMConflictJudge(llm, settings=settings.lifecycle) \
+        if llm is not None and settings.lifecycle.detect_conflicts else None
     with engine.write_lock:
-        neighbours = engine.index.query_many(user_id, vectors, settings.similar_k + 1) \
-            if settings.similar_k > 0 else [[] for _ in memories]
+        neighbours = _neighbours(engine, user_id, vectors)
+        plan = plan_writes(engine.store, user_id, memories, vectors, neighbours, settings.lifecycle, judge)
+        merge_within_batch(plan, memories)
+        fresh = [memories[i] for i in plan.fresh]
+        active_rows = [i for i in plan.fresh if memories[i].status == "active"]
+        active = [memories[i] for i in active_rows]
         now = engine.now()
-        with engine.store.transaction() as conn:
-            engine.store.insert_rows(conn, memories, vectors)
-            rows = build_graph_rows(conn, memories, vectors, neighbours, inputs, settings, now)
-            insert_entities(conn, user_id, memories[0].agent_id, rows.entities, now)
-            insert_edges(conn, user_id, rows.edges)
         try:
-            engine.index.add(user_id, [m.id for m in memories], vectors, [index_meta(m) for m in memories])
+            with engine.store.transaction() as conn:
+                engine.store.insert_rows(conn, fresh, vectors[plan.fresh])
+                rows = build_graph_rows(conn, fresh, vectors[plan.fresh], [neighbours[i] for i in plan.fresh],
+                                        [inputs[i] for i in plan.fresh], settings.graph, now)
+                insert_entities(conn, user_id, memories[0].agent_id, rows.entities, now)
+                insert_edges(conn, user_id, rows.edges)
+                revised = apply_revisions(conn, user_id, plan, memories, now, cause)
+                ids, upserted, metas = _index_rows(engine, user_id, active, vectors[active_rows],
+                                                   revised.merged)
+                # Written before the commit: if the index fails, SQLite rolls back and neither changed.
+                engine.index.add(user_id, ids, upserted, metas)
         except BaseException:
-            # Keep SQLite and the index in step: a batch is stored in both or in neither.
-            delete_memories(engine, user_id, [m.id for m in memories])
+            engine.index.delete(user_id, [m.id for m in active])
             raise
-        engine.memories_added(user_id, memories, rows.edges)
+        engine.index.delete(user_id, revised.superseded)
+        engine.memories_added(user_id, active, [*rows.edges, *revised.edges])
+        stale = [*revised.superseded, *(m.id for m in fresh if m.status != "active")]
+        engine.memories_removed(user_id, stale)
         _link_aliases(engine, user_id, [e for e in rows.new_entities if e.type in ALIAS_KINDS])
-    return memories
+        return _results(engine, user_id, plan, memories)
+
+
+def _neighbours(engine: Engine, user_id: str, vectors: np.ndarray) -> list[list[tuple[str, float]]]:
+    """The stored memories nearest to each new one: for SIMILAR edges and the duplicate check."""
+    graph, lifecycle = engine.settings.graph, engine.settings.lifecycle
+    k = graph.similar_k + 1 if graph.similar_k > 0 else 0
+    if lifecycle.merge_duplicates or lifecycle.detect_conflicts:
+        k = max(k, lifecycle.conflict_neighbours)
+    return engine.index.query_many(user_id, vectors, k) if k > 0 else [[] for _ in range(len(vectors))]
+
+
+def _index_rows(engine: Engine, user_id: str, active: list[Memory], vectors: np.ndarray,
+                merged: list[str]) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+    """Vectors to upsert: the new active memories, and merged ones (their time may have moved)."""
+    ids = [m.id for m in active]
+    stacked = list(vectors)
+    metas = [index_meta(m) for m in active]
+    for memory_id in merged:
+        memory, vector = engine.store.get(memory_id, user_id), engine.store.embedding_of(memory_id, user_id)
+        if memory is not None and vector is not None:
+            ids.append(memory_id)
+            stacked.append(vector)
+            metas.append(index_meta(memory))
+    return ids, np.asarray(stacked, dtype=np.float32).reshape(len(ids), vectors.shape[1]), metas
+
+
+def _results(engine: Engine, user_id: str, plan: WritePlan, memories: list[Memory]) -> list[Memory]:
+    """Per item: itself when stored, else the memory it merged into (read back when stored before)."""
+    results = list(memories)
+    by_id = {m.id: m for m in memories}
+    for merge in plan.merges:
+        target = by_id.get(merge.target) or engine.store.get(merge.target, user_id)
+        assert target is not None
+        results[merge.position] = target
+    return results
 
 
 def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
@@ -91,8 +150,10 @@ def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str],
     return deleted
 
 
-def update_memory(engine: Engine, current: Memory, fields: dict[str, Any]) -> Memory:
-    """Write validated field changes to a memory; new content is re-embedded and re-indexed."""
+def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, event: str = "updated",
+                  cause: str = "update") -> Memory:
+    """Write validated field changes to a memory; new content is re-embedded and re-indexed. The
+    change log gets `event` with each field's old and new value."""
     user_id = current.user_id
     vector = engine.embedder.embed_query(fields["content"]) if "content" in fields else None
     with engine.write_lock:
@@ -102,7 +163,10 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any]) -> Me
             with engine.store.read() as conn:
                 archived = archive_locations(conn, user_id, [current.id])
         woken = {"tier": "hot", "archive_segment": None} if archived else {}
-        engine.store.update(current.id, user_id, {**fields, **woken}, vector)
+        with engine.store.transaction() as conn:
+            engine.store.update_rows(conn, current.id, user_id, {**fields, **woken}, vector)
+            record_history(conn, user_id, [HistoryEvent(current.id, event, engine.now(), cause,
+                                                        {"changes": _changes(current, fields)})])
         engine.archive.remove(user_id, archived)
         updated = engine.store.get(current.id, user_id)
         assert updated is not None
@@ -111,6 +175,21 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any]) -> Me
                 vector = engine.store.embedding_of(current.id, user_id)
             reindex_content(engine, user_id, updated, vector)
     return updated
+
+
+def _changes(current: Memory, fields: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each changed field's old and new value, times as ISO strings."""
+    changes = {}
+    for name, value in fields.items():
+        old = getattr(current, name)
+        if name == "event_time":
+            old, value = _iso(old), _iso(from_epoch(value))
+        changes[name] = {"old": old, "new": value}
+    return changes
+
+
+def _iso(when: datetime | None) -> str | None:
+    return None if when is None else when.isoformat()
 
 
 def reindex_content(engine: Engine, user_id: str, memory: Memory, vector: np.ndarray | None) -> None:

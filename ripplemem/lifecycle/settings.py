@@ -75,6 +75,9 @@ class LifecycleSettings:
     summary_max_texts: int = 30
     summary_max_tokens_in: int = 3000
     summary_max_chars: int = 400
+    # ours: consolidate() clusters at most the newest this many episodic memories no summary
+    # covers yet, so a run costs one bounded similarity pass however large the store grows.
+    summary_window: int = 2000
 
     # --- Forgetting score (seed 000 §7 IntelligentForgetting) -----------------------------------
     # weights: importance .30, frequency .25, recency .25, connectivity .20; the score is a
@@ -139,10 +142,31 @@ class LifecycleSettings:
     # A new memory with similarity >= 0.9 to an existing one (or the same normalised text)
     # merges into it instead of duplicating.
     duplicate_similarity: float = 0.9
+    # Switches for the check on every write (bulk loads and benchmarks may turn them off): merge
+    # duplicates, and link updates (SUPERSEDES) and contradictions (CONTRADICTS; seed 004 §5.1.3).
+    merge_duplicates: bool = True
+    detect_conflicts: bool = True
+    # ours: how many stored neighbours of a new memory are compared with it (the write already
+    # asks the vector index for its SIMILAR neighbours; this only widens that query a little).
+    conflict_neighbours: int = 5
+    # ours: neighbours below this cosine are not compared by the rules. True updates measured with
+    # MiniLM: "I live in Berlin" / "I live in Paris" 0.60, "我住在北京" / "我搬到上海了" 0.67,
+    # "I take 10 mg of lisinopril" / "my lisinopril dose is now 20 mg" 0.89.
+    conflict_similarity: float = 0.5
+    # ours: pairs the rules leave open (a contradiction without an update cue, or no attribute
+    # read in a pair this similar) go to the LLM judge when the handle has one, at most this many
+    # per new memory, so an add costs a bounded number of model calls.
+    judge_similarity: float = 0.75
+    judge_max_pairs: int = 2
 
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
+            if item.name in _SWITCHES:
+                if not isinstance(value, bool):
+                    raise InvalidTypeError(f"LifecycleSettings.{item.name} must be True or False, "
+                                           f"got {type(value).__name__}")
+                continue
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise InvalidTypeError(f"LifecycleSettings.{item.name} must be a number, "
                                        f"got {type(value).__name__}")
@@ -150,20 +174,21 @@ class LifecycleSettings:
                 raise InvalidInputError(f"LifecycleSettings.{item.name} must be >= 0, got {value}")
         for name in ("working_capacity", "mention_threshold", "cluster_min_size", "summary_max_texts",
                      "forget_capacity", "access_count_saturation", "warm_to_cold_max_accesses",
-                     "archive_segment_size"):
+                     "archive_segment_size", "conflict_neighbours", "judge_max_pairs", "summary_window"):
             if not isinstance(getattr(self, name), int):
                 raise InvalidTypeError(f"LifecycleSettings.{name} must be an integer")
         for name in ("working_capacity", "working_ttl_minutes", "access_decay_days",
                      "access_count_saturation", "summary_max_texts", "summary_max_chars",
-                     "summary_max_tokens_in", "working_context_tokens", "archive_segment_size"):
+                     "summary_max_tokens_in", "working_context_tokens", "archive_segment_size",
+                     "summary_window"):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"LifecycleSettings.{name} must be positive")
         if not (self.forget_delete_threshold >= self.forget_deprioritize_threshold
                 >= self.forget_archive_threshold):
             raise InvalidInputError("forget_delete_threshold >= forget_deprioritize_threshold >= "
                                     "forget_archive_threshold must hold")
-        for name in ("duplicate_similarity", "cluster_similarity", "deprioritize_factor",
-                     "access_time_weight", "cluster_common_entity_fraction"):
+        for name in ("duplicate_similarity", "conflict_similarity", "judge_similarity", "cluster_similarity",
+                     "deprioritize_factor", "access_time_weight", "cluster_common_entity_fraction"):
             if getattr(self, name) > 1:
                 raise InvalidInputError(f"LifecycleSettings.{name} must be in [0, 1]")
 
@@ -173,4 +198,5 @@ class LifecycleSettings:
         return 1.0 - self.access_time_weight
 
 
+_SWITCHES = frozenset({"merge_duplicates", "detect_conflicts"})
 DEFAULT_SETTINGS = LifecycleSettings()

@@ -268,21 +268,26 @@ class SQLiteStore:
     def update(self, memory_id: str, user_id: str, fields: dict[str, Any],
                embedding: np.ndarray | None = None) -> None:
         """Change columns of one memory (and its vector and keywords when content changes)."""
+        with self.transaction() as conn:
+            self.update_rows(conn, memory_id, user_id, fields, embedding)
+
+    def update_rows(self, conn: sqlite3.Connection, memory_id: str, user_id: str, fields: dict[str, Any],
+                    embedding: np.ndarray | None = None) -> None:
+        """Like update, inside the caller's transaction."""
         values = dict(fields)
         if "metadata" in values:
             values["metadata"] = json.dumps(values["metadata"], ensure_ascii=False)
         if embedding is not None:
             values["embedding"] = np.asarray(embedding, dtype=np.float32).tobytes()
         assignments = ", ".join(f"{column} = ?" for column in values)
-        with self.transaction() as conn:
-            conn.execute(
-                f"UPDATE memories SET {assignments} WHERE id = ? AND user_id = ?",
-                [*values.values(), memory_id, user_id],
-            )
-            if "content" in values:
-                rowid = conn.execute("SELECT rowid FROM memories WHERE id=?", (memory_id,)).fetchone()[0]
-                conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-                self._index_keywords(conn, [memory_id])
+        conn.execute(
+            f"UPDATE memories SET {assignments} WHERE id = ? AND user_id = ?",
+            [*values.values(), memory_id, user_id],
+        )
+        if "content" in values:
+            rowid = conn.execute("SELECT rowid FROM memories WHERE id=?", (memory_id,)).fetchone()[0]
+            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+            self._index_keywords(conn, [memory_id])
 
     def delete(self, memory_ids: Sequence[str], user_id: str) -> list[str]:
         """Delete memories of one user (rows, keywords, edges); returns the ids that existed."""
