@@ -77,7 +77,7 @@ def superseded_history(engine: Engine, user_id: str, hits: Sequence[Hit]) -> dic
             pairs = linked_pairs(engine.store, user_id, frontier, "SUPERSEDES")
             step = [(new, old) for new, old in pairs
                     if new in frontier and old not in successor and old != hit.memory.id]
-            successor.update(step)
+            successor.update((old, new) for new, old in step)
             frontier = list(dict.fromkeys(old for _, old in step))
         if successor:
             rows, _ = engine.store.fetch(list(successor), MemoryFilter(user_id=user_id, status="superseded"))
