@@ -155,6 +155,21 @@ class ScopeGraph:
         weights[known] = lookup[places[known]]
         return weights
 
+    def return_share(self, nodes: Iterable[str]) -> dict[str, float]:
+        """For each node, the share of what it passes on that one more step brings straight back:
+        sum over neighbours n of w(s, n)^2 / (deg(s) deg(n)). A memory linked only to an entity no
+        other memory mentions gets all of it back (1.0): an echo, not evidence."""
+        shares: dict[str, float] = {}
+        with self._lock:
+            for node in nodes:
+                position = self._index.get(node)
+                if position is None or self._degree[position] <= 0:
+                    continue
+                cols, vals = self._row(position)
+                back = np.where(self._degree[cols] > 0, self._degree[cols], 1.0)
+                shares[node] = float(np.sum(vals * vals / back) / self._degree[position])
+        return shares
+
     def _row(self, position: int) -> tuple[np.ndarray, np.ndarray]:
         """One node's neighbours and weights: a slice of the CSR base plus its pending changes."""
         cols = np.zeros(0, dtype=np.int64)

@@ -82,12 +82,16 @@ def _extend_pool(found: CandidatePool, activation: dict[str, float], flt: Memory
 
 
 def _inflow(found: CandidatePool, seeds: dict[str, float], activation: dict[str, float],
-            damping: float) -> np.ndarray:
-    """Activation each candidate received from others (its own retained seed share removed),
-    in [0, 1]: the graph's evidence beyond what the first stage already said."""
+            damping: float, graph: ScopeGraph) -> np.ndarray:
+    """Activation each candidate received from others, in [0, 1]: the graph's evidence beyond
+    what the first stage already said. A seed's own retained share is removed, and so is the echo
+    of its own mass coming back in two steps (through an entity only it mentions, say)."""
     total = sum(w for w in seeds.values() if w > 0) or 1.0
     kept = 1.0 - damping
-    signal = np.array([max(0.0, activation.get(row["id"], 0.0) - kept * seeds.get(row["id"], 0.0) / total)
+    echo = graph.return_share(node for node, weight in seeds.items() if weight > 0)
+    own = {node: kept * weight / total * (1.0 + damping * damping * echo.get(node, 0.0))
+           for node, weight in seeds.items() if weight > 0}
+    signal = np.array([max(0.0, activation.get(row["id"], 0.0) - own.get(row["id"], 0.0))
                        for row in found.rows])
     # Scaled by the strongest activation overall (retained seed mass included), so a weak
     # neighbour of the top seed does not get the full graph bonus.
@@ -126,7 +130,7 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     found = _extend_pool(found, activation, flt, k * graph_settings.reached_per_hit, parts.store,
                          query_vector)
     relevance = fuse_scores(found.dense, found.keyword, "hybrid", settings)
-    signal = _inflow(found, seeds, activation, graph_settings.damping)
+    signal = _inflow(found, seeds, activation, graph_settings.damping, parts.graph)
     named = _entity_match(found, entities, parts.graph)
     first = 1.0 - graph_settings.ripple_weight - graph_settings.entity_weight
     mixed = first * relevance + graph_settings.ripple_weight * signal + graph_settings.entity_weight * named

@@ -102,3 +102,13 @@ def test_seeds_without_edges_keep_their_share() -> None:
     activation = graph.spread({"m1": 1.0, "lonely": 1.0}, SpreadParams(damping=0.5, max_hops=2))
     assert activation["lonely"] == pytest.approx(0.25)  # half the mass, kept: (1 - d) x 0.5
     assert activation["m2"] > 0 and "lonely" not in graph
+
+
+def test_return_share_tells_an_echo_from_evidence() -> None:
+    graph = ScopeGraph()
+    # m1 alone mentions "Tom"; m2 and m3 share "Paris".
+    graph.add_edges([("m1", "ent_tom", 1.0), ("m2", "ent_paris", 1.0), ("m3", "ent_paris", 1.0)])
+    shares = graph.return_share(["m1", "m2", "missing"])
+    assert shares["m1"] == pytest.approx(1.0)
+    assert shares["m2"] == pytest.approx(0.5)
+    assert "missing" not in shares
