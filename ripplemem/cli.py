@@ -177,6 +177,23 @@ def cmd_maintain(args: argparse.Namespace) -> None:
         print("\n\n".join(report.summary() for report in reports) or "the store holds no memories")
 
 
+def cmd_viz(args: argparse.Namespace) -> None:
+    """Write the user's memory graph (or one recall's subgraph) as a self-contained HTML page."""
+    from ripplemem.viz import write_graph_html
+
+    if args.max_nodes <= 0:
+        raise InvalidInputError(f"max-nodes must be a positive integer, got {args.max_nodes}")
+    with _open(args, must_exist=True) as mem:
+        view = write_graph_html(mem, args.out, args.query, k=args.k, max_nodes=args.max_nodes)
+    if args.json:
+        print(fmt.to_json({"out": os.path.abspath(args.out), **view.as_dict()}))
+        return
+    shown = f"{len(view.nodes)} nodes and {len(view.edges)} edges"
+    if view.capped:
+        shown += f" (the best-connected of {view.total_nodes} nodes; raise --max-nodes to see more)"
+    print(f"wrote {args.out}: {shown}; open it in a browser")
+
+
 def cmd_mcp(args: argparse.Namespace) -> None:
     """Serve one user's memories to an MCP client over stdin/stdout (the store is created if new)."""
     from ripplemem.mcp_server import serve_stdio
@@ -232,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check": (cmd_check, "check a store's consistency and repair it", [_path_option()]),
         "maintain": (cmd_maintain, "consolidate, forget and archive (a scheduled job)", [_store_options()]),
         "mcp": (cmd_mcp, "serve one user's memory tools to an MCP client over stdio", [user]),
+        "viz": (cmd_viz, "draw the memory graph (or one recall's subgraph) as an HTML page", [user]),
     }
     parsers = {}
     for name, (handler, summary, parents) in commands.items():
@@ -272,6 +290,15 @@ def build_parser() -> argparse.ArgumentParser:
                           help="forgetting strategy: score (default), importance, time or capacity")
     maintain.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
     maintain.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    viz = parsers["viz"]
+    viz.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
+    viz.add_argument("--query", help="draw only what a recall of this text activates")
+    viz.add_argument("-k", type=int, default=10,
+                     help="with --query: how many memories to recall (default 10)")
+    viz.add_argument("--max-nodes", type=int, default=400,
+                     help="draw at most this many nodes, the best-connected (default 400)")
+    viz.add_argument("--json", action="store_true", help="print what was drawn as JSON")
 
     demo = parsers["demo"]
     demo.add_argument("--path", help="store directory (default: a temporary one)")
