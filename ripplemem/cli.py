@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ripplemem import __version__
 from ripplemem import cli_format as fmt
+from ripplemem.cli_ingest import add_document_commands
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
 from ripplemem.types import MEMORY_TYPES
 
@@ -57,12 +58,13 @@ def recorded_embedder(path: str) -> str | None:
 
 
 def store_users(path: str) -> list[str]:
-    """Every user with memories in the store at this path."""
+    """Every user with memories in the store at this path (knowledge bases are not users)."""
+    from ripplemem.knowledge_bases import kb_name_of
     from ripplemem.stores.sqlite import SQLiteStore
 
     store = SQLiteStore(path)
     try:
-        return store.user_ids()
+        return [user for user in store.user_ids() if kb_name_of(user) is None]
     finally:
         store.close()
 
@@ -255,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (handler, summary, parents) in commands.items():
         parsers[name] = sub.add_parser(name, parents=parents, help=summary, description=summary)
         parsers[name].set_defaults(handler=handler)
+    add_document_commands(sub, user)
 
     add = parsers["add"]
     add.add_argument("text", help="what to remember")

@@ -1,0 +1,119 @@
+"""The document subcommands of `ripplemem`: ingest files into a knowledge base, grant and revoke
+it, list the knowledge bases a user can read."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ripplemem import cli_format as fmt
+from ripplemem.errors import InvalidInputError
+from ripplemem.ingest import IngestReport
+from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
+from ripplemem.rag.chunking import CHUNKERS
+
+if TYPE_CHECKING:
+    from ripplemem.memory import RippleMem
+
+
+def _open(args: argparse.Namespace) -> RippleMem:
+    """A handle for --user on the store at --path (created if new), with the store's embedder."""
+    from ripplemem.cli import recorded_embedder
+    from ripplemem.memory import RippleMem
+
+    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    return RippleMem(args.path, user_id=args.user, embedder=embedder)
+
+
+def report_dict(report: IngestReport) -> dict[str, Any]:
+    """An ingest report as plain JSON-ready values."""
+    return {
+        "knowledge_base": report.knowledge_base, "created": report.created,
+        "ingested": [str(p) for p in report.ingested], "replaced": [str(p) for p in report.replaced],
+        "unchanged": [str(p) for p in report.unchanged],
+        "failed": [{"path": str(f.path), "reason": f.reason, "kind": f.kind} for f in report.failed],
+        "chunks": report.chunks, "pages": report.pages, "seconds": round(report.seconds, 3),
+    }
+
+
+def cmd_ingest(args: argparse.Namespace) -> None:
+    """Ingest files and folders into a knowledge base; exit 1 if some file failed."""
+    if args.max_tokens <= 0:
+        raise InvalidInputError(f"max-tokens must be a positive integer, got {args.max_tokens}")
+    with _open(args) as mem:
+        report = mem.ingest(args.paths, args.kb, include=args.include, exclude=args.exclude,
+                            recursive=not args.no_recursive, chunker=args.chunker, max_tokens=args.max_tokens,
+                            force=args.force, progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        print(fmt.to_json(report_dict(report)))
+    else:
+        for failure in report.failed:
+            print(f"failed: {failure.path}: {failure.reason}")
+        print(report.summary())
+    if report.failed:
+        raise SystemExit(1)
+
+
+def cmd_grant(args: argparse.Namespace) -> None:
+    """Share a knowledge base with another user."""
+    with _open(args) as mem:
+        added = mem.grant(args.kb, args.reader)
+    print(f"{args.reader!r} {'can now read' if added else 'could already read'} knowledge base {args.kb!r}")
+
+
+def cmd_revoke(args: argparse.Namespace) -> None:
+    """Stop sharing a knowledge base with a user."""
+    with _open(args) as mem:
+        removed = mem.revoke(args.kb, args.reader)
+    outcome = "can no longer read" if removed else "could not read"
+    print(f"{args.reader!r} {outcome} knowledge base {args.kb!r}")
+
+
+def cmd_kb_list(args: argparse.Namespace) -> None:
+    """Print the knowledge bases the user can read, with their sizes and readers."""
+    with _open(args) as mem:
+        bases = mem.knowledge_bases()
+    if args.json:
+        print(fmt.to_json(bases))
+        return
+    for kb in bases:
+        print(f"{kb.name}: {kb.chunks} chunks from {kb.sources} files ({kb.pages} pages); "
+              f"readers: {', '.join(kb.readers)}")
+    if not bases:
+        print(f"no knowledge base is shared with {args.user!r}; create one with `ripplemem ingest PATH`")
+
+
+def add_document_commands(sub: Any, user: argparse.ArgumentParser) -> None:
+    """Register ingest, grant, revoke and `kb list` on the `ripplemem` subparsers."""
+    ingest = sub.add_parser(
+        "ingest", parents=[user], help="ingest files and folders into a knowledge base",
+        description="Convert files (PDF, DOCX, XLSX, PPTX, HTML, CSV, JSON, XML, TXT, MD, EPUB, ...) to "
+                    "Markdown, chunk them and store the chunks in a knowledge base. Unchanged files are "
+                    "skipped, changed ones replace their chunks.")
+    ingest.set_defaults(handler=cmd_ingest)
+    ingest.add_argument("paths", nargs="+", metavar="PATH", help="files and folders")
+    ingest.add_argument("--kb", default=DEFAULT_KNOWLEDGE_BASE,
+                        help="knowledge base name (default 'default'; created if missing)")
+    ingest.add_argument("--include", action="append", metavar="GLOB",
+                        help="only files in folders matching this pattern, repeatable (e.g. '*.pdf')")
+    ingest.add_argument("--exclude", action="append", metavar="GLOB", help="skip matching files, repeatable")
+    ingest.add_argument("--no-recursive", action="store_true", help="do not walk into subfolders")
+    ingest.add_argument("--chunker", default="auto", choices=CHUNKERS,
+                        help="how to cut documents (default auto)")
+    ingest.add_argument("--max-tokens", type=int, default=256, help="largest chunk in tokens (default 256)")
+    ingest.add_argument("--force", action="store_true", help="re-ingest unchanged files too")
+    ingest.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    for name, handler, verb in (("grant", cmd_grant, "share a knowledge base with another user"),
+                                ("revoke", cmd_revoke, "stop sharing a knowledge base with a user")):
+        parser = sub.add_parser(name, parents=[user], help=verb, description=f"{verb} (--user must read it)")
+        parser.set_defaults(handler=handler)
+        parser.add_argument("kb", metavar="KB", help="knowledge base name")
+        parser.add_argument("reader", metavar="USER", help="the user to share it with (or take it from)")
+
+    kb = sub.add_parser("kb", help="knowledge bases: list", description="knowledge bases the user can read")
+    kb_sub = kb.add_subparsers(dest="kb_command", required=True, metavar="COMMAND")
+    listing = kb_sub.add_parser("list", parents=[user], help="the knowledge bases --user can read")
+    listing.set_defaults(handler=cmd_kb_list)
+    listing.add_argument("--json", action="store_true", help="print machine-readable JSON")
