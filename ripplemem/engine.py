@@ -19,6 +19,7 @@ from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
 from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open
 from ripplemem.stores.archive import VectorArchive
+from ripplemem.stores.chroma import ISOLATIONS
 from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
@@ -48,17 +49,20 @@ def _prepare_directory(path: str) -> str:
     return path
 
 
-def open_vector_index(kind: str, path: str | None) -> VectorIndex:
+def open_vector_index(kind: str, path: str | None, isolation: str | None = None) -> VectorIndex:
     """Open the named vector index; 'auto' is Chroma on disk (numpy if chromadb is missing)
-    and numpy in memory."""
+    and numpy in memory. ``isolation`` ("collection" | "filter" | None: as stored) is Chroma's."""
     if kind not in VECTOR_INDEXES:
         raise InvalidInputError(f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {kind!r}")
     chroma_missing = importlib.util.find_spec("chromadb") is None
     if kind == "numpy" or (kind == "auto" and (path is None or chroma_missing)):
+        if isolation == "filter":
+            raise InvalidInputError("isolation='filter' (one shared Chroma collection) needs the Chroma "
+                                    "index; the numpy index always keeps each user's vectors apart")
         return NumpyIndex()
     from ripplemem.stores.chroma import ChromaIndex
 
-    return ChromaIndex(path)
+    return ChromaIndex(path, isolation=isolation)
 
 
 def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
@@ -80,7 +84,7 @@ class Engine:
     """Owns the store and index of one path; every handle on that path shares one Engine."""
 
     def __init__(self, path: str | None, embedder: str | Embedder | None, vector_index: str,
-                 settings: Settings, clock: Clock | None) -> None:
+                 settings: Settings, clock: Clock | None, isolation: str | None = None) -> None:
         self.path = None if path is None else _prepare_directory(path)
         self.settings = settings
         self.clock: Clock = clock or utc_now
@@ -96,7 +100,12 @@ class Engine:
             self.store.close()
             raise InvalidInputError(
                 f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {vector_index!r}")
+        if isolation not in (None, *ISOLATIONS):
+            self.store.close()
+            raise InvalidInputError(f"isolation must be one of {', '.join(ISOLATIONS)} (or None: as "
+                                    f"the store holds); got {isolation!r}")
         self._vector_index_kind = vector_index
+        self._isolation = isolation
         self._index: VectorIndex | None = None
         self._keyword_indexes: dict[str, KeywordIndex] = {}
         self._graphs: dict[str, ScopeGraph] = {}
@@ -117,7 +126,7 @@ class Engine:
         if self._index is None:
             with self.write_lock:
                 if self._index is None:
-                    index = open_vector_index(self._vector_index_kind, self.path)
+                    index = open_vector_index(self._vector_index_kind, self.path, self._isolation)
                     self._sync_index(index)
                     self._index = index
         return self._index
@@ -197,6 +206,16 @@ class Engine:
         graph = self._graphs.get(user_id)
         if graph is not None:
             graph.add_edges((a, b, step) for a, b in pairs)
+
+    def drop_user_caches(self, user_id: str, *, working: bool = False) -> None:
+        """Forget a user's in-memory indexes (reloaded from SQLite on next use) and, if asked, their
+        working memories (without consolidating them): erasure leaves nothing in process memory."""
+        with self.write_lock:
+            self._keyword_indexes.pop(user_id, None)
+            self._graphs.pop(user_id, None)
+            self._entity_vectors.pop(user_id, None)
+            if working:
+                self._working.pop(user_id, None)
 
     def memories_removed(self, user_id: str, node_ids: list[str]) -> None:
         """Keep the in-memory indexes in step after memories (or entities) left the active set."""

@@ -73,6 +73,8 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
     ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
     for rows and keywords, Chroma for vectors, local MiniLM for embeddings. ``path=None`` keeps
     everything in memory. ``scope()`` gives handles for other users on the same store.
+    ``isolation="collection"`` (a new store's default) keeps one Chroma collection per user;
+    "filter" keeps one shared collection filtered by user on every call; None: as the store holds.
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         settings: Settings | None = None,
         clock: Clock | None = None,
         llm: Any = None,
+        isolation: str | None = None,
         _engine: Engine | None = None,
     ) -> None:
         self.scope_info = Scope(
@@ -96,7 +99,7 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         )
         self._engine = _engine or Engine(
             None if path is None else os.fspath(path), embedder, vector_index,
-            settings or Settings(), clock,
+            settings or Settings(), clock, isolation,
         )
         self.llm = llm
         self._extractor: LLMExtractor | None = None

@@ -1,4 +1,5 @@
-"""Chroma as the vector index: one collection per user, our own vectors, telemetry off."""
+"""Chroma as the vector index: one collection per user (default) or one shared collection with a
+user filter on every call (seed 000 §12 options 1 and 2); our own vectors, telemetry off."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.errors import MissingDependencyError
+from ripplemem.errors import InvalidInputError, MissingDependencyError
 from ripplemem.stores.process_lock import ProcessLock
 from ripplemem.stores.vectors import VectorFilter
 
 CHROMA_DIRNAME = "chroma"
 COLLECTION_PREFIX = "rm_"
+# isolation="filter": every user's vectors in this one collection, each tagged with its user id.
+# Not under COLLECTION_PREFIX, so consistency checks never take it for a departed user's collection.
+SHARED_COLLECTION = "ripplemem_shared"
+ISOLATIONS = ("collection", "filter")
 # Chroma's PersistentClient keeps each collection's HNSW graph in process memory and is not safe for
 # two processes at once (vectors written by one are lost when the other persists its stale copy).
 # Every operation on an on-disk index therefore holds this inter-process lock, and a process whose
@@ -31,10 +36,11 @@ def collection_name(user_id: str) -> str:
     return COLLECTION_PREFIX + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
 
 
-def _where(flt: VectorFilter | None) -> dict[str, Any] | None:
+def _where(flt: VectorFilter | None, user_id: str | None = None) -> dict[str, Any] | None:
+    """Chroma's where clause for a filter; with user_id (shared collection) the user is always in it."""
+    clauses: list[dict[str, Any]] = [] if user_id is None else [{"user_id": user_id}]
     if flt is None:
-        return None
-    clauses: list[dict[str, Any]] = []
+        flt = VectorFilter()
     if flt.agent_id is not None:
         clauses.append({"agent_id": flt.agent_id})
     if flt.session_id is not None:
@@ -51,11 +57,16 @@ def _where(flt: VectorFilter | None) -> dict[str, Any] | None:
 
 
 class ChromaIndex:
-    """Vectors in Chroma: PersistentClient under the store's path, or HttpClient for a server."""
+    """Vectors in Chroma: PersistentClient under the store's path, or HttpClient for a server.
+
+    ``isolation="collection"`` keeps one collection per user; "filter" keeps one shared collection
+    whose every read, count and delete carries a user_id filter. ``None`` uses what the store holds
+    (the shared collection if it exists, else per-user collections).
+    """
 
     name = "chroma"
 
-    def __init__(self, path: str | None = None, *, client: Any = None) -> None:
+    def __init__(self, path: str | None = None, *, client: Any = None, isolation: str | None = None) -> None:
         try:
             import chromadb
             from chromadb.config import Settings
@@ -81,6 +92,27 @@ class ChromaIndex:
             with self._process_lock.held():
                 self._process_lock.changed()
                 self._client = self._reopen()
+        self.isolation = self._settle_isolation(isolation)
+
+    def _settle_isolation(self, wanted: str | None) -> str:
+        """The isolation this index runs with: the wanted one, checked against what is stored."""
+        if wanted is not None and wanted not in ISOLATIONS:
+            raise InvalidInputError(f"isolation must be one of {', '.join(ISOLATIONS)}; got {wanted!r}")
+        with self._guard():
+            names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
+            shared = SHARED_COLLECTION in names
+            per_user = any(name.startswith(COLLECTION_PREFIX) for name in names)
+            stored = "filter" if shared else "collection" if per_user else None
+            if wanted is not None and stored is not None and wanted != stored:
+                raise InvalidInputError(
+                    f"this store keeps its vectors with isolation={stored!r}; open it with "
+                    f"isolation={stored!r} (or None), or rebuild it into a new store")
+            chosen = wanted or stored or "collection"
+            if chosen == "filter" and not shared:
+                # Created now, so a later open with isolation=None finds the shared layout.
+                self._client.get_or_create_collection(
+                    SHARED_COLLECTION, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+        return chosen
 
     @contextmanager
     def _guard(self, write: bool = False) -> Iterator[None]:
@@ -105,12 +137,17 @@ class ChromaIndex:
         assert self._reopen is not None
         self._client = self._reopen()
 
+    def _scope(self, user_id: str) -> str | None:
+        """The user to filter on inside a shared collection; None with per-user collections."""
+        return user_id if self.isolation == "filter" else None
+
     def _collection(self, user_id: str, create: bool) -> Any:
         with self._lock:
-            found = self._collections.get(user_id)
+            key = SHARED_COLLECTION if self.isolation == "filter" else user_id
+            found = self._collections.get(key)
             if found is not None:
                 return found
-            name = collection_name(user_id)
+            name = SHARED_COLLECTION if self.isolation == "filter" else collection_name(user_id)
             if create:
                 # embedding_function=None everywhere: Chroma's default one downloads a model.
                 found = self._client.get_or_create_collection(
@@ -121,7 +158,7 @@ class ChromaIndex:
                     found = self._client.get_collection(name, embedding_function=None)
                 except Exception:  # chromadb raises NotFoundError/ValueError by version
                     return None
-            self._collections[user_id] = found
+            self._collections[key] = found
             return found
 
     def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
@@ -130,6 +167,8 @@ class ChromaIndex:
         if not len(ids):
             return
         clean = [{k: v for k, v in m.items() if k != "user_id"} for m in metadatas]
+        if self.isolation == "filter":
+            clean = [{**m, "user_id": user_id} for m in clean]
         with self._guard(write=True):
             collection = self._collection(user_id, create=True)
             for start in range(0, len(ids), _MAX_BATCH):
@@ -144,14 +183,15 @@ class ChromaIndex:
         with self._guard(write=True):
             collection = self._collection(user_id, create=False)
             if collection is not None:
+                where = _where(None, self._scope(user_id))
                 for start in range(0, len(ids), _MAX_BATCH):
-                    collection.delete(ids=list(ids[start:start + _MAX_BATCH]))
+                    collection.delete(ids=list(ids[start:start + _MAX_BATCH]), where=where)
 
     def query(self, user_id: str, vector: np.ndarray, k: int,
               flt: VectorFilter | None = None) -> list[tuple[str, float]]:
         """Approximate (HNSW) top-k by cosine similarity."""
         embedding = [np.asarray(vector, dtype=np.float32)]
-        where = _where(flt)
+        where = _where(flt, self._scope(user_id))
         with self._guard():
             collection = self._collection(user_id, create=False)
             if collection is None or k <= 0:
@@ -177,13 +217,14 @@ class ChromaIndex:
             collection = self._collection(user_id, create=False)
             if collection is None or k <= 0 or not len(vectors):
                 return [[] for _ in range(len(vectors))]
-            total = int(collection.count())
+            total = self._count(collection, user_id)
             if total == 0:
                 return [[] for _ in range(len(vectors))]
+            where = _where(None, self._scope(user_id))
             found: list[list[tuple[str, float]]] = []
             for start in range(0, len(vectors), 256):
                 batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
-                result = collection.query(query_embeddings=batch, n_results=min(k, total),
+                result = collection.query(query_embeddings=batch, n_results=min(k, total), where=where,
                                           include=["distances"])
                 found.extend([(memory_id, 1.0 - float(distance))
                               for memory_id, distance in zip(ids, distances, strict=True)]
@@ -194,19 +235,27 @@ class ChromaIndex:
         """How many vectors one user has."""
         with self._guard():
             collection = self._collection(user_id, create=False)
-            return 0 if collection is None else int(collection.count())
+            return 0 if collection is None else self._count(collection, user_id)
+
+    def _count(self, collection: Any, user_id: str) -> int:
+        if self.isolation != "filter":
+            return int(collection.count())
+        return len(self._ids(collection, user_id))
 
     def ids(self, user_id: str) -> set[str]:
         """The ids of every vector one user has (for consistency checks)."""
-        found: set[str] = set()
         with self._guard():
             collection = self._collection(user_id, create=False)
-            while collection is not None:
-                page = collection.get(include=[], limit=_MAX_BATCH, offset=len(found))["ids"]
-                found.update(page)
-                if len(page) < _MAX_BATCH:
-                    break
-        return found
+            return set() if collection is None else self._ids(collection, user_id)
+
+    def _ids(self, collection: Any, user_id: str) -> set[str]:
+        found: set[str] = set()
+        where = _where(None, self._scope(user_id))
+        while True:
+            page = collection.get(where=where, include=[], limit=_MAX_BATCH, offset=len(found))["ids"]
+            found.update(page)
+            if len(page) < _MAX_BATCH:
+                return found
 
     def foreign_collections(self, user_ids: Sequence[str]) -> dict[str, int]:
         """RippleMem collections of no user in `user_ids`, with their vector counts."""
@@ -224,6 +273,11 @@ class ChromaIndex:
     def drop(self, user_id: str) -> None:
         """Delete the user's collection."""
         with self._guard(write=True):
+            if self.isolation == "filter":
+                collection = self._collection(user_id, create=False)
+                if collection is not None:
+                    collection.delete(where={"user_id": user_id})
+                return
             self._collections.pop(user_id, None)
             # An absent collection raises NotFoundError or ValueError by chromadb version.
             with contextlib.suppress(Exception):
