@@ -36,6 +36,8 @@ _EXPORTS = {
     "SchemaVersionError": "ripplemem.errors",
     "EmbeddingModelMismatchError": "ripplemem.errors",
     "MissingDependencyError": "ripplemem.errors",
+    "UserMismatchError": "ripplemem.errors",
+    "EraseReport": "ripplemem.privacy",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -48,9 +50,10 @@ if TYPE_CHECKING:
     from ripplemem.onnx_embedder import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.errors import (
         EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, MemoryNotFoundError,
-        MissingDependencyError, RippleMemError, SchemaVersionError, StoreError,
+        MissingDependencyError, RippleMemError, SchemaVersionError, StoreError, UserMismatchError,
     )
     from ripplemem.memory import RippleMem
+    from ripplemem.privacy import EraseReport
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 
 

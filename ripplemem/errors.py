@@ -40,3 +40,7 @@ class MissingDependencyError(RippleMemError, ImportError):
 
 class KnowledgeBaseAccessError(RippleMemError, PermissionError):
     """The knowledge base is not shared with this user (or does not exist: the two look alike)."""
+
+
+class UserMismatchError(RippleMemError, PermissionError):
+    """A handle was asked to act on another user's data (e.g. erase another user)."""

@@ -33,6 +33,7 @@ from ripplemem.memory_documents import DocumentMethods
 from ripplemem.memory_history import HistoryMethods
 from ripplemem.memory_lifecycle import LifecycleMethods
 from ripplemem.memory_perceptual import PerceptualMethods
+from ripplemem.memory_privacy import PrivacyMethods
 from ripplemem.memory_working import WorkingMethods
 from ripplemem.recalling import (
     SearchSpec,
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
     from ripplemem.extraction_llm import LLMExtractor
 
 class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods, PerceptualMethods,
-                AnalysisMethods):
+                AnalysisMethods, PrivacyMethods):
     """Tiered, associative long-term memory for one user (optionally one agent and session).
 
     ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
@@ -300,6 +301,7 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
                            "how": time_mode}
         if record_access:
             record_recall_access(engine, self.user_id, result, spec.now)
+            self._wake_recalled(result, spec.now)
         if plan.decision is not None:
             order_by_route(result, plan.decision)
             result.route = plan.decision

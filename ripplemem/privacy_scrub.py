@@ -1,0 +1,155 @@
+"""The erase steps past an ordinary delete: the change log, sensor readings, knowledge-base grants,
+in-process caches, and the bytes SQLite keeps after a delete (FTS5 segments, the WAL file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ripplemem.engine import Engine
+from ripplemem.knowledge_bases import delete_knowledge_base
+from ripplemem.privacy_targets import EraseTargets
+from ripplemem.writes import delete_memories
+
+ERASED_USER = "(erased user)"
+
+
+def text_needles(text: str) -> list[str]:
+    """How a text may sit inside stored JSON: as is, and JSON-escaped (quotes, newlines, non-ASCII)."""
+    escaped = json.dumps(text)[1:-1]
+    return list(dict.fromkeys([text, escaped, json.dumps(text, ensure_ascii=False)[1:-1]]))
+
+
+def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
+    """Delete the targets from every layer; returns how many items went, per layer."""
+    user_id = targets.user_id
+    before = _counts(engine, user_id, targets)
+    removed: dict[str, int] = {}
+    for kb in targets.kb_alone:
+        removed["knowledge_base_chunks"] = removed.get("knowledge_base_chunks", 0) + \
+            delete_knowledge_base(engine, kb, user_id)
+    removed["knowledge_bases"] = len(targets.kb_alone)
+    # Working items first: an expiring one could otherwise be consolidated back after the delete.
+    removed["working_items"] = _drop_working(engine, targets)
+    delete_memories(engine, user_id, targets.memory_ids)
+    with engine.write_lock:
+        with engine.store.transaction() as conn:
+            removed["history"] = _delete_history(conn, targets)
+            removed["readings"] = _delete_readings(conn, user_id, targets.reading_ids)
+            removed["knowledge_base_grants"] = _drop_grants(conn, user_id, targets.kb_shared)
+        if targets.mode == "user":
+            engine.index.drop(user_id)
+            removed["archive_files"] = _drop_archive_folder(engine, user_id)
+        engine.consolidated_working_ids.difference_update(targets.memory_ids)
+        engine.drop_user_caches(user_id, working=targets.mode == "user")
+    after = _counts(engine, user_id, targets)
+    removed.update({layer: before[layer] - after[layer] for layer in before})
+    return removed
+
+
+def _counts(engine: Engine, user_id: str, targets: EraseTargets) -> dict[str, int]:
+    """Per-layer counts of the user's items, before and after (their difference is what went)."""
+    with engine.store.read() as conn:
+        rowids = targets.rowids
+        fts = sum(conn.execute(f"SELECT COUNT(*) FROM memories_fts WHERE rowid IN ({_marks(chunk)})",
+                               chunk).fetchone()[0] for chunk in _chunks(rowids))
+        counts = {
+            "memories": _count(conn, "memories", user_id),
+            "keyword_index": fts,
+            "edges": _count(conn, "edges", user_id),
+            "entities": _count(conn, "entities", user_id),
+        }
+    counts["vectors"] = engine.index.count(user_id)
+    counts["archive_entries"] = sum(len(engine.archive.read(user_id, s)[0])
+                                    for s in engine.archive.segments(user_id))
+    return counts
+
+
+def _count(conn: sqlite3.Connection, table: str, user_id: str) -> int:
+    return int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?", (user_id,)).fetchone()[0])
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" * len(values))
+
+
+def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
+    for start in range(0, len(values), size):
+        yield list(values[start:start + size])
+
+
+def _delete_history(conn: sqlite3.Connection, targets: EraseTargets) -> int:
+    """The change log of the erased memories, and any other event of the user quoting their text."""
+    if targets.mode == "user":
+        return conn.execute("DELETE FROM history WHERE user_id = ?", (targets.user_id,)).rowcount
+    gone = 0
+    for chunk in _chunks(targets.memory_ids):
+        gone += conn.execute(f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({_marks(chunk)})",
+                             [targets.user_id, *chunk]).rowcount
+    for text in targets.contents:
+        for needle in text_needles(text):
+            gone += conn.execute("DELETE FROM history WHERE user_id = ? AND instr(detail, ?) > 0",
+                                 (targets.user_id, needle)).rowcount
+    return gone
+
+
+def _delete_readings(conn: sqlite3.Connection, user_id: str, reading_ids: Sequence[int]) -> int:
+    gone = 0
+    for chunk in _chunks(reading_ids):
+        gone += conn.execute(f"DELETE FROM readings WHERE user_id = ? AND id IN ({_marks(chunk)})",
+                             [user_id, *chunk]).rowcount
+    return gone
+
+
+def _drop_grants(conn: sqlite3.Connection, user_id: str, shared: Sequence[str]) -> int:
+    """The user's grants to bases others still read; their name leaves those bases' records too."""
+    gone = 0
+    for kb in shared:
+        gone += conn.execute("DELETE FROM kb_grants WHERE kb = ? AND user_id = ?", (kb, user_id)).rowcount
+    conn.execute("UPDATE kb_grants SET granted_by = ? WHERE granted_by = ?", (ERASED_USER, user_id))
+    conn.execute("UPDATE knowledge_bases SET created_by = ? WHERE created_by = ?", (ERASED_USER, user_id))
+    return gone
+
+
+def _drop_archive_folder(engine: Engine, user_id: str) -> int:
+    """Every archive segment file of the user (a whole-user erase); returns how many files went."""
+    segments = engine.archive.segments(user_id)
+    engine.archive.remove(user_id, {memory_id: segment for segment in segments
+                                    for memory_id in engine.archive.read(user_id, segment)[0]})
+    if engine.archive.root is not None:
+        from ripplemem.stores.archive import user_digest
+
+        folder = os.path.join(engine.archive.root, user_digest(user_id))
+        if os.path.isdir(folder) and not os.listdir(folder):
+            os.rmdir(folder)
+    return len(segments)
+
+
+def _drop_working(engine: Engine, targets: EraseTargets) -> int:
+    """Working-memory items (in process) that are erased memories or hold their text."""
+    working = engine.working(targets.user_id)
+    gone = 0
+    erased = set(targets.memory_ids)
+    for session in working.sessions():
+        memory = working.session(session)
+        for item in memory.items():
+            if targets.mode == "user" or item.id in erased or any(t in item.text
+                                                                  for t in targets.contents):
+                memory.remove(item.id)
+                gone += 1
+    return gone
+
+
+def compact_store(engine: Engine) -> dict[str, bool]:
+    """Make SQLite forget deleted bytes: merge the FTS5 segments (deleted tokens stay in old segments
+    until merged), then checkpoint and truncate the WAL (old page images live on there).
+    secure_delete=ON (set on open) already zeroes freed cells and pages in the database file."""
+    with engine.write_lock:
+        with engine.store.transaction() as conn:
+            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        with engine.store.read() as conn:
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] if engine.path else 0
+    return {"keyword_segments_merged": True, "wal_truncated": not busy}
