@@ -209,6 +209,16 @@ def test_a_recall_that_reaches_a_cold_memory_through_the_graph_wakes_it(
     assert event.detail["from"] == "cold" and "recall" in event.cause
 
 
+def test_recall_itself_wakes_what_it_reaches_unless_read_only(mem: RippleMem,
+                                                              ferrari: dict[str, Memory]) -> None:
+    cold = ferrari["cold"]
+    mem.recall("which sports car was bought in March?", 5, record_access=False)
+    assert tier(mem, cold) == "cold"
+    mem.recall("which sports car was bought in March?", 5)
+    assert tier(mem, cold) == "hot"
+    assert dense_ids(mem, "Ferrari repainted red")[0] == cold.id
+
+
 def test_waking_restores_the_exact_vector(mem: RippleMem, ferrari: dict[str, Memory],
                                           embedder: Embedder) -> None:
     cold = ferrari["cold"]
