@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ripplemem.analysis.graph_quality import GraphQualityReport, assess_graph
 from ripplemem.analysis.graph_view import load_graph
+from ripplemem.analysis.learning_report import build_learning_report
+from ripplemem.chat import require_llm
 from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.knowledge_bases import check_kb_name
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
@@ -19,6 +22,7 @@ class AnalysisMethods:
     _engine: Engine
     scope_info: Scope
     user_id: str
+    llm: Any
 
     def graph_quality(self, *, min_confidence: float = 0.5) -> GraphQualityReport:
         """How sound this user's knowledge graph is (seed 000 §13): completeness (isolated nodes,
@@ -32,3 +36,23 @@ class AnalysisMethods:
             raise InvalidInputError(f"min_confidence must be in [0, 1], got {min_confidence}")
         view = load_graph(self._engine.store, self.user_id)
         return assess_graph(view, min_confidence=float(min_confidence))
+
+    def learning_report(self, *, llm: Any = None, knowledge_base: str | None = None) -> dict[str, Any]:
+        """This user's learning report in seed 000 §11's JSON shape: summary (study time, documents,
+        questions, notes), learning_analysis (strengths, weaknesses, knowledge_graph), knowledge_gaps,
+        review_suggestions (an Ebbinghaus forgetting curve over when each concept was last studied)
+        and next_steps, plus overview, basis (how each part was measured) and phrasing.
+
+        Every number comes from the data: the episodic history (a memory is a question, a note or
+        study by ``metadata["activity"]``, else by its question mark or type; ``metadata["minutes"]``
+        gives study time), the graph, and which sections of the documents the user can read
+        (knowledge bases, or ``knowledge_base`` alone; without any, the user's own document
+        memories) their learning reached. With ``llm`` (or the handle's model) a chat model writes
+        the overview and next steps; an unusable reply keeps the data-only text and says why in
+        ``report["phrasing"]["error"]``.
+        """
+        model = llm if llm is not None else self.llm
+        if model is not None:
+            require_llm(model, "learning_report phrasing")
+        kb = None if knowledge_base is None else check_kb_name(knowledge_base)
+        return build_learning_report(self._engine, self.user_id, llm=model, knowledge_base=kb)
