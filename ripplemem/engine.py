@@ -17,7 +17,7 @@ from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strength
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
-from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open
+from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open, sync_numpy_index
 from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.chroma import ISOLATIONS
 from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
@@ -96,6 +96,7 @@ class Engine:
         self.write_lock = MarkedWriteLock(self.store,
                                           enabled=self.path is not None and vector_index != "numpy")
         self.last_check: CheckReport | None = None
+        self._numpy_stale = False
         if vector_index not in VECTOR_INDEXES:
             self.store.close()
             raise InvalidInputError(
@@ -129,6 +130,12 @@ class Engine:
                     index = open_vector_index(self._vector_index_kind, self.path, self._isolation)
                     self._sync_index(index)
                     self._index = index
+        elif self._numpy_stale:
+            # Another process wrote: bring this process's in-RAM vectors in line with SQLite.
+            with self.write_lock:
+                if self._numpy_stale:
+                    sync_numpy_index(self._index, self.store)
+                    self._numpy_stale = False
         return self._index
 
     def keyword_index(self, user_id: str) -> KeywordIndex:
@@ -236,6 +243,7 @@ class Engine:
                 self._graphs.clear()
                 self._entity_vectors.clear()
                 self._data_version = version
+                self._numpy_stale = self._index is not None and self._index.name == "numpy"
 
     def _check_embedding_model(self) -> None:
         recorded = self.store.get_meta("embedding_model")

@@ -313,6 +313,15 @@ def _clear_markers(store: SQLiteStore, names: list[str]) -> None:
             os.unlink(os.path.join(store.path, PENDING_DIRNAME, name))
 
 
+def sync_numpy_index(index: VectorIndex, store: SQLiteStore) -> int:
+    """Add and remove this process's in-RAM vectors so they match SQLite after another process
+    wrote; returns how many vectors changed."""
+    report = CheckReport(path=store.path, vector_index=index.name, repaired=True)
+    for user_id in sorted(set(store.user_ids()) | set(index.users())):  # type: ignore[attr-defined]
+        _check_vectors(store, index, user_id, report, repair=True)
+    return report.missing_vectors + report.stray_vectors
+
+
 def reconcile_on_open(store: SQLiteStore, index: VectorIndex) -> CheckReport | None:
     """The open-time hook: a full check and repair only if an interrupted write left a marker."""
     if not pending_markers(store.path):

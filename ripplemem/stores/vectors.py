@@ -194,6 +194,17 @@ class NumpyIndex:
             users = self._users.get(user_id)
             return 0 if users is None else users.size
 
+    def ids(self, user_id: str) -> set[str]:
+        """The ids of every vector one user has (for syncing with SQLite)."""
+        with self._lock:
+            users = self._users.get(user_id)
+            return set() if users is None else set(users.ids)
+
+    def users(self) -> list[str]:
+        """Every user with vectors in this index."""
+        with self._lock:
+            return list(self._users)
+
     def drop(self, user_id: str) -> None:
         """Remove every vector of one user."""
         with self._lock:
