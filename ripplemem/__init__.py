@@ -38,6 +38,9 @@ _EXPORTS = {
     "MissingDependencyError": "ripplemem.errors",
     "UserMismatchError": "ripplemem.errors",
     "EraseReport": "ripplemem.privacy",
+    "KnowledgeBaseAccessError": "ripplemem.errors",
+    "IngestReport": "ripplemem.ingest",
+    "KnowledgeBase": "ripplemem.knowledge_bases",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -50,8 +53,11 @@ if TYPE_CHECKING:
     from ripplemem.onnx_embedder import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.errors import (
         EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, MemoryNotFoundError,
-        MissingDependencyError, RippleMemError, SchemaVersionError, StoreError, UserMismatchError,
+        KnowledgeBaseAccessError, MissingDependencyError, RippleMemError, SchemaVersionError, StoreError,
+        UserMismatchError,
     )
+    from ripplemem.ingest import IngestReport
+    from ripplemem.knowledge_bases import KnowledgeBase
     from ripplemem.memory import RippleMem
     from ripplemem.privacy import EraseReport
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
