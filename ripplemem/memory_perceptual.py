@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import InvalidInputError
+from ripplemem.media import AudioEncoder, ImageEncoder, add_media
 from ripplemem.sensor_recording import (
     check_readings,
     latest_memory,
@@ -22,7 +24,7 @@ from ripplemem.writes import delete_memories
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
-    from ripplemem.types import Scope
+    from ripplemem.types import Memory, Scope
 
 
 class PerceptualMethods:
@@ -31,6 +33,33 @@ class PerceptualMethods:
     _engine: Engine
     scope_info: Scope
     user_id: str
+
+    # -- images and audio --------------------------------------------------------------------
+    def add_image(self, path: str | os.PathLike[str], caption: str | None = None, *,
+                  encoder: ImageEncoder | None = None, importance: float | None = None,
+                  metadata: Mapping[str, Any] | None = None, event_time: datetime | str | None = None,
+                  session_id: str | None = None) -> Memory:
+        """Remember an image: a perceptual memory (modality "image") whose ``metadata["file"]`` is the
+        file's absolute path, so a recall hit leads back to it.
+
+        With ``encoder`` (an object with ``embed_image(path)`` into the store's text space, such as
+        ``SentenceTransformerImageEncoder`` with a CLIP store) the image itself is embedded and text
+        queries find it; without one the ``caption`` is embedded. One of the two is required.
+        """
+        return add_media(self._engine, self.scope_info, "image", path, caption, encoder,
+                         importance=importance, metadata=metadata, event_time=event_time,
+                         session_id=session_id)
+
+    def add_audio(self, path: str | os.PathLike[str], transcript: str | None = None, *,
+                  encoder: AudioEncoder | None = None, importance: float | None = None,
+                  metadata: Mapping[str, Any] | None = None, event_time: datetime | str | None = None,
+                  session_id: str | None = None) -> Memory:
+        """Remember an audio file: a perceptual memory (modality "audio") with ``metadata["file"]``;
+        ``encoder.embed_audio(path)`` (e.g. a CLAP model mapped to the text space) embeds the sound,
+        else the ``transcript`` is embedded. One of the two is required."""
+        return add_media(self._engine, self.scope_info, "audio", path, transcript, encoder,
+                         importance=importance, metadata=metadata, event_time=event_time,
+                         session_id=session_id)
 
     # -- sensor streams ----------------------------------------------------------------------
     def record(self, metric: str, value: float, *, unit: str | None = None, at: datetime | str | None = None,
