@@ -30,7 +30,7 @@ from ripplemem.knowledge_bases import check_kb_names
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.memory_analysis import AnalysisMethods
 from ripplemem.memory_documents import DocumentMethods
-from ripplemem.memory_history import HistoryMethods
+from ripplemem.memory_history import HistoryMethods, superseded_history, with_superseded
 from ripplemem.memory_lifecycle import LifecycleMethods
 from ripplemem.memory_perceptual import PerceptualMethods
 from ripplemem.memory_privacy import PrivacyMethods
@@ -234,7 +234,7 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
                metadata: Mapping[str, Any] | None = None, session_id: str | None = None,
                record_access: bool = True, route: str | None = None, expand: str | None = None,
                now: datetime | str | None = None, time_phrases: str = "boost", llm: Any = None,
-               knowledge_bases: str | Iterable[str] | None = None) -> Recall:
+               knowledge_bases: str | Iterable[str] | None = None, history: bool = False) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
         ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
@@ -257,6 +257,10 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         ``route="auto"`` decides between the user's own memories and the documents (knowledge
         bases and the user's document memories) by the query and how much each holds (seed 000
         §10; ``Recall.route`` says why); "memory", "documents" or "both" choose directly.
+
+        Only current values are recalled: a memory a later statement superseded ("my dose is now
+        40 mg") stays out, unless ``history=True``, which lists each hit's earlier versions right
+        after it, newest first, each saying what superseded it and when.
 
         Recall counts as an access and reinforces the graph edges that led to a hit, unless
         ``record_access=False`` (a read-only look, e.g. for evaluation).
@@ -305,6 +309,8 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
         if plan.decision is not None:
             order_by_route(result, plan.decision)
             result.route = plan.decision
+        if history:
+            result.hits = with_superseded(result.hits, superseded_history(engine, self.user_id, result.hits))
         return result
 
     def ask(self, question: str, *, llm: Any = None, k: int = 8, **recall_options: Any) -> Answer:

@@ -86,3 +86,4 @@ def test_bad_options_are_named(meals: RippleMem) -> None:
         meals.recall("what did I eat yesterday?", time_phrases="strict")
     with pytest.raises(InvalidInputError, match="now"):
         meals.recall("what did I eat yesterday?", now="not a date")
+
