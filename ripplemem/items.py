@@ -44,6 +44,18 @@ def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str
     session_id = item.get("session_id")
     if session_id is None:
         session_id = scope.session_id
+    source = item.get("source")
+    if source is not None and not isinstance(source, str):
+        raise InvalidTypeError(f"item {position}: source must be a string, got {type(source).__name__}")
+    try:
+        return _checked_memory(item, default_type, now, scope, settings, session_id, importance, modality)
+    except (InvalidInputError, InvalidTypeError) as exc:
+        # Name the item, so a batch's one bad item can be found (nothing of the batch is stored).
+        raise type(exc)(f"item {position}: {exc}") from exc
+
+
+def _checked_memory(item: Mapping[str, Any], default_type: str, now: datetime, scope: Scope,
+                    settings: Settings, session_id: Any, importance: Any, modality: str) -> Memory:
     return Memory(
         id=uuid.uuid4().hex,
         user_id=scope.user_id,

@@ -12,7 +12,12 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.types import MEMORY_TYPES, MemoryType
 
 MAX_ID_LENGTH = 128
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+MAX_METADATA_CHARS = 1_000_000
+MAX_METADATA_DEPTH = 64
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Bidirectional overrides and isolates make one id display as another ("alice" vs "ecila").
+_BIDI_RE = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 
 def check_identifier(name: str, value: Any, *, required: bool) -> str | None:
@@ -32,6 +37,11 @@ def check_identifier(name: str, value: Any, *, required: bool) -> str | None:
         raise InvalidInputError(f"{name} is {len(value)} characters long; the limit is {MAX_ID_LENGTH}")
     if _CONTROL_RE.search(value):
         raise InvalidInputError(f"{name} must not contain control characters (newlines, NUL, ...)")
+    if _SURROGATE_RE.search(value):
+        raise InvalidInputError(f"{name} contains a lone surrogate (not valid Unicode text)")
+    if _BIDI_RE.search(value):
+        raise InvalidInputError(f"{name} must not contain bidirectional override characters "
+                                "(U+202A-U+202E, U+2066-U+2069): they make one id look like another")
     return value
 
 
@@ -43,6 +53,10 @@ def check_content(value: Any, max_chars: int, field: str = "content") -> str:
         raise InvalidInputError(f"{field} must not be empty or whitespace")
     if "\x00" in value:
         raise InvalidInputError(f"{field} must not contain NUL characters")
+    surrogate = _SURROGATE_RE.search(value)
+    if surrogate:
+        raise InvalidInputError(f"{field} contains a lone surrogate at character {surrogate.start()} "
+                                "(not valid Unicode text; decode the source with errors='replace')")
     if len(value) > max_chars:
         raise InvalidInputError(
             f"{field} is {len(value)} characters; the limit is {max_chars} "
@@ -113,10 +127,32 @@ def check_metadata(value: Any) -> dict[str, Any]:
         if not isinstance(key, str):
             raise InvalidTypeError(f"metadata keys must be strings, got {key!r}")
     try:
-        json.dumps(value, allow_nan=False)
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidInputError(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep") from exc
+    if _SURROGATE_RE.search(text):
+        raise InvalidInputError("metadata contains a lone surrogate (not valid Unicode text)")
+    if len(text) > MAX_METADATA_CHARS:
+        raise InvalidInputError(f"metadata is {len(text)} characters as JSON; "
+                                f"the limit is {MAX_METADATA_CHARS}")
+    if _depth(value) > MAX_METADATA_DEPTH:
+        raise InvalidInputError(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep "
+                                "(SQLite's JSON functions could not filter on it)")
     return dict(value)
+
+
+def _depth(value: Any) -> int:
+    """How deeply dicts and lists nest in a JSON value (a scalar is 0)."""
+    deepest, level = 0, [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            level.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def check_mode(value: Any, modes: tuple[str, ...]) -> str:
