@@ -22,12 +22,16 @@ if TYPE_CHECKING:
 EMBEDDER_HELP = "minilm (local model), hashing (no model) or openai:MODEL"
 
 
+class UsageError(Exception):
+    """The command line itself is wrong (unknown option, missing argument); main() reports it."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line, `error: ...`, with exit status 2."""
+    """An ArgumentParser whose usage errors are raised, so main() reports them like any error."""
 
     def error(self, message: str) -> NoReturn:
-        """Report a usage error on one line and exit 2."""
-        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
+        """Raise the usage error with a pointer to the command's help."""
+        raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
 def quiet_third_party() -> None:
@@ -136,10 +140,14 @@ def cmd_stats(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    """Run the bilingual sample conversation through a store."""
+    """Run the bilingual sample conversation through a store (with --json: the story on stderr,
+    the results as JSON on stdout)."""
     from ripplemem.demo import run_demo
 
-    run_demo(args.path, keep=args.keep, embedder=args.embedder or "minilm")
+    summary = run_demo(args.path, keep=args.keep, embedder=args.embedder or "minilm",
+                       out=sys.stderr if args.json else None)
+    if args.json:
+        print(fmt.to_json(summary))
 
 
 def cmd_reembed(args: argparse.Namespace) -> None:
@@ -149,8 +157,13 @@ def cmd_reembed(args: argparse.Namespace) -> None:
     from ripplemem.memory import RippleMem
 
     start = time.perf_counter()
-    count = RippleMem.reembed(args.path, args.embedder, progress=sys.stderr.isatty())
-    print(f"re-embedded {count} memories with {args.embedder} in {time.perf_counter() - start:.1f} s")
+    count = RippleMem.reembed(args.path, args.embedder, progress=sys.stderr.isatty() and not args.json)
+    seconds = time.perf_counter() - start
+    if args.json:
+        print(fmt.to_json({"path": args.path, "embedder": args.embedder, "reembedded": count,
+                           "seconds": round(seconds, 3)}))
+    else:
+        print(f"re-embedded {count} memories with {args.embedder} in {seconds:.1f} s")
 
 
 def cmd_check(args: argparse.Namespace) -> None:
@@ -235,6 +248,19 @@ def _filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
+def _add_json_flags(parser: argparse.ArgumentParser) -> None:
+    """Give every command that lacks one a --json flag (its output and its errors as JSON)."""
+    commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    if not commands:
+        if "--json" not in parser._option_string_actions:
+            parser.add_argument("--json", action="store_true",
+                                help="print machine-readable JSON (errors too)")
+        return
+    for command in commands:
+        for child in dict.fromkeys(command.choices.values()):
+            _add_json_flags(child)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog="ripplemem", description="Long-term memory for LLM agents, from the shell.")
@@ -307,21 +333,31 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--path", help="store directory (default: a temporary one)")
     demo.add_argument("--keep", action="store_true", help="keep the store afterwards")
     demo.add_argument("--embedder", help=f"{EMBEDDER_HELP} (default: minilm)")
+    _add_json_flags(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns 0 on success and 2 on bad input or an unusable store."""
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns 0 on success and 2 on bad input or an unusable store.
+
+    With --json, what a command prints is JSON, and so is an error: ``{"error": {"type": ...,
+    "message": ...}}`` on stdout (the exit status still says it failed)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in arguments
+    try:
+        args = build_parser().parse_args(arguments)
+    except UsageError as exc:
+        fmt.print_error("UsageError", str(exc), as_json=as_json)
+        return 2
     quiet_third_party()
     try:
         args.handler(args)
     except (RippleMemError, ValueError, TypeError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"error: {message}", file=sys.stderr)
+        fmt.print_error(type(exc).__name__, message, as_json=as_json)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        fmt.print_error("Interrupted", "interrupted", as_json=as_json)
         return 130
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away; stop quietly, as other shell tools do.

@@ -33,6 +33,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def print_error(kind: str, message: str, *, as_json: bool) -> None:
+    """Report a failed command: `error: ...` on stderr, or with --json
+    {"error": {"type": ..., "message": ...}} on stdout, where the JSON reader looks."""
+    if as_json:
+        print(json.dumps({"error": {"type": kind, "message": message}}, ensure_ascii=False))
+    else:
+        print(f"error: {message}", file=sys.stderr)
+
+
 def recall_json(result: Recall, context: str | None) -> str:
     """A recall as JSON: query, mode, hits (score, why, components, memory) and the context if asked."""
     payload: dict[str, Any] = {"query": result.query, "mode": result.mode, "hits": result.hits}

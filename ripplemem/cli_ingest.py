@@ -59,6 +59,10 @@ def cmd_grant(args: argparse.Namespace) -> None:
     """Share a knowledge base with another user."""
     with _open(args) as mem:
         added = mem.grant(args.kb, args.reader)
+    if args.json:
+        print(fmt.to_json({"knowledge_base": args.kb, "reader": args.reader, "can_read": True,
+                           "changed": added}))
+        return
     print(f"{args.reader!r} {'can now read' if added else 'could already read'} knowledge base {args.kb!r}")
 
 
@@ -66,6 +70,10 @@ def cmd_revoke(args: argparse.Namespace) -> None:
     """Stop sharing a knowledge base with a user."""
     with _open(args) as mem:
         removed = mem.revoke(args.kb, args.reader)
+    if args.json:
+        print(fmt.to_json({"knowledge_base": args.kb, "reader": args.reader, "can_read": False,
+                           "changed": removed}))
+        return
     outcome = "can no longer read" if removed else "could not read"
     print(f"{args.reader!r} {outcome} knowledge base {args.kb!r}")
 

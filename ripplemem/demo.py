@@ -79,8 +79,9 @@ def conversation_items(conversation: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "minilm",
-             out: TextIO | None = None) -> None:
-    """Load the conversation, run the sample recalls and print hits, timings and stats."""
+             out: TextIO | None = None) -> dict[str, Any]:
+    """Load the conversation, run the sample recalls and print hits, timings and stats; returns
+    the same as data (store, embedder, each query with its hits and time, stats)."""
     quiet_third_party()
     from ripplemem.embeddings import resolve_embedder
     from ripplemem.memory import RippleMem
@@ -96,6 +97,8 @@ def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "mi
     # The demo's clock stands the day after the last session, so recency means what it would then.
     today = datetime.fromisoformat(sessions[-1]["date"]) + timedelta(days=1)
     store_path = path or tempfile.mkdtemp(prefix="ripplemem-demo-")
+    summary: dict[str, Any] = {"store": store_path, "kept": bool(keep or path), "turns": len(items),
+                               "sessions": len(sessions), "today": today.date().isoformat(), "queries": []}
     say(f"RippleMem demo: {len(items)} turns in {len(sessions)} sessions "
         f"({sessions[0]['date'][:10]} .. {sessions[-1]['date'][:10]}), English and 中文; "
         f"today is {today:%Y-%m-%d}")
@@ -106,6 +109,7 @@ def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "mi
         model.embed_query("warm-up")  # load the model now, so 'load' and 'add' are timed apart
         mem = RippleMem(store_path, user_id=DEMO_USER, embedder=model, clock=lambda: today)
         say(f"load     {time.perf_counter() - start:5.1f} s   embedder {model.model_id}, store opened")
+        summary["embedder"] = model.model_id
         with mem:
             if mem.stats()["total"]:
                 raise InvalidInputError(f"the store at {store_path!r} already holds the demo for user "
@@ -113,11 +117,13 @@ def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "mi
             start = time.perf_counter()
             mem.add_many(items)
             say(f"add      {time.perf_counter() - start:5.1f} s   {len(items)} episodic memories")
-            recall_seconds = sum(_show_query(mem, query, say) for query in QUERIES)
+            summary["queries"] = [_show_query(mem, query, say) for query in QUERIES]
+            recall_seconds = sum(shown["ms"] for shown in summary["queries"]) / 1000
             say("")
             say(f"recall   {recall_seconds:5.2f} s   {len(QUERIES)} queries "
                 f"({recall_seconds / len(QUERIES) * 1000:.0f} ms each)")
-            say(f"stats    {fmt.stats_summary(mem.stats())}")
+            summary["stats"] = mem.stats()
+            say(f"stats    {fmt.stats_summary(summary['stats'])}")
     finally:
         if not (keep or path):
             shutil.rmtree(store_path, ignore_errors=True)
@@ -125,10 +131,11 @@ def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "mi
         say(f"kept the store; try: ripplemem recall \"green tea\" --path {store_path} --user {DEMO_USER}")
     else:
         say("removed the temporary store (pass --keep to keep it)")
+    return summary
 
 
-def _show_query(mem: RippleMem, query: DemoQuery, say: Callable[[str], None]) -> float:
-    """Run one demo recall, print it, and return how long the recall took."""
+def _show_query(mem: RippleMem, query: DemoQuery, say: Callable[[str], None]) -> dict[str, Any]:
+    """Run one demo recall, print it, and return it as data: the query, its time and its hits."""
     start = time.perf_counter()
     result = mem.recall(query.text, query.k, types=query.types, since=query.since, until=query.until)
     seconds = time.perf_counter() - start
@@ -138,4 +145,6 @@ def _show_query(mem: RippleMem, query: DemoQuery, say: Callable[[str], None]) ->
         say("\n".join("  " + line for line in result.context(query.context_budget).splitlines()))
     else:
         say("\n".join(fmt.hit_lines(result.hits, indent="  ")) or "  no memories match")
-    return seconds
+    hits = [{"id": hit.memory.id, "score": round(hit.score, 4), "type": hit.memory.type,
+             "date": fmt.date_of(hit.memory), "content": hit.memory.content} for hit in result.hits]
+    return {"query": query.label(), "ms": round(seconds * 1000, 1), "hits": hits}
