@@ -143,7 +143,7 @@ def _gaps(topics: list[Topic], concepts: list[ConceptStats]) -> list[dict[str, A
 
 
 def _ago(days: float) -> str:
-    whole = int(days)
+    whole = round(days)
     return "today" if whole == 0 else "1 day ago" if whole == 1 else f"{whole} days ago"
 
 
