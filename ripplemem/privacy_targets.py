@@ -17,6 +17,9 @@ from ripplemem.stores import kb_tables
 from ripplemem.stores.sqlite import fts_query, scope_token
 
 MODES = ("memory", "matching", "user")
+# A match's entities lead to the other memories mentioning them, unless the entity is a hub
+# (the user's own name, "today"): followed only when it is mentioned by at most this many memories.
+ENTITY_FANOUT = 5
 
 
 @dataclass
@@ -47,12 +50,14 @@ def select_memory(engine: Engine, user_id: str, memory_id: str) -> EraseTargets:
 def select_matching(engine: Engine, user_id: str, text: str, min_similarity: float) -> EraseTargets:
     """Every memory of the user a text points to: dense cosine >= min_similarity over all of the
     user's vectors (cold ones from the archive), every keyword of the text (FTS), or a mention of an
-    entity the text names; then their versions and summaries. Knowledge-base chunks are never in it."""
+    entity the text names; then the memories their specific entities point to (ENTITY_FANOUT), and
+    all their versions and summaries. Knowledge-base chunks are never in it."""
     found: list[str] = []
     found += _dense_matches(engine, user_id, np.asarray(engine.embedder.embed_query(text), dtype=np.float32),
                             min_similarity)
     found += _keyword_matches(engine, user_id, text)
     found += _entity_matches(engine, user_id, text)
+    found += _through_entities(engine, user_id, list(dict.fromkeys(found)))
     return _targets(engine, "matching", user_id, _with_derived(engine, user_id, list(dict.fromkeys(found))))
 
 
@@ -133,6 +138,19 @@ def _entity_matches(engine: Engine, user_id: str, text: str) -> list[str]:
         return [r[0] for r in conn.execute(
             f"SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
             f"AND dst IN ({','.join('?' * len(named))})", [user_id, *named])]
+
+
+def _through_entities(engine: Engine, user_id: str, ids: Sequence[str]) -> list[str]:
+    """Memories sharing a specific (non-hub) entity with one of the matched memories."""
+    if not ids:
+        return []
+    with engine.store.read() as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT DISTINCT e.src FROM edges e WHERE e.user_id = ? AND e.type = 'MENTIONS' AND e.dst IN ("
+            "  SELECT m.dst FROM edges m WHERE m.user_id = ? AND m.type = 'MENTIONS' "
+            f"  AND m.src IN ({','.join('?' * len(ids))})) "
+            "AND (SELECT COUNT(*) FROM edges c WHERE c.user_id = e.user_id AND c.type = 'MENTIONS' "
+            "     AND c.dst = e.dst) <= ?", [user_id, user_id, *ids, ENTITY_FANOUT])]
 
 
 def _names_in(lowered: str, names: Iterable[str]) -> bool:
