@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ripplemem import __version__
 from ripplemem import cli_format as fmt
+from ripplemem.cli_erase import add_erase_command
 from ripplemem.cli_ingest import add_document_commands
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
 from ripplemem.types import MEMORY_TYPES
@@ -284,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
         parsers[name] = sub.add_parser(name, parents=parents, help=summary, description=summary)
         parsers[name].set_defaults(handler=handler)
     add_document_commands(sub, user)
+    add_erase_command(sub, user)
 
     add = parsers["add"]
     add.add_argument("text", help="what to remember")
