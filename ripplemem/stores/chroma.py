@@ -7,7 +7,7 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -79,7 +79,7 @@ class ChromaIndex:
         self._collections: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._process_lock: ProcessLock | None = None
-        self._reopen = None
+        self._reopen: Callable[[], Any] | None = None
         if client is not None:
             self._client = client
         elif path is None:
