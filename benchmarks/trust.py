@@ -21,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 
+from trust_privacy import cross_user_row, erase_row
+
 from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.errors import RippleMemError
 from ripplemem.reconcile import PENDING_DIRNAME, check_path
@@ -192,6 +194,8 @@ def main() -> None:
     kills, interrupted, consistent = kills_row(args.kills)
     tried, handled, failures = hostile_row()
     clean, marked, check = open_cost(args.open_memories)
+    probes, leaks = cross_user_row()
+    erased = erase_row()
     print(f"`{COMMAND} --kills {args.kills} --open-memories {args.open_memories}`\n")
     print("| trust measure | tried | outcome |")
     print("|---|---|---|")
@@ -201,8 +205,15 @@ def main() -> None:
           f"{consistent} stores consistent after the next open |")
     print(f"| hostile inputs to add() | {tried} tried | {handled} handled (stored exactly or refused "
           f"clearly, nothing else changed){'; not: ' + ', '.join(failures) if failures else ''} |")
-    print("| cross-user probes | not measured yet | - |")
-    print("| erase verifications | not measured yet | - |")
+    print(f"| cross-user probes (user B with A's ids and words: get, update, delete, history, erase, "
+          f"neighbors, find_connections, recall in 4 modes, list, stats, communities) | {probes} probes | "
+          f"{leaks} leaks |")
+    print("\n| removing a memory (Chroma store, 6 users) | requests | verifications passed | erased words "
+          "left in the store's raw files | seconds |")
+    print("|---|---|---|---|---|")
+    for how, (requests, passed, left, words, seconds) in erased.items():
+        verified = "-" if how.startswith("delete") else str(passed)
+        print(f"| {how} | {requests} | {verified} | {left} of {words} | {seconds:.2f} |")
     print(f"\n| open + first recall, {args.open_memories} memories (Chroma) | seconds |")
     print("|---|---|")
     print(f"| clean open (check skipped) | {clean:.2f} |")
