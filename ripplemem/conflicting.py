@@ -9,7 +9,8 @@ write costs the rules a few regex passes, not one per stored memory. Nearly iden
 not a duplicate when the two texts differ in a number, a date or time word, or a negation ("I ran
 5 km on Monday" / "... on Tuesday" embed at 0.99). With an LLM judge, pairs the rules leave open
 (a contradiction without an update cue, or a similar pair whose attribute the rules cannot read)
-are asked, at most `judge_max_pairs` per new memory; an unusable reply keeps the rules' verdict.
+are asked, at most `judge_max_pairs` per new memory (under the engine's write lock, so two writes
+never decide against each other's half-written state); an unusable reply keeps the rules' verdict.
 
 Duplicates merge only into a memory of the same type and agent whose metadata agrees on every
 key both carry (a LangGraph store keeps items apart by metadata keys; a turn by its working_id).
