@@ -9,10 +9,10 @@ its own graph, BM25 cache). Users reach a base only through a grant, never by it
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
@@ -158,25 +158,30 @@ def describe(engine: Engine, user_id: str) -> list[KnowledgeBase]:
     return found
 
 
-def list_chunks(engine: Engine, kb: str, user_id: str, source: str | Path | None, limit: int,
+def _stored_key(engine: Engine, kb: str, source: object) -> str:
+    """The key a file's chunks are stored under: the given text if a base knows it, else the
+    resolved absolute path."""
+    if not isinstance(source, (str, os.PathLike)) or not os.fspath(source).strip():
+        raise InvalidTypeError(f"source must be a file path (str or Path), got {source!r}")
+    text = os.fspath(source)
+    return text if text in kb_tables.source_hashes(engine.store, kb) else source_key(text)
+
+
+def list_chunks(engine: Engine, kb: str, user_id: str, source: str | os.PathLike[str] | None, limit: int,
                 offset: int) -> list[Memory]:
     """Chunks of a base the user can read, in the order they were stored (of one file, if given)."""
     require_reader(engine, kb, user_id)
     metadata: tuple[tuple[str, str], ...] = ()
     if source is not None:
-        known = kb_tables.source_hashes(engine.store, kb)
-        metadata = (("source", str(source) if str(source) in known else source_key(source)),)
+        metadata = (("source", _stored_key(engine, kb, source)),)
     flt = MemoryFilter(user_id=kb_scope(kb), metadata=metadata)
     return [present(m) for m in engine.store.list(flt, limit, offset, newest_first=False)]
 
 
-def forget_source(engine: Engine, kb: str, user_id: str, source: str | Path) -> int:
+def forget_source(engine: Engine, kb: str, user_id: str, source: str | os.PathLike[str]) -> int:
     """Delete one file's chunks from a base the user can read; returns how many were deleted."""
     require_reader(engine, kb, user_id)
-    if not isinstance(source, (str, Path)) or not str(source).strip():
-        raise InvalidTypeError(f"source must be a file path (str or Path), got {source!r}")
-    known = kb_tables.source_hashes(engine.store, kb)
-    key = str(source) if str(source) in known else source_key(source)
+    key = _stored_key(engine, kb, source)
     scope = kb_scope(kb)
     deleted = delete_memories(engine, scope, kb_tables.chunk_ids(engine.store, scope, key))
     with engine.write_lock, engine.store.transaction() as conn:

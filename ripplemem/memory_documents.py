@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ripplemem import knowledge_bases as kbs
@@ -50,7 +50,7 @@ class DocumentMethods:
     async def aingest(self, paths: PathLike | Iterable[PathLike],
                       knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, **kwargs: Any) -> IngestReport:
         """Async twin of ingest (runs in a worker thread)."""
-        if not isinstance(paths, (str, Path)):
+        if not isinstance(paths, (str, os.PathLike)):
             paths = list(paths)
         return await asyncio.to_thread(self.ingest, paths, knowledge_base, **kwargs)
 
@@ -79,7 +79,7 @@ class DocumentMethods:
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInputError(f"offset must be a non-negative integer, got {offset!r}")
         return kbs.list_chunks(self._engine, check_kb_name(knowledge_base), self.user_id,
-                               None if source is None else Path(source), check_k(limit, "limit"), offset)
+                               source, check_k(limit, "limit"), offset)
 
     def forget_source(self, path: PathLike, knowledge_base: str = DEFAULT_KNOWLEDGE_BASE) -> int:
         """Delete one file's chunks from a knowledge base (the file itself is untouched); returns
