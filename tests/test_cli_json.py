@@ -72,6 +72,9 @@ def successes(store: Path) -> dict[tuple[str, ...], tuple[list[str], Any]]:
                       lambda out: out == {"knowledge_base": "notes", "reader": "lin", "can_read": False,
                                           "changed": False}),
         ("kb", "list"): (user, lambda out: [kb["name"] for kb in out] == ["notes"]),
+        ("erase",): (["--matching", "Longjing tea", "--dry-run", *user],
+                     lambda out: out["dry_run"] is True and out["removed"] == {}
+                     and out["planned"]["memories"] == len(out["memory_ids"]) > 0),
     }
 
 
@@ -94,6 +97,7 @@ def failures(store: Path) -> dict[tuple[str, ...], tuple[list[str], str]]:
         ("grant",): (["recipes", "bob", *user], "KnowledgeBaseAccessError"),
         ("revoke",): (["recipes", "bob", *user], "KnowledgeBaseAccessError"),
         ("kb", "list"): (["--path", str(store), "--user", ""], "InvalidInputError"),
+        ("erase",): (["--id", "abc", *missing], "StoreError"),
     }
 
 
