@@ -7,7 +7,8 @@ similar enough to matter (cosine >= `duplicate_similarity` for duplicates, >= `c
 for updates and contradictions, which also need the same attribute read from both texts), so a
 write costs the rules a few regex passes, not one per stored memory. Nearly identical wording is
 not a duplicate when the two texts differ in a number, a date or time word, or a negation ("I ran
-5 km on Monday" / "... on Tuesday" embed at 0.99). With an LLM judge, pairs the rules leave open
+5 km on Monday" / "... on Tuesday" embed at 0.99), or share less than `duplicate_overlap` of their
+keyword tokens (MiniLM embeds many Chinese sentences alike). With an LLM judge, pairs the rules leave open
 (a contradiction without an update cue, or a similar pair whose attribute the rules cannot read)
 are asked, at most `judge_max_pairs` per new memory (under the engine's write lock, so two writes
 never decide against each other's half-written state); an unusable reply keeps the rules' verdict.
@@ -28,6 +29,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ripplemem.keyword_index import stem
 from ripplemem.lifecycle._common import normalize_text
 from ripplemem.lifecycle.conflicts import (
     ConflictVerdict,
@@ -38,6 +40,7 @@ from ripplemem.lifecycle.conflicts import (
 )
 from ripplemem.lifecycle.settings import LifecycleSettings
 from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore
+from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|[零〇一二两三四五六七八九十百千万]+(?=[月日号点个次岁年天周])")
@@ -50,6 +53,15 @@ _TIME_WORDS = re.compile(
     re.IGNORECASE)
 # The library's own provenance keys: they tell turns apart, not facts.
 _PROVENANCE_KEYS = frozenset({"working_id", "role", "mention_count"})
+# Every text the rules can read an attribute from has one of these (a superset of the nouns and
+# verbs of ripplemem.lifecycle.conflicts, or a digit for doses); texts without one are not parsed.
+_ATTRIBUTE_HINT = re.compile(
+    r"\d|\b(?:dos|address|deadline|due|phone|mobile|cell|telephone|e-?mail|job|position|occupation|"
+    r"profession|employ|salary|wage|weight|birth|appointment|meeting|flight|liv|mov|reloc|resid|stay|work|"
+    r"lik|lov|enjoy|prefer|ador|hat|dislik|detest|stand)"
+    r"|剂量|用量|药量|地址|住|截止|期限|交稿|电话|手机|邮箱|电子邮件|工作|职位|职业|工资|薪|体重|生日|预约|会议"
+    r"|航班|搬|定居|生活|上班|任职|喜欢|爱|讨厌|恨|受不了",
+    re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|nothing|without)\b|n't\b|不|没|别|未", re.IGNORECASE)
 
 
@@ -93,6 +105,11 @@ def metadata_conflict(a: Memory, b: Memory, ignore: frozenset[str] = frozenset()
                  if key not in ignore and a.metadata[key] != b.metadata[key]), None)
 
 
+def may_state_attribute(text: str) -> bool:
+    """False when the rules certainly read no attribute (dose, address, preference ...) from the text."""
+    return _ATTRIBUTE_HINT.search(text) is not None
+
+
 def particulars(text: str) -> tuple[frozenset[str], bool]:
     """The numbers and date or time words of a text, and whether it negates: what similar wording hides."""
     lowered = text.lower()
@@ -107,24 +124,49 @@ class _Judging:
         self.settings = settings
         self.judge = judge
         self._statements: dict[str, Statement] = {}
+        self._keys: dict[str, str] = {}
+        self._words: dict[str, frozenset[str]] = {}
 
     def statement(self, text: str) -> Statement:
         found = self._statements.get(text)
         if found is None:
-            found = self._statements[text] = parse_statement(text)
+            found = parse_statement(text) if may_state_attribute(text) else Statement(text)
+            self._statements[text] = found
         return found
+
+    def key(self, text: str) -> str:
+        found = self._keys.get(text)
+        if found is None:
+            found = self._keys[text] = normalize_text(text)
+        return found
+
+    def overlap(self, a: str, b: str) -> float:
+        """Jaccard overlap of two texts' keyword stems (character bigrams for Chinese)."""
+        words = []
+        for text in (a, b):
+            found = self._words.get(text)
+            if found is None:
+                found = frozenset(stem(t) for t in keyword_tokens(text, drop_stopwords=True))
+                self._words[text] = found
+            words.append(found)
+        union = words[0] | words[1]
+        return len(words[0] & words[1]) / len(union) if union else 1.0
 
     def rules(self, new: Memory, other: Memory, similarity: float) -> ConflictVerdict:
         s = self.settings
-        if normalize_text(new.content) == normalize_text(other.content):
-            return judge_conflict(new.content, other.content, settings=s)
-        if similarity >= s.duplicate_similarity and particulars(new.content) == particulars(other.content):
+        if self.key(new.content) == self.key(other.content):
+            return ConflictVerdict("duplicate", reason="the same text once case, punctuation and spacing "
+                                   "are set aside")
+        slot = self.statement(new.content).slot
+        other_slot = self.statement(other.content).slot if slot is not None else None
+        if (similarity >= s.duplicate_similarity and particulars(new.content) == particulars(other.content)
+                and self.overlap(new.content, other.content) >= s.duplicate_overlap):
+            if slot is None or other_slot != slot:
+                return ConflictVerdict("duplicate", reason=f"similarity {similarity:.2f} >= "
+                                       f"{s.duplicate_similarity:g}")
             return judge_conflict(new.content, other.content, new_time=new.when, existing_time=other.when,
                                   similarity=similarity, settings=s)
-        if not s.detect_conflicts or similarity < s.conflict_similarity:
-            return ConflictVerdict("unrelated", reason="not similar enough to compare")
-        slot = self.statement(new.content).slot
-        if slot is None or self.statement(other.content).slot != slot:
+        if not s.detect_conflicts or similarity < s.conflict_similarity or slot is None or other_slot != slot:
             return ConflictVerdict("unrelated", reason="no shared attribute read by the rules")
         return judge_conflict(new.content, other.content, new_time=new.when, existing_time=other.when,
                               settings=s)
@@ -165,14 +207,16 @@ def plan_writes(store: SQLiteStore, user_id: str, memories: Sequence[Memory], ve
     within = vectors @ vectors.T if len(memories) > 1 else np.zeros((1, 1), dtype=np.float32)
     judging = _Judging(settings, judge)
     superseded: set[str] = set()
+    fresh: set[int] = set()
     for position, memory in enumerate(memories):
         if not _comparable(memory):
             plan.fresh.append(position)
+            fresh.add(position)
             continue
         candidates = [(plan.stored[i], cos) for i, cos in neighbours[position]
                       if cos >= floor and i in plan.stored]
-        candidates += [(memories[j], float(within[position, j])) for j in plan.fresh
-                       if within[position, j] >= floor]
+        candidates += [(memories[j], float(within[position, j]))
+                       for j in np.flatnonzero(within[position, :position] >= floor) if j in fresh]
         candidates = sorted(((other, cos) for other, cos in candidates
                              if other.id not in superseded and other.agent_id == memory.agent_id
                              and _comparable(other)), key=lambda pair: -pair[1])
@@ -185,6 +229,7 @@ def plan_writes(store: SQLiteStore, user_id: str, memories: Sequence[Memory], ve
             plan.merges.append(Merge(position, duplicate.id, verdict))
             continue
         plan.fresh.append(position)
+        fresh.add(position)
         if settings.detect_conflicts:
             _link(plan, memory, verdicts, superseded)
     return plan

@@ -3,6 +3,7 @@ belief state); an LLM judge decides what the rules leave open (issue 6, seed 004
 
 from __future__ import annotations
 
+import ast
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -11,7 +12,9 @@ from chat_fakes import ByPromptChatModel
 
 from ripplemem import RippleMem
 from ripplemem.config import Settings
+from ripplemem.conflicting import may_state_attribute
 from ripplemem.embeddings import Embedder
+from ripplemem.lifecycle.conflicts import parse_statement
 from ripplemem.lifecycle.settings import LifecycleSettings
 
 
@@ -135,3 +138,14 @@ def test_a_broken_judge_reply_falls_back_to_the_rules(embedder: Embedder) -> Non
         assert [e.event for e in mem.history(hate.id)] == ["added", "contradicted"]
         assert "rules" in mem.history(hate.id)[1].cause
     assert sum("compare two statements" in m[0].content for m in llm.seen) == 4
+
+
+def test_every_text_the_rules_read_an_attribute_from_passes_the_cheap_gate() -> None:
+    # The write path parses only texts may_state_attribute lets through; it must miss none.
+    texts = {node.value for name in ("test_conflicts.py", "test_lifecycle_rules.py", "test_supersede.py")
+             for node in ast.walk(ast.parse((Path(__file__).parent / name).read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300}
+    read = [text for text in texts if parse_statement(text).slot is not None]
+    assert len(read) > 50
+    assert [text for text in read if not may_state_attribute(text)] == []
+    assert not may_state_attribute("We argued with Bob about who pays for winter tyres last weekend.")

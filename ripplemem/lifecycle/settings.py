@@ -142,6 +142,11 @@ class LifecycleSettings:
     # A new memory with similarity >= 0.9 to an existing one (or the same normalised text)
     # merges into it instead of duplicating.
     duplicate_similarity: float = 0.9
+    # ours: a duplicate by similarity alone must also share this fraction (Jaccard) of its keyword
+    # tokens (stems; character bigrams for Chinese). MiniLM embeds many Chinese sentences alike:
+    # "我的猫叫咪咪" and "我的狗叫旺财" at 1.0, while their bigrams share 1 in 9; English
+    # paraphrases ("I went swimming at the lake" / "I went for a swim in the lake") share all stems.
+    duplicate_overlap: float = 0.5
     # Switches for the check on every write (bulk loads and benchmarks may turn them off): merge
     # duplicates, and link updates (SUPERSEDES) and contradictions (CONTRADICTS; seed 004 §5.1.3).
     merge_duplicates: bool = True
@@ -187,7 +192,8 @@ class LifecycleSettings:
                 >= self.forget_archive_threshold):
             raise InvalidInputError("forget_delete_threshold >= forget_deprioritize_threshold >= "
                                     "forget_archive_threshold must hold")
-        for name in ("duplicate_similarity", "conflict_similarity", "judge_similarity", "cluster_similarity",
+        for name in ("duplicate_similarity", "duplicate_overlap", "conflict_similarity", "judge_similarity",
+                     "cluster_similarity",
                      "deprioritize_factor", "access_time_weight", "cluster_common_entity_fraction"):
             if getattr(self, name) > 1:
                 raise InvalidInputError(f"LifecycleSettings.{name} must be in [0, 1]")
