@@ -50,7 +50,10 @@ def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str
     try:
         return _checked_memory(item, default_type, now, scope, settings, session_id, importance, modality)
     except (InvalidInputError, InvalidTypeError) as exc:
-        # Name the item, so a batch's one bad item can be found (nothing of the batch is stored).
+        # Name a later item of a batch, so its one bad item can be found (nothing is stored); the
+        # first item is also what a single add() checks, whose errors name only the field.
+        if position == 0:
+            raise
         raise type(exc)(f"item {position}: {exc}") from exc
 
 
