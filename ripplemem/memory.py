@@ -129,7 +129,8 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
               session_id: str | None = None) -> RippleMem:
         """Another handle on the same store for another user, agent or session (the agent is
         kept unless given)."""
-        return RippleMem(user_id=user_id or self.user_id, agent_id=agent_id or self.scope_info.agent_id,
+        return RippleMem(user_id=self.user_id if user_id is None else user_id,
+                         agent_id=agent_id or self.scope_info.agent_id,
                          session_id=session_id, llm=self.llm, _engine=self._engine)
 
     def close(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ripplemem import MemoryNotFoundError, RippleMem
+from ripplemem.errors import InvalidInputError
 
 
 def test_users_never_see_each_other(mem: RippleMem) -> None:
@@ -51,3 +52,9 @@ def test_hostile_ids_are_plain_data(mem: RippleMem) -> None:
         assert [m.content for m in handle.list()] == [f"memory of {user}"]
         assert [h.memory.content for h in handle.recall("memory").hits] == [f"memory of {user}"]
     assert mem.list() == []
+
+
+def test_an_empty_user_id_for_another_handle_is_refused_not_read_as_the_same_user(
+        memory_only: RippleMem) -> None:
+    with pytest.raises(InvalidInputError, match="user_id"):
+        memory_only.scope("")
