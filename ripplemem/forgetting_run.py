@@ -57,8 +57,12 @@ def run_forget(engine: Engine, user_id: str, agent_id: str | None, strategy: str
     position = {memory_id: i for i, memory_id in enumerate(rows.ids)}
     report = LifecycleReport(step="forget", strategy=strategy, dry_run=dry_run, considered=len(rows))
     lowered: dict[str, tuple[float, float]] = {}  # deprioritized: importance before and after
+    ages = rows.age_days(now)
+    grace = engine.settings.lifecycle.forget_grace_days if strategy == "score" else 0.0
     for change in plan.changes():
         i = position[change.id]
+        if ages[i] < grace:
+            continue  # too new to judge by use and links
         tier = str(rows.tiers[i])
         if change.action == "archive" and tier == "cold":
             continue  # already archived

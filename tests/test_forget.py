@@ -53,9 +53,11 @@ def four_fates(mem: RippleMem, clock: ManualClock) -> dict[str, Memory]:
     old = mem.add("I had a soggy sandwich on the train", importance=0.1)
     clock.advance(60)
     idle = mem.add("the plumber said the boiler is twelve years old", importance=0.5)
-    clock.advance(40)
+    clock.advance(32)
     new = mem.add("my library card number ends in 4471", importance=0.7)
     vital = mem.add("I am allergic to penicillin", importance=1.0)
+    clock.advance(8)  # past the grace period new memories get
+    touch(mem, new, 1)
     touch(mem, vital, 20)
     return {"delete": old, "deprioritize": idle, "archive": new, "keep": vital}
 
@@ -79,6 +81,15 @@ def test_score_strategy_deletes_deprioritizes_archives_and_keeps(mem: RippleMem,
     assert deleted.preview == "I had a soggy sandwich on the train"
     assert 0.6 <= by_id[four_fates["deprioritize"].id].score < 0.8
     assert 0.4 <= by_id[four_fates["archive"].id].score < 0.6
+
+
+def test_the_score_strategy_leaves_new_memories_alone_for_a_grace_period(mem: RippleMem,
+                                                                          clock: ManualClock) -> None:
+    # Unread and unlinked, a new memory scores about 0.6 ("deprioritize") from day one.
+    fresh = mem.add("the new neighbours are called Ines and Tomas")
+    assert mem.forget().entries == []
+    clock.advance(mem.settings.lifecycle.forget_grace_days + 1)
+    assert [entry.id for entry in mem.forget(dry_run=True).entries] == [fresh.id]
 
 
 def test_deprioritized_memories_walk_towards_deletion_run_after_run(mem: RippleMem,

@@ -103,6 +103,10 @@ class LifecycleSettings:
     # ours: seed 000 §7 says "逐渐降低优先级" (lower the priority gradually); the plan proposes
     # importance x 0.9 per run, so repeated runs walk a neglected memory towards deletion.
     deprioritize_factor: float = 0.9
+    # ours: the seed 000 §7 score gives every new, unread, unlinked memory about 0.6 (frequency and
+    # connectivity count against it before it had a chance), so the score strategy leaves memories
+    # younger than this alone; 7 days is seed 000 §8's first demotion (hot -> warm).
+    forget_grace_days: float = 7.0
 
     # --- Simple forgetting strategies (seed 001 遗忘机制) ----------------------------------------
     # "基于重要性（低于阈值删除）、基于时间（超期删除）、基于容量（超限删除最不重要）". Seed 001
