@@ -41,25 +41,59 @@ _EXPORTS = {
     "KnowledgeBaseAccessError": "ripplemem.errors",
     "IngestReport": "ripplemem.ingest",
     "KnowledgeBase": "ripplemem.knowledge_bases",
+    "LifecycleReport": "ripplemem.lifecycle_report",
+    "MaintenanceReport": "ripplemem.lifecycle_report",
+    "ConsolidationReport": "ripplemem.consolidating",
+    "HistoryEvent": "ripplemem.stores.history_table",
+    "Predecessor": "ripplemem.memory_history",
+    "Reading": "ripplemem.sensors",
+    "MetricStats": "ripplemem.sensors",
+    "GraphQualityReport": "ripplemem.analysis.graph_quality",
+    "GraphIssue": "ripplemem.analysis.graph_quality",
+    "CheckReport": "ripplemem.reconcile",
+    "LLMRequiredError": "ripplemem.chat",
+    "ImageEncoder": "ripplemem.media",
+    "AudioEncoder": "ripplemem.media",
+    "SentenceTransformerImageEncoder": "ripplemem.media",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
+    from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
+    from ripplemem.chat import LLMRequiredError
     from ripplemem.config import ScoreProfile, Settings
+    from ripplemem.consolidating import ConsolidationReport
     from ripplemem.embeddings import (
-        Embedder, HashingEmbedder, MultilingualE5Embedder, OpenAIEmbedder, SentenceTransformerEmbedder,
+        Embedder,
+        HashingEmbedder,
+        MultilingualE5Embedder,
+        OpenAIEmbedder,
+        SentenceTransformerEmbedder,
     )
-    from ripplemem.onnx_embedder import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.errors import (
-        EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, MemoryNotFoundError,
-        KnowledgeBaseAccessError, MissingDependencyError, RippleMemError, SchemaVersionError, StoreError,
+        EmbeddingModelMismatchError,
+        InvalidInputError,
+        InvalidTypeError,
+        KnowledgeBaseAccessError,
+        MemoryNotFoundError,
+        MissingDependencyError,
+        RippleMemError,
+        SchemaVersionError,
+        StoreError,
         UserMismatchError,
     )
     from ripplemem.ingest import IngestReport
     from ripplemem.knowledge_bases import KnowledgeBase
+    from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
+    from ripplemem.media import AudioEncoder, ImageEncoder, SentenceTransformerImageEncoder
     from ripplemem.memory import RippleMem
+    from ripplemem.memory_history import Predecessor
+    from ripplemem.onnx_embedder import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.privacy import EraseReport
+    from ripplemem.reconcile import CheckReport
+    from ripplemem.sensors import MetricStats, Reading
+    from ripplemem.stores.history_table import HistoryEvent
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 
 
