@@ -2,8 +2,9 @@
 time and capacity strategies) and apply the plan to the store.
 
 Applying: "delete" deletes the memory everywhere (archive included); "deprioritize" lowers its
-importance by LifecycleSettings.deprioritize_factor (x 0.9 per run, seed 000 §7 "逐渐降低优先级")
-and moves a hot memory to the warm tier (its vector stays searchable); "archive" moves it to the
+importance by LifecycleSettings.deprioritize_factor (x 0.9 per run, seed 000 §7 "逐渐降低优先级");
+its tier is left to seed 000 §8's rules (archive()), which protect important memories from
+leaving the hot tier; "archive" moves it to the
 cold tier (its vector into a compressed archive segment). Memories already cold are kept as they
 are when the plan says "archive". A dry run returns the same report and changes nothing.
 """
@@ -23,7 +24,6 @@ from ripplemem.stores.lifecycle_rows import (
     link_counts,
     read_lifecycle_rows,
     set_importance,
-    set_tier,
 )
 from ripplemem.writes import delete_memories
 
@@ -66,7 +66,7 @@ def run_forget(engine: Engine, user_id: str, agent_id: str | None, strategy: str
         tier = str(rows.tiers[i])
         if change.action == "archive" and tier == "cold":
             continue  # already archived
-        to_tier = {"delete": "deleted", "archive": "cold", "deprioritize": "warm" if tier == "hot" else tier}
+        to_tier = {"delete": "deleted", "archive": "cold", "deprioritize": tier}
         report.entries.append(LifecycleEntry(change.id, rows.previews[i], change.action, change.reason,
                                              change.score, tier, to_tier[change.action]))
         if change.new_importance is not None:
@@ -88,10 +88,8 @@ def _apply(engine: Engine, user_id: str, report: LifecycleReport, lowered: dict[
         events[entry.action][entry.id] = HistoryEvent(entry.id, _EVENTS[entry.action], now, cause, detail)
     delete_memories(engine, user_id, list(events["delete"]), history=list(events["delete"].values()))
     if events["deprioritize"]:
-        cooled = [e.id for e in report.entries if e.action == "deprioritize" and e.from_tier != e.to_tier]
         with engine.write_lock, engine.store.transaction() as conn:
             set_importance(conn, user_id, {i: after for i, (_, after) in lowered.items()})
-            set_tier(conn, user_id, cooled, "warm")
             record_history(conn, user_id, list(events["deprioritize"].values()))
     move_to_cold(engine, user_id, events["archive"])
 

@@ -32,9 +32,10 @@ class LifecycleMethods:
         """Forget what is no longer worth keeping; returns what happened to which memory and why.
 
         ``strategy="score"`` is seed 000 §7's forgetting score (importance .30, frequency .25,
-        recency .25 around 60 days, connectivity .20): delete >= 0.8, deprioritize >= 0.6 (importance
-        x 0.9, hot -> warm), archive >= 0.4 (to the cold tier), else keep. Seed 001's strategies:
-        "importance" deletes below ``threshold`` (0.1), "time" deletes older than ``max_age_days``
+        recency .25 around 60 days, connectivity .20): delete >= 0.8, deprioritize >= 0.6
+        (importance x 0.9; tiers follow archive()'s rules), archive >= 0.4 (to the cold tier),
+        else keep; memories younger than ``forget_grace_days`` (7) are left alone. Seed 001's
+        strategies: "importance" deletes below ``threshold`` (0.1), "time" deletes older than ``max_age_days``
         (30), "capacity" deletes the least important beyond ``capacity`` (10 000) memories.
         ``dry_run=True`` returns the same report and changes nothing.
         """
