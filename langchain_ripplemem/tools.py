@@ -12,9 +12,16 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, ValidationErr
 from langchain_ripplemem.scopes import check_memory, run_scope
 from ripplemem import RippleMem
 from ripplemem.errors import RippleMemError
-from ripplemem.graph_queries import Connection
-from ripplemem.text import count_phrase
-from ripplemem.types import format_hit_line
+from ripplemem.tool_replies import (
+    CONNECTIONS_DESCRIPTION,
+    FORGET_DESCRIPTION,
+    RECALL_DESCRIPTION,
+    STORE_DESCRIPTION,
+    connections_reply,
+    forget_reply,
+    recall_reply,
+    store_reply,
+)
 
 StoredType = Literal["episodic", "semantic"]
 
@@ -91,72 +98,46 @@ class StoreMemoryTool(_MemoryTool):
     """Save a fact or event about the user to long-term memory."""
 
     name: str = "store_memory"
-    description: str = (
-        "Save something worth remembering across conversations: a fact, preference or event about the "
-        "user or their world. Write it as one self-contained sentence. Returns the new memory's id.")
+    description: str = STORE_DESCRIPTION
     args_schema: type[BaseModel] = StoreMemoryInput
 
     def _call(self, memory: RippleMem, *, content: str, type: str = "episodic",
               importance: float | None = None, event_time: str | None = None) -> str:
-        stored = memory.add(content, type=type, importance=importance, event_time=event_time,
-                            metadata={"stored_by": "store_memory"})
-        return f"Stored memory {stored.id} ({stored.type}): {stored.content}"
+        return store_reply(memory, content, type, importance, event_time, stored_by="store_memory")
 
 
 class RecallMemoryTool(_MemoryTool):
     """Recall the memories most related to a query, with their ids and dates."""
 
     name: str = "recall_memory"
-    description: str = (
-        "Search long-term memory before answering questions about the user, their past, people, places "
-        "or plans. Returns the best memories, one per line with id, date, type and score; ids can be "
-        "passed to find_connections or forget_memory.")
+    description: str = RECALL_DESCRIPTION
     args_schema: type[BaseModel] = RecallMemoryInput
     mode: str = "ripple"
 
     def _call(self, memory: RippleMem, *, query: str, k: int = 5, types: list[str] | None = None) -> str:
-        recall = memory.recall(query, k=k, mode=self.mode, types=types or None)
-        if not recall.hits:
-            return f"No memories found for {query!r}."
-        lines = [f"{count_phrase(len(recall.hits), 'memory', 'memories')} for {query!r}, best first:"]
-        lines += [format_hit_line(number, hit) for number, hit in enumerate(recall.hits, start=1)]
-        return "\n".join(lines)
+        return recall_reply(memory, query, k, types, self.mode)
 
 
 class FindConnectionsTool(_MemoryTool):
     """Explain how two names or memories are linked in the memory graph."""
 
     name: str = "find_connections"
-    description: str = (
-        "Find how two things are connected through what you remember: give two names (people, places, "
-        "things) or memory ids. Returns the linking paths, shortest first, e.g. "
-        "[Calvin] -MENTIONS- \"Calvin bought a Ferrari\" -MENTIONS- [Ferrari].")
+    description: str = CONNECTIONS_DESCRIPTION
     args_schema: type[BaseModel] = FindConnectionsInput
 
     def _call(self, memory: RippleMem, *, source: str, target: str, max_hops: int = 3) -> str:
-        connections: list[Connection] = memory.find_connections(source, target, max_hops=max_hops, limit=5)
-        if not connections:
-            return f"No connection between {source!r} and {target!r} within {max_hops} hops."
-        count = count_phrase(len(connections), "connection", "connections")
-        lines = [f"{count} between {source!r} and {target!r}:"]
-        lines += [f"{number}. {path.explain()}" for number, path in enumerate(connections, start=1)]
-        return "\n".join(lines)
+        return connections_reply(memory, source, target, max_hops)
 
 
 class ForgetMemoryTool(_MemoryTool):
     """Delete one memory by id (find the id with recall_memory first)."""
 
     name: str = "forget_memory"
-    description: str = (
-        "Delete a memory that is wrong, outdated, or that the user asked you to forget. Call "
-        "recall_memory first to find its id, then pass that id here.")
+    description: str = FORGET_DESCRIPTION
     args_schema: type[BaseModel] = ForgetMemoryInput
 
     def _call(self, memory: RippleMem, *, memory_id: str) -> str:
-        found = memory.get(memory_id.strip())
-        if found is None or not memory.delete(found.id):
-            return f"No memory with id {memory_id!r}; nothing was deleted."
-        return f"Forgot memory {found.id}: {found.content}"
+        return forget_reply(memory, memory_id)
 
 
 class RippleMemToolkit(BaseToolkit):

@@ -11,7 +11,7 @@ from llama_index.core.tools.tool_spec.base import BaseToolSpec
 from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int
 from ripplemem import InvalidInputError, RippleMem
 from ripplemem.text import count_phrase
-from ripplemem.types import format_hit_line
+from ripplemem.tool_replies import recall_reply
 
 if TYPE_CHECKING:
     from ripplemem.graph_queries import Connection
@@ -84,12 +84,7 @@ class RippleMemToolSpec(BaseToolSpec):
             types (list): optional; only these memory types, e.g. ["semantic"]; leave empty for all.
         """
         limit = min(check_positive_int("k", k), self.max_k)
-        found = self.memory.recall(query, limit, mode=self.mode, types=types or None)
-        if not found.hits:
-            return f"No memories found for {query!r}."
-        lines = [format_hit_line(number, hit) for number, hit in enumerate(found.hits, start=1)]
-        header = f"{count_phrase(len(lines), 'memory', 'memories')} for {query!r}, best first:"
-        return "\n".join([header, *lines])
+        return recall_reply(self.memory, query, limit, types, self.mode)
 
     async def arecall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> str:
         """Async twin of recall_memory."""

@@ -1,5 +1,5 @@
 """The four agent memory operations (store, recall, connect, forget) as plain-text replies for a
-model, in the wording the LangChain and LlamaIndex tools use; the MCP server calls these."""
+model: the LangChain tools and the MCP server call these, the LlamaIndex tool spec its recall."""
 
 from __future__ import annotations
 
