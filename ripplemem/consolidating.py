@@ -32,7 +32,7 @@ from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.revision_rows import entity_keys, summarized_ids
 from ripplemem.stores.sqlite import MemoryFilter
 from ripplemem.types import Memory, Scope
-from ripplemem.writes import update_memory, write_batch
+from ripplemem.writes import retype_memories, write_batch
 
 logger = logging.getLogger("ripplemem.lifecycle")
 
@@ -137,9 +137,9 @@ def promote_stored(engine: Engine, user_id: str, dry_run: bool, report: Consolid
     plan = plan_promotions([m.id for m in candidates], [m.type for m in candidates],
                            [m.importance for m in candidates], engine.settings.lifecycle)
     by_id = {m.id: m for m in candidates}
+    if not dry_run:
+        retype_memories(engine, user_id, [(by_id[step.id], step.to_type, step.reason) for step in plan])
     for step in plan:
-        if not dry_run:
-            update_memory(engine, by_id[step.id], {"type": step.to_type}, event="promoted", cause=step.reason)
         report.steps.append(ConsolidationStep(step.id, "promoted", step.from_type, step.to_type,
                                               step.reason, step.id))
 

@@ -25,7 +25,7 @@ from ripplemem.stores.graph_tables import (
 )
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.lifecycle_rows import archive_locations
-from ripplemem.stores.sqlite import from_epoch, index_metadata, to_epoch
+from ripplemem.stores.sqlite import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
 from ripplemem.types import Memory, Recall
 
 
@@ -175,6 +175,31 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, ev
                 vector = engine.store.embedding_of(current.id, user_id)
             reindex_content(engine, user_id, updated, vector)
     return updated
+
+
+def retype_memories(engine: Engine, user_id: str, changes: Sequence[tuple[Memory, str, str]]) -> None:
+    """Give many memories a new type at once (promotions): one transaction with their history
+    events, then one vector-index write of the new filter metadata. Each change is
+    (memory, new type, cause)."""
+    if not changes:
+        return
+    now = engine.now()
+    with engine.write_lock:
+        with engine.store.transaction() as conn:
+            for memory, new_type, _ in changes:
+                engine.store.update_rows(conn, memory.id, user_id, {"type": new_type})
+            record_history(conn, user_id, [
+                HistoryEvent(memory.id, "promoted", now, cause, {"changes": {"type": {"old": memory.type,
+                                                                                  "new": new_type}}})
+                for memory, new_type, cause in changes])
+        ids = [memory.id for memory, _, _ in changes]
+        rows, vectors = engine.store.fetch_rows(ids, MemoryFilter(user_id=user_id), with_embeddings=True)
+        # Cold memories have no vector in the index (their rows read back as zeros): leave them out.
+        keep = [i for i, row in enumerate(rows) if row["tier"] != "cold" and row["embedding"] is not None]
+        if keep and vectors is not None:
+            memories = [row_to_memory(rows[i]) for i in keep]
+            engine.index.add(user_id, [m.id for m in memories], vectors[keep],
+                             [index_meta(m) for m in memories])
 
 
 def _changes(current: Memory, fields: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -46,3 +46,12 @@ def test_important_memories_are_promoted_by_seed_001(memory_only: RippleMem) -> 
         (key.id, "episodic", "semantic"), (draft.id, "working", "episodic")}
     assert memory_only.get(key.id).type == "semantic" and memory_only.get(plain.id).type == "episodic"
     assert report.counts() == {"promoted": 2}
+
+
+def test_promoted_memories_are_found_under_their_new_type_by_every_retriever(mem: RippleMem) -> None:
+    key = mem.add("The user's passport number ends in 4471", type="episodic", importance=0.85)
+    mem.consolidate()
+    for mode in ("dense", "keyword", "hybrid", "ripple"):
+        semantic = mem.recall("passport number", types="semantic", mode=mode, record_access=False)
+        assert [hit.memory.id for hit in semantic.hits] == [key.id], mode
+        assert mem.recall("passport number", types="episodic", mode=mode, record_access=False).hits == []
