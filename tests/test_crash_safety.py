@@ -24,9 +24,9 @@ from ripplemem.stores.chroma import ChromaIndex
 from ripplemem.stores.sqlite import DB_FILENAME
 
 # A "zygote" process imports RippleMem and Chroma once, then forks one writer per kill, so a kill
-# costs a fork instead of two seconds of imports. Each writer opens the store, keeps adding batches
-# and deleting some of its own memories until it is killed; after each add_many or delete returns it
-# appends the ids to its log, so the log lists acknowledged writes only (a delete is announced
+# costs a fork instead of two seconds of imports. Each writer opens the store, keeps adding batches,
+# deleting and erasing some of its own memories until it is killed; after each add_many or delete returns it
+# appends the ids to its log, so the log lists acknowledged writes only (a delete or erase is announced
 # before it starts: a writer killed inside it may or may not have deleted the memory). The hashing
 # embedder keeps writes fast (the model is not the point here).
 ZYGOTE = r"""
@@ -58,6 +58,12 @@ def write_until_killed(path, log_path, seed):
                 mem.delete(memory_id)
                 mine.remove(memory_id)
                 log.write(f"del {mem.user_id} {memory_id}\n")
+        if batch % 4 == 0 and mine:
+            memory_id = rng.choice(mine)
+            log.write(f"deleting {mem.user_id} {memory_id}\n")
+            mem.erase(memory_id)
+            mine.remove(memory_id)
+            log.write(f"del {mem.user_id} {memory_id}\n")
 
 for line in sys.stdin:
     path, log_path, seed = line.split()
@@ -122,7 +128,7 @@ class Zygote:
         self.process.wait(timeout=30)
 
 
-def test_random_sigkills_during_add_many_and_delete_leave_a_consistent_store(tmp_path: Path) -> None:
+def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_store(tmp_path: Path) -> None:
     path = tmp_path / "store"
     log_path = tmp_path / "acknowledged.log"
     rng = random.Random(20260611)
