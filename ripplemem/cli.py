@@ -181,12 +181,19 @@ def cmd_maintain(args: argparse.Namespace) -> None:
     """Consolidate, forget and archive the memories of one user (or of every user of the store)."""
     if not store_exists(args.path):
         raise StoreError(f"no RippleMem store at {args.path!r} to maintain; pass --path")
+    from ripplemem.maintenance import progress_reporter
     from ripplemem.memory import RippleMem
 
     users = [args.user] if args.user else store_users(args.path)
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    # A bar when a person watches several users' maintenance (stderr, so --json output stays clean).
+    report_done = progress_reporter(len(users) > 1 and not args.json and sys.stderr.isatty(), len(users),
+                                    unit="user")
+    reports = []
     with RippleMem(args.path, user_id=users[0] if users else "default", embedder=embedder) as mem:
-        reports = [mem.scope(user).maintain(dry_run=args.dry_run, strategy=args.strategy) for user in users]
+        for user in users:
+            reports.append(mem.scope(user).maintain(dry_run=args.dry_run, strategy=args.strategy))
+            report_done(len(reports))
     if args.json:
         print(fmt.to_json([report.as_dict() for report in reports]))
     else:

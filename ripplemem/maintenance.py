@@ -15,9 +15,10 @@ from ripplemem.stores.sqlite import SQLiteStore
 ProgressCallback = Callable[[int, int], None]
 
 
-def progress_reporter(progress: bool | ProgressCallback, total: int) -> Callable[[int], None]:
-    """A function taking 'done so far': a tqdm bar for True, the caller's (done, total) callable,
-    or nothing."""
+def progress_reporter(progress: bool | ProgressCallback, total: int,
+                      unit: str = "mem") -> Callable[[int], None]:
+    """A function taking 'done so far': a tqdm bar (counting `unit`s) for True, the caller's
+    (done, total) callable, or nothing."""
     if callable(progress):
         return lambda done: progress(done, total)
     if not progress:
@@ -26,7 +27,7 @@ def progress_reporter(progress: bool | ProgressCallback, total: int) -> Callable
         from tqdm import tqdm
     except ImportError:
         return lambda done: None
-    bar = tqdm(total=total, unit="mem")
+    bar = tqdm(total=total, unit=unit)
 
     def report(done: int) -> None:
         bar.update(done - bar.n)
