@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -29,6 +28,7 @@ from ripplemem.kb_recall import record_recall_access, search_readable
 from ripplemem.knowledge_bases import check_kb_names
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.memory_analysis import AnalysisMethods
+from ripplemem.memory_async import CoreAsyncMethods
 from ripplemem.memory_documents import DocumentMethods
 from ripplemem.memory_history import HistoryMethods, superseded_history, with_superseded
 from ripplemem.memory_lifecycle import LifecycleMethods
@@ -67,8 +67,9 @@ from ripplemem.writes import delete_memories, update_memory, write_batch
 if TYPE_CHECKING:
     from ripplemem.extraction_llm import LLMExtractor
 
-class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods, PerceptualMethods,
-                AnalysisMethods, PrivacyMethods):
+
+class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods,
+                PerceptualMethods, AnalysisMethods, PrivacyMethods):
     """Tiered, associative long-term memory for one user (optionally one agent and session).
 
     ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
@@ -374,39 +375,6 @@ class RippleMem(WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethod
     def _filter(self, **narrowing: Any) -> MemoryFilter:
         base = MemoryFilter(user_id=self.user_id, agent_id=self.scope_info.agent_id)
         return replace(base, **{k: v for k, v in narrowing.items() if v is not None and v != ()})
-
-    # -- async twins: run in a worker thread so the event loop never blocks -------------------
-    async def aadd(self, content: str, type: str = "episodic", **kwargs: Any) -> Memory:
-        """Async twin of add."""
-        return await asyncio.to_thread(self.add, content, type, **kwargs)
-
-    async def aadd_many(self, items: Iterable[Mapping[str, Any] | str], **kwargs: Any) -> list[Memory]:
-        """Async twin of add_many."""
-        return await asyncio.to_thread(self.add_many, list(items), **kwargs)
-
-    async def arecall(self, query: str, k: int = 10, **kwargs: Any) -> Recall:
-        """Async twin of recall."""
-        return await asyncio.to_thread(self.recall, query, k, **kwargs)
-
-    async def aget(self, memory_id: str) -> Memory | None:
-        """Async twin of get."""
-        return await asyncio.to_thread(self.get, memory_id)
-
-    async def aupdate(self, memory_id: str, **kwargs: Any) -> Memory:
-        """Async twin of update."""
-        return await asyncio.to_thread(self.update, memory_id, **kwargs)
-
-    async def adelete(self, memory_id: str) -> bool:
-        """Async twin of delete."""
-        return await asyncio.to_thread(self.delete, memory_id)
-
-    async def alist(self, *args: Any, **kwargs: Any) -> list[Memory]:
-        """Async twin of list."""
-        return await asyncio.to_thread(self.list, *args, **kwargs)
-
-    async def astats(self) -> dict[str, Any]:
-        """Async twin of stats."""
-        return await asyncio.to_thread(self.stats)
 
     # -- maintenance -------------------------------------------------------------------------
     @staticmethod
