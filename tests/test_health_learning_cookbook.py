@@ -3,30 +3,15 @@ the answers they promise."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-COOKBOOK = Path(__file__).resolve().parents[1] / "cookbook"
-
-
-def run_recipe(name: str) -> str:
-    """Run one recipe with --offline and without OpenAI settings; its printed output."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
-    env.update(HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", TRANSFORMERS_VERBOSITY="error")
-    done = subprocess.run([sys.executable, str(COOKBOOK / name), "--offline"], capture_output=True, text=True,
-                          env=env, cwd=COOKBOOK.parent, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+from cookbook_runner import run_recipe
 
 
 @pytest.mark.slow
 def test_health_assistant_answers_from_each_kind_of_memory() -> None:
-    out = run_recipe("health_assistant.py")
+    out = run_recipe("health_assistant.py", "--offline")
     run, now, nutrients, week, breakfast = out.split("Q: ")[1:6]
     assert "'last Wednesday' as Wed 17 Jan" in run
     assert run.split("\n")[2].endswith("2024-01-17  Ran 5 km along the river in 31 minutes.")
@@ -44,7 +29,7 @@ def test_health_assistant_answers_from_each_kind_of_memory() -> None:
 
 @pytest.mark.slow
 def test_learning_assistant_prints_the_report() -> None:
-    out = run_recipe("learning_assistant.py")
+    out = run_recipe("learning_assistant.py", "--offline")
     assert "study time 2.1 hours, 4 questions, 3 notes, 1 document(s)" in out
     assert "strengths: Backpropagation;" in out
     assert "- [high] Attention Mechanism: never asked about or took notes on it -> Study: Self-Attention, " \

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook"
-
-
-def run_recipe(name: str) -> str:
-    """Run one recipe with --offline and without OpenAI settings; its printed output."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
-    env.update(HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", TRANSFORMERS_VERBOSITY="error")
-    done = subprocess.run([sys.executable, str(COOKBOOK / name), "--offline"], capture_output=True, text=True,
-                          env=env, cwd=COOKBOOK.parent, timeout=180)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+from cookbook_runner import run_recipe
 
 
 @pytest.mark.slow
 def test_retriever_chain() -> None:
-    out = run_recipe("langchain_retriever_chain.py")
+    out = run_recipe("langchain_retriever_chain.py", "--offline")
     recalled = out.split("Recalled (ripple):\n")[1].split("Chain with")[0]
     assert "Leo's birthday is on 12 May." in recalled and "window seats" not in recalled
     shown = out.split("[model is shown]")[1].split("Answer:")[0]
@@ -34,7 +18,7 @@ def test_retriever_chain() -> None:
 
 @pytest.mark.slow
 def test_agent_with_tools_remembers_after_a_restart() -> None:
-    out = run_recipe("langchain_agent_tools.py")
+    out = run_recipe("langchain_agent_tools.py", "--offline")
     first, second = out.split("Conversation 2:")
     assert "Stored memory" in first and "Priya is the user's manager at Acme Robotics." in first
     assert ", semantic, score" in second and ") Priya is the user's manager at Acme Robotics." in second
@@ -43,7 +27,7 @@ def test_agent_with_tools_remembers_after_a_restart() -> None:
 
 @pytest.mark.slow
 def test_langgraph_agent_remembers_a_user_across_sessions() -> None:
-    out = run_recipe("langchain_agent_store_middleware.py")
+    out = run_recipe("langchain_agent_store_middleware.py", "--offline")
     monday, friday, bob = out.split("session ")[1:4]
     assert "Relevant memories" not in monday.split("\n")[1]  # the first call: nothing known yet
     assert "] I'm vegetarian. Remember that my daughter Mia is allergic to peanuts." in friday

@@ -3,21 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook"
-
-
-def run_recipe(name: str, *args: str, **env: str) -> str:
-    environment = {key: value for key, value in os.environ.items() if key != "OPENAI_API_KEY"}
-    environment.update(HF_HUB_OFFLINE="1", **env)
-    done = subprocess.run([sys.executable, str(COOKBOOK / name), *args], capture_output=True, text=True,
-                          env=environment, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+from cookbook_runner import run_recipe
 
 
 def test_agent_recipe_remembers_monday_on_tuesday() -> None:
