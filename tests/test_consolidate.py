@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
+
+from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.embeddings import Embedder
 
 
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def test_a_fact_mentioned_three_times_becomes_semantic(embedder: Embedder) -> None:
-    clock = Clock()
+    clock = ManualClock()
     with RippleMem(path=None, user_id="alice", embedder=embedder, clock=clock) as mem:
         for _ in range(3):
             mem.observe("user", "I go swimming at the Aquatic Centre on Tuesdays", session_id="s1")

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
+
+from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder
 from ripplemem.lifecycle.settings import LifecycleSettings
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def test_the_same_text_again_merges_into_the_stored_memory(mem: RippleMem) -> None:
@@ -33,7 +25,7 @@ def test_the_same_text_again_merges_into_the_stored_memory(mem: RippleMem) -> No
 
 
 def test_a_merge_keeps_the_latest_time_and_logs_the_mention(tmp_path: Path, embedder: Embedder) -> None:
-    clock = Clock()
+    clock = ManualClock()
     with RippleMem(path=tmp_path, user_id="alice", embedder=embedder, clock=clock) as mem:
         first = mem.add("I went swimming at the lake", metadata={"mood": "happy"})
         clock.now += timedelta(days=2)

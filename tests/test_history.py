@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.embeddings import Embedder
@@ -16,29 +17,15 @@ from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.memory_history import superseded_history, with_superseded
 
 
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def tick(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
+def clock() -> ManualClock:
     """A fresh hand-driven clock."""
-    return Clock()
+    return ManualClock()
 
 
 @pytest.fixture
 def doses(tmp_path: Path, embedder: Embedder,
-          clock: Clock) -> Iterator[tuple[RippleMem, list[str], list[datetime]]]:
+          clock: ManualClock) -> Iterator[tuple[RippleMem, list[str], list[datetime]]]:
     """Alice's store with a lisinopril dose said twice, then changed twice a month apart; the
     versions' ids and times, oldest first."""
     mem = RippleMem(path=tmp_path, user_id="alice", embedder=embedder, clock=clock)
@@ -48,7 +35,7 @@ def doses(tmp_path: Path, embedder: Embedder,
                  "my lisinopril dose is now 40 mg"):
         times.append(clock.now)
         ids.append(mem.add(text).id)
-        clock.tick(days=30)
+        clock.advance(30)
     yield mem, ids, times
     mem.close()
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from chat_fakes import ByPromptChatModel
+from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.config import Settings
@@ -18,22 +19,12 @@ from ripplemem.lifecycle.conflicts import parse_statement
 from ripplemem.lifecycle.settings import LifecycleSettings
 
 
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def _edges(mem: RippleMem, memory_id: str, kind: str) -> set[tuple[str, str]]:
     return {(n.node.id, n.edge_type) for n in mem.neighbors(memory_id) if n.edge_type == kind}
 
 
 def test_a_dose_changed_twice_recalls_the_latest_first(tmp_path: Path, embedder: Embedder) -> None:
-    clock = Clock()
+    clock = ManualClock()
     with RippleMem(path=tmp_path, user_id="alice", embedder=embedder, clock=clock) as mem:
         mem.add("I walk the dog every evening")
         ten = mem.add("I take 10 mg of lisinopril")

@@ -3,7 +3,9 @@ says they should be, instead of being dropped silently."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
+
+from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.config import Settings
@@ -11,18 +13,8 @@ from ripplemem.embeddings import Embedder
 from ripplemem.lifecycle.settings import LifecycleSettings
 
 
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def test_an_expired_item_about_known_things_is_kept_and_idle_chat_is_not(embedder: Embedder) -> None:
-    clock = Clock()
+    clock = ManualClock()
     with RippleMem(path=None, user_id="alice", embedder=embedder, clock=clock) as mem:
         mem.add("Lena is my sister and lives in Kyoto")
         said = clock.now
@@ -40,7 +32,7 @@ def test_an_expired_item_about_known_things_is_kept_and_idle_chat_is_not(embedde
 
 
 def test_an_evicted_item_the_user_kept_mentioning_becomes_semantic(embedder: Embedder) -> None:
-    clock = Clock()
+    clock = ManualClock()
     settings = Settings(lifecycle=LifecycleSettings(working_capacity=2))
     with RippleMem(path=None, user_id="alice", embedder=embedder, clock=clock, settings=settings) as mem:
         for _ in range(3):
