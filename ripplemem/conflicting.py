@@ -215,8 +215,12 @@ def plan_writes(store: SQLiteStore, user_id: str, memories: Sequence[Memory], ve
             continue
         candidates = [(plan.stored[i], cos) for i, cos in neighbours[position]
                       if cos >= floor and i in plan.stored]
+        # The nearest earlier items of the batch, as many as stored neighbours are asked for: a
+        # batch of near-identical texts must not cost a comparison with every earlier item.
+        earlier = [j for j in np.flatnonzero(within[position, :position] >= floor) if j in fresh]
+        earlier.sort(key=lambda j: -within[position, j])
         candidates += [(memories[j], float(within[position, j]))
-                       for j in np.flatnonzero(within[position, :position] >= floor) if j in fresh]
+                       for j in earlier[: settings.conflict_neighbours]]
         candidates = sorted(((other, cos) for other, cos in candidates
                              if other.id not in superseded and other.agent_id == memory.agent_id
                              and _comparable(other)), key=lambda pair: -pair[1])

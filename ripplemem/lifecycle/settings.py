@@ -155,8 +155,9 @@ class LifecycleSettings:
     # duplicates, and link updates (SUPERSEDES) and contradictions (CONTRADICTS; seed 004 §5.1.3).
     merge_duplicates: bool = True
     detect_conflicts: bool = True
-    # ours: how many stored neighbours of a new memory are compared with it (the write already
-    # asks the vector index for its SIMILAR neighbours; this only widens that query a little).
+    # ours: how many stored neighbours (and earlier items of the same batch) a new memory is
+    # compared with (the write already asks the vector index for its SIMILAR neighbours; this only
+    # widens that query a little).
     conflict_neighbours: int = 5
     # ours: neighbours below this cosine are not compared by the rules. True updates measured with
     # MiniLM: "I live in Berlin" / "I live in Paris" 0.60, "我住在北京" / "我搬到上海了" 0.67,
