@@ -36,6 +36,7 @@ from ripplemem.memory_perceptual import PerceptualMethods
 from ripplemem.memory_privacy import PrivacyMethods
 from ripplemem.memory_working import WorkingMethods
 from ripplemem.recalling import (
+    QueryEmbeddings,
     SearchSpec,
     check_time_phrases,
     expand_query,
@@ -284,7 +285,8 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
             session_id=check_identifier("session_id", session_id, required=False),
         )
         spec = SearchSpec(k=check_k(k), mode=check_mode(mode, RECALL_MODES), flt=flt,
-                          now=to_epoch(reference))  # type: ignore[arg-type]
+                          now=to_epoch(reference),  # type: ignore[arg-type]
+                          queries=QueryEmbeddings(self._engine.embedder))
         engine = self._engine
         window = time_window(query, reference, time_mode)
 

@@ -4,10 +4,13 @@ by rank), and the search of one scope (ripple or hybrid)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+import numpy as np
+
+from ripplemem.embeddings import Embedder
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError
 from ripplemem.expansion import QueryExpander, candidate_pool_size, fuse_by_rank
@@ -20,14 +23,40 @@ from ripplemem.types import Hit, Recall, Subgraph
 TIME_PHRASE_MODES = ("boost", "filter", "off")
 
 
+@dataclass
+class QueryEmbeddings:
+    """The query vectors of one recall: each distinct text is embedded once, however many
+    searches use it (inside and outside a time window, the user's scope and each knowledge base)."""
+
+    embedder: Embedder
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def model_id(self) -> str:
+        """The wrapped embedder's model id."""
+        return self.embedder.model_id
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The text's query vector, embedded on first use."""
+        if text not in self.vectors:
+            self.vectors[text] = self.embedder.embed_query(text)
+        return self.vectors[text]
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Passed through: recall embeds no documents."""
+        return self.embedder.embed_documents(texts)
+
+
 @dataclass(frozen=True)
 class SearchSpec:
-    """One recall's settled options: how many hits, which mode, what may match, as of when."""
+    """One recall's settled options: how many hits, which mode, what may match, as of when, and
+    its query vectors."""
 
     k: int
     mode: str
     flt: MemoryFilter
     now: float
+    queries: QueryEmbeddings
 
 
 def check_time_phrases(value: object) -> str:
@@ -42,11 +71,11 @@ def search_scope(engine: Engine, user_id: str, text: str, spec: SearchSpec) -> R
     """Search one user's memories for one text: ripple over the graph, or a first stage only."""
     keywords = engine.keyword_index(user_id)
     if spec.mode == "ripple":
-        parts = RippleParts(store=engine.store, index=engine.index, embedder=engine.embedder,
+        parts = RippleParts(store=engine.store, index=engine.index, embedder=spec.queries,
                             settings=engine.settings, keywords=keywords, graph=engine.graph(user_id))
         return ripple_recall(text, spec.k, spec.flt, spec.now, parts)
     return hybrid_recall(text, spec.k, spec.flt, spec.mode, spec.now, store=engine.store, index=engine.index,
-                         embedder=engine.embedder, settings=engine.settings, keywords=keywords)
+                         embedder=spec.queries, settings=engine.settings, keywords=keywords)
 
 
 def time_window(query: str, reference: datetime, time_phrases: str) -> TimeRange | None:
@@ -71,7 +100,8 @@ def search_in_time(search: Callable[[str, SearchSpec], Recall], query: str, spec
     # Scores are comparable within one search only: a memory both searches found keeps the score
     # it got among everything, and only then is lifted.
     scored = {hit.memory.id: hit for hit in everywhere.hits}
-    lifted = {hit.memory.id: _lift(scored.get(hit.memory.id, hit), boost, window.phrase) for hit in inside.hits}
+    lifted = {hit.memory.id: _lift(scored.get(hit.memory.id, hit), boost, window.phrase)
+              for hit in inside.hits}
     hits = [*lifted.values(), *(hit for hit in everywhere.hits if hit.memory.id not in lifted)]
     hits.sort(key=lambda hit: -hit.score)
     return Recall(query=query, hits=hits[: spec.k], mode=spec.mode,

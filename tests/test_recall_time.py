@@ -87,3 +87,27 @@ def test_bad_options_are_named(meals: RippleMem) -> None:
     with pytest.raises(InvalidInputError, match="now"):
         meals.recall("what did I eat yesterday?", now="not a date")
 
+
+
+class CountingEmbedder:
+    """The real embedder, counting the query texts it embeds."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.queries = inner, inner.model_id, []
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):  # type: ignore[no-untyped-def]
+        self.queries.append(text)
+        return self.inner.embed_query(text)
+
+
+def test_a_boosted_time_query_is_embedded_once(embedder: Embedder) -> None:
+    counting = CountingEmbedder(embedder)
+    with RippleMem(path=None, user_id="alice", embedder=counting,  # type: ignore[arg-type]
+                   clock=lambda: NOW) as mem:
+        mem.add("Tom cooked salmon for the two of us", event_time="2024-06-14T19:30:00+00:00")
+        counting.queries.clear()
+        mem.recall("what did I eat yesterday?", record_access=False)  # searched inside and outside the window
+        assert counting.queries == ["what did I eat ?"]
