@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.analysis.graph_quality import GraphQualityReport, assess_graph
-from ripplemem.analysis.graph_view import load_graph
+from ripplemem.analysis.graph_snapshot import load_graph
 from ripplemem.analysis.learning_report import build_learning_report
 from ripplemem.chat import require_llm
 from ripplemem.errors import InvalidInputError, InvalidTypeError

@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ripplemem.analysis.graph_view import GraphView
+from ripplemem.analysis.graph_snapshot import GraphSnapshot
 from ripplemem.stores.graph_tables import EdgeRow
 
 # Entity types that say nothing specific (rule extraction's capitalised spans, bare relations).
@@ -106,7 +106,7 @@ def _predicate_key(predicate: str) -> str:
     return _AUXILIARY.sub("", predicate)
 
 
-def check_completeness(view: GraphView) -> tuple[dict[str, Any], list[GraphIssue]]:
+def check_completeness(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphIssue]]:
     """seed 000 §13: isolation ratio (entities linked to no other entity by a relation, an alias or
     a shared memory), relation density n_rel / (n(n-1)/2), score 1 - isolation x 0.5."""
     linked: set[str] = set()
@@ -131,7 +131,7 @@ def check_completeness(view: GraphView) -> tuple[dict[str, Any], list[GraphIssue
     return section, issues
 
 
-def check_consistency(view: GraphView) -> tuple[dict[str, Any], list[GraphIssue]]:
+def check_consistency(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphIssue]]:
     """Entity type conflicts within alias clusters, and relation direction checks: both directions
     of an asymmetric predicate, and cycles of a transitive one (seed 000 §13 transitivity check)."""
     issues: list[GraphIssue] = []
@@ -155,7 +155,7 @@ def check_consistency(view: GraphView) -> tuple[dict[str, Any], list[GraphIssue]
     return section, issues
 
 
-def _both_directions(view: GraphView, issues: list[GraphIssue]) -> set[tuple[str, str, str]]:
+def _both_directions(view: GraphSnapshot, issues: list[GraphIssue]) -> set[tuple[str, str, str]]:
     by_key = {(e.src, e.dst, _predicate_key(e.predicate)): e for e in view.relations}
     flagged: set[tuple[str, str, str]] = set()
     for (src, dst, predicate), edge in by_key.items():
@@ -172,7 +172,7 @@ def _both_directions(view: GraphView, issues: list[GraphIssue]) -> set[tuple[str
     return flagged
 
 
-def _transitive_cycles(view: GraphView, issues: list[GraphIssue]) -> set[tuple[str, str, str]]:
+def _transitive_cycles(view: GraphSnapshot, issues: list[GraphIssue]) -> set[tuple[str, str, str]]:
     """Cycles of three or more entities along one transitive predicate (two are caught above)."""
     by_predicate: dict[str, dict[str, list[EdgeRow]]] = defaultdict(lambda: defaultdict(list))
     for edge in view.relations:
@@ -226,7 +226,7 @@ def _cycles(out: dict[str, list[EdgeRow]]) -> list[list[EdgeRow]]:
     return found
 
 
-def check_redundancy(view: GraphView) -> tuple[dict[str, Any], list[GraphIssue]]:
+def check_redundancy(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphIssue]]:
     """Duplicate relations (one fact stored twice: predicates equal but for an auxiliary, or ends
     that are aliases of each other) and alias clusters still stored as separate entities."""
     clusters = view.alias_clusters()
@@ -259,7 +259,7 @@ def check_redundancy(view: GraphView) -> tuple[dict[str, Any], list[GraphIssue]]
     return section, issues
 
 
-def check_boundaries(view: GraphView) -> list[GraphIssue]:
+def check_boundaries(view: GraphSnapshot) -> list[GraphIssue]:
     """Entity boundary errors by co-occurrence counts: a name seen once that is a name seen often
     plus extra words ('Frank Ocean Tonight' beside a much-mentioned 'Frank Ocean')."""
     by_words = {tuple(e.canonical.split()): node for node, e in view.entities.items()}
@@ -280,7 +280,7 @@ def check_boundaries(view: GraphView) -> list[GraphIssue]:
     return issues
 
 
-def check_confidence(view: GraphView, threshold: float) -> tuple[dict[str, Any], list[GraphIssue]]:
+def check_confidence(view: GraphSnapshot, threshold: float) -> tuple[dict[str, Any], list[GraphIssue]]:
     """RELATES and ALIAS edges below the confidence threshold (spurious associations)."""
     knowledge = [*view.relations, *view.aliases]
     low = [e for e in knowledge if e.confidence < threshold]
@@ -292,7 +292,7 @@ def check_confidence(view: GraphView, threshold: float) -> tuple[dict[str, Any],
     return section, issues
 
 
-def check_coverage(view: GraphView) -> dict[str, Any]:
+def check_coverage(view: GraphSnapshot) -> dict[str, Any]:
     """How much of the memory the graph reaches: memories that mention an entity, entities in a relation."""
     with_entities = sum(1 for m in view.memories if view.mentions.get(m))
     related = {end for e in view.relations for end in (e.src, e.dst)}
@@ -303,7 +303,7 @@ def check_coverage(view: GraphView) -> dict[str, Any]:
             "score": memory_coverage}
 
 
-def assess_graph(view: GraphView, *, min_confidence: float = 0.5) -> GraphQualityReport:
+def assess_graph(view: GraphSnapshot, *, min_confidence: float = 0.5) -> GraphQualityReport:
     """The quality report of one user's graph; overall is the mean of the five scores (ours: the
     seed leaves the weighting open), None for a user without memories."""
     completeness, issues = check_completeness(view)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ripplemem import knowledge_bases as kbs
 from ripplemem.analysis.coverage import Topic, document_topics, measure_coverage, memory_vectors
-from ripplemem.analysis.graph_view import GraphView, load_graph
+from ripplemem.analysis.graph_snapshot import GraphSnapshot, load_graph
 from ripplemem.analysis.learning_stats import (
     SECONDS_PER_DAY,
     ConceptStats,
@@ -78,7 +78,7 @@ def build_learning_report(engine: Engine, user_id: str, *, llm: Any = None,
     return report
 
 
-def _coverage(engine: Engine, user_id: str, knowledge_base: str | None, view: GraphView,
+def _coverage(engine: Engine, user_id: str, knowledge_base: str | None, view: GraphSnapshot,
               learning: list[MemoryRow]) -> tuple[list[Topic], str]:
     """The document topics and whether the learning reached them, and what they were taken from."""
     if knowledge_base is not None:
@@ -165,7 +165,7 @@ def _reviews(concepts: list[ConceptStats], now: float) -> list[dict[str, Any]]:
     return [item for _, item in sorted(due, key=lambda d: -d[0])][:MAX_ITEMS]
 
 
-def _next_steps(report: dict[str, Any], view: GraphView, concepts: list[ConceptStats]) -> list[str]:
+def _next_steps(report: dict[str, Any], view: GraphSnapshot, concepts: list[ConceptStats]) -> list[str]:
     """Data-only next steps: close the high-priority gaps, review the most urgent, explore neighbours."""
     steps = [gap["recommendation"] for gap in report["knowledge_gaps"] if gap["priority"] == "high"][:2]
     steps += [f"Review {r['topic']} (estimated retention {r['retention']:.0%})"

@@ -7,7 +7,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from ripplemem.analysis.graph_view import GraphView
+from ripplemem.analysis.graph_snapshot import GraphSnapshot
 from ripplemem.stores.analysis_rows import MemoryRow
 
 SECONDS_PER_DAY = 86_400.0
@@ -77,7 +77,7 @@ class ConceptStats:
         return math.exp(-days / (BASE_STABILITY_DAYS * 2 ** min(self.reviews, 20)))
 
 
-def concept_stats(view: GraphView, learning: list[MemoryRow],
+def concept_stats(view: GraphSnapshot, learning: list[MemoryRow],
                   activities: dict[str, str]) -> list[ConceptStats]:
     """Per concept the user's learning memories mention: counts, recalls, last study time, and
     whether two of its memories contradict each other (a misunderstood concept)."""
@@ -98,7 +98,7 @@ def concept_stats(view: GraphView, learning: list[MemoryRow],
     return sorted(stats.values(), key=lambda c: (-c.depth, c.name))
 
 
-def central_concepts(view: GraphView, limit: int = 3) -> tuple[int, list[str]]:
+def central_concepts(view: GraphSnapshot, limit: int = 3) -> tuple[int, list[str]]:
     """(edges, most connected concepts): concepts linked by a relation, an alias or a shared memory."""
     pairs: set[frozenset[str]] = {frozenset((e.src, e.dst)) for e in [*view.relations, *view.aliases]}
     for entities in view.mentions.values():

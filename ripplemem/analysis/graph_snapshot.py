@@ -12,7 +12,7 @@ from ripplemem.stores.sqlite import SQLiteStore
 
 
 @dataclass
-class GraphView:
+class GraphSnapshot:
     """A read-only snapshot of one user's graph."""
 
     entities: dict[str, EntityRow]
@@ -67,7 +67,7 @@ class GraphView:
         return counts
 
 
-def load_graph(store: SQLiteStore, user_id: str) -> GraphView:
+def load_graph(store: SQLiteStore, user_id: str) -> GraphSnapshot:
     """Read every entity, active memory and edge of a user (edges of inactive memories left out)."""
     entities = {e.id: e for e in all_entities(store, user_id)}
     memories = {m.id: m for m in active_memories(store, user_id)}
@@ -76,7 +76,7 @@ def load_graph(store: SQLiteStore, user_id: str) -> GraphView:
         return node in entities if is_entity(node) else node in memories
 
     edges = [e for batch in iter_edges(store, user_id) for e in batch if live(e.src) and live(e.dst)]
-    view = GraphView(entities, memories, edges)
+    view = GraphSnapshot(entities, memories, edges)
     for edge in edges:
         if edge.type == "MENTIONS" and edge.src in memories and edge.dst in entities:
             view.mentions.setdefault(edge.src, set()).add(edge.dst)
