@@ -148,6 +148,17 @@ def test_cli_maintain_dry_run_covers_every_user_and_changes_nothing(
     assert (contents(old_store, "alice"), contents(old_store, "bob")) == before
 
 
+def test_cli_maintain_shows_a_progress_bar_over_users_on_a_terminal(
+        old_store: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    status, out, err = cli(capsys, "maintain", "--path", old_store, "--dry-run")
+    assert status == 0 and "2/2" in err and "user" in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    status, out, err = cli(capsys, "maintain", "--path", old_store, "--dry-run", "--json")
+    assert status == 0 and "2/2" not in err  # machine output: no bar
+    json.loads(out)
+
+
 def test_cli_maintain_errors_name_the_problem(tmp_path: Path, old_store: str,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = cli(capsys, "maintain", "--path", str(tmp_path / "nowhere"))
