@@ -11,29 +11,44 @@ MarkItDown runs offline: no plugins, no LLM captions, no cloud converters, nothi
 transcription (which sends the audio to a web speech service) happens only with
 ``allow_network=True``. PDFs go through the same libraries MarkItDown uses (pdfminer.six, plus its
 pdfplumber table reader for pages laid out as forms/tables), one page at a time, so page
-boundaries are known; PPTX slide and XLSX sheet boundaries come from MarkItDown's own markers.
+boundaries are known; PPTX slide and XLSX sheet boundaries come from MarkItDown's own markers
+(``page_boundaries.py``). The result and report types live in ``conversion_types.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import html
 import io
 import os
 import re
 import shutil
 import threading
-import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
-from ripplemem.errors import InvalidInputError, MissingDependencyError, RippleMemError
+from ripplemem.errors import InvalidInputError, MissingDependencyError
+from ripplemem.rag.conversion_types import (
+    DOCUMENTS_EXTRA,
+    Change,
+    ConversionError,
+    ConversionFailure,
+    ConversionOutcome,
+    ConversionReport,
+    ConvertedDocument,
+    UnsupportedFormatError,
+    check_change,
+    content_hash,
+    short_reason,
+    source_key,
+)
 from ripplemem.rag.discover import PathLike, discover_files
-
-DOCUMENTS_EXTRA = "pip install 'ripplemem[documents]'"
+from ripplemem.rag.page_boundaries import (
+    convert_pdf,
+    office_title,
+    sheet_starts,
+    slide_starts,
+)
 
 # File extension -> format name. Anything else is tried as text when it is not binary.
 FORMATS: dict[str, str] = {
@@ -64,167 +79,6 @@ _UNSUPPORTED_HINTS = {
     ".odt": "OpenDocument text is not supported; save it as .docx",
     ".zip": "archives are not unpacked; extract the files and ingest the folder",
 }
-_REASON_LIMIT = 300
-
-
-class ConversionError(RippleMemError):
-    """One file could not be converted; ``kind`` says why, ``reason`` says it in words.
-
-    Kinds: ``unsupported`` (no converter for this format), ``corrupt`` (the converter failed on
-    the bytes), ``encrypted``, ``permission``, ``missing_dependency``, ``no_text`` (nothing
-    readable, e.g. a scanned PDF or an image without exiftool), ``error`` (anything else).
-    """
-
-    def __init__(self, path: PathLike, reason: str, kind: str = "error") -> None:
-        self.path = Path(path)
-        self.reason = reason
-        self.kind = kind
-        super().__init__(f"{self.path}: {reason}")
-
-
-class UnsupportedFormatError(ConversionError):
-    """No converter reads this file's format."""
-
-    def __init__(self, path: PathLike, reason: str) -> None:
-        super().__init__(path, reason, kind="unsupported")
-
-
-@dataclass(frozen=True)
-class ConvertedDocument:
-    """One file as Markdown, with what is known about where it came from.
-
-    ``page_starts[i]`` is the character offset in ``markdown`` where page (PDF), slide (PPTX) or
-    sheet (XLSX) ``i + 1`` begins, as ``page_unit`` says; empty when the format has no pages.
-    Offsets never decrease; a page without text shares the offset of the page after it.
-    """
-
-    source: Path
-    format: str
-    markdown: str
-    title: str | None
-    content_hash: str
-    size: int
-    mtime: float
-    page_starts: list[int] = field(default_factory=list)
-    page_unit: str | None = None
-
-    @property
-    def page_count(self) -> int:
-        """Pages (slides, sheets) found; 0 when the format has none."""
-        return len(self.page_starts)
-
-    def page_of(self, offset: int) -> int | None:
-        """The 1-based page (slide, sheet) that the character at ``offset`` is on, or None."""
-        if not self.page_starts or offset < 0:
-            return None
-        low, high = 0, len(self.page_starts)
-        while low < high:  # bisect_right: the last page starting at or before offset
-            middle = (low + high) // 2
-            if self.page_starts[middle] <= offset:
-                low = middle + 1
-            else:
-                high = middle
-        return low or None
-
-    def page_range(self, start: int, end: int) -> tuple[int, int] | None:
-        """First and last 1-based page of the text ``markdown[start:end]``, or None without pages."""
-        first = self.page_of(start)
-        if first is None:
-            return None
-        last = self.page_of(max(start, end - 1))
-        return first, last or first
-
-
-@dataclass(frozen=True)
-class ConversionFailure:
-    """A file that could not be converted, with a reason a person can act on."""
-
-    path: Path
-    reason: str
-    kind: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
-
-
-@dataclass
-class ConversionReport:
-    """The outcome of ``convert_many``: converted documents, unchanged files, failures."""
-
-    documents: list[ConvertedDocument] = field(default_factory=list)
-    unchanged: list[Path] = field(default_factory=list)
-    errors: list[ConversionFailure] = field(default_factory=list)
-    total: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """True when no file failed."""
-        return not self.errors
-
-    def summary(self) -> str:
-        """One line, e.g. ``12 files: 10 converted, 1 unchanged, 1 failed``."""
-        return (f"{self.total} files: {len(self.documents)} converted, {len(self.unchanged)} unchanged, "
-                f"{len(self.errors)} failed")
-
-
-@dataclass(frozen=True)
-class ConversionOutcome:
-    """What happened to one file in ``iter_convert``: exactly one of the three is set/true."""
-
-    path: Path
-    document: ConvertedDocument | None = None
-    error: ConversionFailure | None = None
-    unchanged: bool = False
-
-
-@dataclass(frozen=True)
-class Change:
-    """Whether a file differs from what was ingested before: ``new``, ``changed`` or ``unchanged``."""
-
-    path: Path
-    status: str
-    content_hash: str
-
-    @property
-    def needs_ingest(self) -> bool:
-        """True for a new or changed file."""
-        return self.status != "unchanged"
-
-
-# --- hashing and change detection ------------------------------------------------------------
-
-def content_hash(source: PathLike | bytes) -> str:
-    """Hex sha256 of a file's bytes (read in blocks) or of the given bytes."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return hashlib.sha256(source).hexdigest()
-    digest = hashlib.sha256()
-    with open(source, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def source_key(path: PathLike) -> str:
-    """The string a document's source is stored under: its absolute, resolved path."""
-    return str(Path(path).resolve())
-
-
-def check_change(path: PathLike, previous_hash: str | None) -> Change:
-    """Compare a file with the hash stored when it was last ingested (None: never ingested).
-
-    ``unchanged``: skip it. ``changed``: convert it and replace the chunks of the old version.
-    ``new``: convert it and add its chunks.
-    """
-    current = content_hash(path)
-    if previous_hash is None:
-        status = "new"
-    elif previous_hash == current:
-        status = "unchanged"
-    else:
-        status = "changed"
-    return Change(Path(path), status, current)
-
-
 # --- MarkItDown, offline ---------------------------------------------------------------------
 
 def _import_markitdown() -> Any:
@@ -364,18 +218,18 @@ def _convert_bytes(path: Path, data: bytes, mtime: float, options: _Options,
     page_starts: list[int] = []
     unit: str | None = None
     if fmt == "pdf":
-        markdown, title, page_starts = _convert_pdf(path, data, options.pdf_tables)
+        markdown, title, page_starts = convert_pdf(path, data, options.pdf_tables)
         unit = "page"
     else:
         markdown, title = _convert_with_markitdown(engine, path, fmt, data)
         if fmt == "pptx":
-            page_starts, unit = _slide_starts(markdown), "slide"
+            page_starts, unit = slide_starts(markdown), "slide"
         elif fmt == "xlsx":
-            page_starts, unit = _sheet_starts(markdown, data), "sheet"
+            page_starts, unit = sheet_starts(markdown, data), "sheet"
     if not markdown.strip() and fmt not in TEXT_FORMATS:
         raise ConversionError(path, _no_text_reason(fmt, options.allow_network), "no_text")
     if title is None and fmt in ("docx", "pptx", "xlsx"):
-        title = _office_title(data)
+        title = office_title(data)
     if title is None and fmt in _HEADING_FORMATS:
         match = re.search(r"^# +(.+?)\s*$", markdown, re.MULTILINE)
         title = match.group(1) if match else None
@@ -415,7 +269,7 @@ def _convert_with_markitdown(engine: Any, path: Path, fmt: str, data: bytes) -> 
     except FileConversionException as exc:
         raise _failure_from_attempts(path, fmt, exc) from None
     except MissingDependencyException as exc:
-        raise ConversionError(path, _short(str(exc)), "missing_dependency") from None
+        raise ConversionError(path, short_reason(str(exc)), "missing_dependency") from None
     markdown = result.markdown or ""
     if fmt in TEXT_FORMATS:
         markdown = markdown.lstrip("\ufeff")
@@ -430,19 +284,16 @@ def _failure_from_attempts(path: Path, fmt: str, exc: Exception) -> ConversionEr
         if isinstance(error, MissingDependencyException):
             return ConversionError(
                 path, f"the converter for {fmt.upper()} files is not installed: {DOCUMENTS_EXTRA} "
-                      f"({_short(str(error).splitlines()[0])})", "missing_dependency")
+                      f"({short_reason(str(error).splitlines()[0])})", "missing_dependency")
     if errors:
         error = errors[0]
         detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         return ConversionError(
             path, f"could not read this {fmt.upper()} file; it looks corrupt or is not really "
-                  f"{fmt.upper()} ({_short(detail)})", "corrupt")
-    return ConversionError(path, f"could not convert this {fmt.upper()} file ({_short(str(exc))})", "corrupt")
+                  f"{fmt.upper()} ({short_reason(detail)})", "corrupt")
+    return ConversionError(path, f"could not convert this {fmt.upper()} file ({short_reason(str(exc))})",
+                           "corrupt")
 
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
 
 
 def _no_text_reason(fmt: str, allow_network: bool) -> str:
@@ -466,140 +317,6 @@ def _clean_title(title: str | None) -> str | None:
         return None
     title = " ".join(str(title).split())
     return title or None
-
-
-# --- page, slide and sheet boundaries --------------------------------------------------------
-
-def _convert_pdf(path: Path, data: bytes, tables_too: bool = True) -> tuple[str, str | None, list[int]]:
-    """PDF text page by page: pdfminer for prose, MarkItDown's table reader for form-like pages."""
-    try:
-        import pdfminer.high_level
-        from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
-    except ImportError:
-        raise ConversionError(path, f"the PDF converter (pdfminer.six) is not installed: {DOCUMENTS_EXTRA}",
-                              "missing_dependency") from None
-    try:
-        text = pdfminer.high_level.extract_text(io.BytesIO(data))
-    except (PDFPasswordIncorrect, PDFEncryptionError):
-        raise ConversionError(path, "the PDF is encrypted and needs a password", "encrypted") from None
-    except Exception as exc:  # pdfminer raises many types (PSEOF, PDFSyntaxError, KeyError, ...)
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        raise ConversionError(path, f"could not read this PDF file; it looks corrupt ({_short(detail)})",
-                              "corrupt") from None
-    # pdfminer ends every page with a form feed.
-    count = text.count("\f")
-    pages = text.split("\f")[:count] if count else [text]
-    tables, title = _pdf_tables_and_title(data, len(pages), tables_too)
-
-    merge = _markitdown_pdf_helper("_merge_partial_numbering_lines")
-    parts: list[str] = []
-    starts: list[int] = []
-    cursor = 0
-    for index, page_text in enumerate(pages):
-        body = tables.get(index, page_text)
-        if merge is not None:
-            body = merge(body)
-        body = _normalise(body)
-        gap = 2 if parts else 0
-        starts.append(cursor + gap)
-        if body:
-            parts.append(body)
-            cursor += gap + len(body)
-    markdown = "\n\n".join(parts)
-    return markdown, title, [min(start, len(markdown)) for start in starts]
-
-
-def _markitdown_pdf_helper(name: str) -> Callable[..., Any] | None:
-    """A helper of MarkItDown's PDF converter, or None if this MarkItDown lacks it."""
-    try:
-        from markitdown.converters import _pdf_converter
-    except ImportError:
-        return None
-    helper = getattr(_pdf_converter, name, None)
-    return helper if callable(helper) else None
-
-
-def _pdf_tables_and_title(data: bytes, page_count: int,
-                          tables_too: bool = True) -> tuple[dict[int, str], str | None]:
-    """Markdown for the pages MarkItDown reads as forms/tables (by page index), and the PDF title."""
-    extract = _markitdown_pdf_helper("_extract_form_content_from_words") if tables_too else None
-    try:
-        import pdfplumber
-    except ImportError:
-        return {}, None
-    tables: dict[int, str] = {}
-    title = None
-    try:
-        with pdfplumber.open(io.BytesIO(data)) as pdf:
-            raw = (pdf.metadata or {}).get("Title")
-            if isinstance(raw, bytes):
-                raw = raw.decode("utf-8", "replace")
-            title = raw if isinstance(raw, str) else None
-            if extract is not None and len(pdf.pages) == page_count:
-                for index, page in enumerate(pdf.pages):
-                    content = extract(page)
-                    if content is not None:
-                        tables[index] = content
-                    page.close()
-    except Exception:  # as MarkItDown does: fall back to plain pdfminer text
-        return {}, title
-    return tables, title
-
-
-def _normalise(text: str) -> str:
-    """MarkItDown's own clean-up (trailing spaces, at most one blank line), then strip."""
-    text = "\n".join(line.rstrip() for line in re.split(r"\r?\n", text))
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
-_SLIDE_MARKER = re.compile(r"^<!-- Slide number: (\d+) -->$", re.MULTILINE)
-
-
-def _slide_starts(markdown: str) -> list[int]:
-    """Offsets of MarkItDown's ``<!-- Slide number: N -->`` markers, taken in order 1, 2, 3, ..."""
-    starts: list[int] = []
-    for match in _SLIDE_MARKER.finditer(markdown):
-        if int(match.group(1)) == len(starts) + 1:
-            starts.append(match.start())
-    return starts
-
-
-def _sheet_starts(markdown: str, data: bytes) -> list[int]:
-    """Offsets of MarkItDown's ``## <sheet name>`` headings, found in workbook order."""
-    starts: list[int] = []
-    position = 0
-    for name in _xlsx_sheet_names(data):
-        match = re.compile(rf"^## {re.escape(name.rstrip())}$", re.MULTILINE).search(markdown, position)
-        if match is None:
-            return []  # the names and the headings disagree: better no boundaries than wrong ones
-        starts.append(match.start())
-        position = match.end()
-    return starts
-
-
-_MAIN_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
-
-
-def _xlsx_sheet_names(data: bytes) -> list[str]:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            root = ElementTree.fromstring(archive.read("xl/workbook.xml"))
-    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError):
-        return []
-    return [sheet.get("name", "") for sheet in root.iter(f"{_MAIN_NS}sheet")]
-
-
-def _office_title(data: bytes) -> str | None:
-    """``dc:title`` from an Office file's docProps/core.xml, if set."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            core = archive.read("docProps/core.xml").decode("utf-8", "replace")
-    except (zipfile.BadZipFile, KeyError):
-        return None
-    match = re.search(r"<dc:title>(.*?)</dc:title>", core, re.DOTALL)
-    if match is None:
-        return None
-    return html.unescape(match.group(1)).strip() or None
 
 
 # --- many files ------------------------------------------------------------------------------
@@ -666,7 +383,7 @@ def _one(path: Path, known: Mapping[str, str], options: _Options) -> ConversionO
         return _failed(resolved, "the document is nested too deeply to convert", "corrupt")
     except Exception as exc:  # a converter bug must not sink the batch
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return _failed(resolved, f"conversion failed ({_short(detail)})")
+        return _failed(resolved, f"conversion failed ({short_reason(detail)})")
 
 
 def convert_many(
