@@ -35,7 +35,7 @@ from ripplemem.lifecycle.conflicts import (
     ConflictVerdict,
     LLMConflictJudge,
     Statement,
-    judge_conflict,
+    compare_statements,
     parse_statement,
 )
 from ripplemem.lifecycle.settings import LifecycleSettings
@@ -126,6 +126,7 @@ class _Judging:
         self._statements: dict[str, Statement] = {}
         self._keys: dict[str, str] = {}
         self._words: dict[str, frozenset[str]] = {}
+        self._particulars: dict[str, tuple[frozenset[str], bool]] = {}
 
     def statement(self, text: str) -> Statement:
         found = self._statements.get(text)
@@ -138,6 +139,12 @@ class _Judging:
         found = self._keys.get(text)
         if found is None:
             found = self._keys[text] = normalize_text(text)
+        return found
+
+    def particulars(self, text: str) -> tuple[frozenset[str], bool]:
+        found = self._particulars.get(text)
+        if found is None:
+            found = self._particulars[text] = particulars(text)
         return found
 
     def overlap(self, a: str, b: str) -> float:
@@ -157,19 +164,22 @@ class _Judging:
         if self.key(new.content) == self.key(other.content):
             return ConflictVerdict("duplicate", reason="the same text once case, punctuation and spacing "
                                    "are set aside")
-        slot = self.statement(new.content).slot
-        other_slot = self.statement(other.content).slot if slot is not None else None
-        if (similarity >= s.duplicate_similarity and particulars(new.content) == particulars(other.content)
+        statement = self.statement(new.content)
+        slot = statement.slot
+        other_statement = self.statement(other.content) if slot is not None else None
+        # The other text's reading when both state the same attribute, else None.
+        paired = other_statement if other_statement is not None and other_statement.slot == slot else None
+        if (similarity >= s.duplicate_similarity
+                and self.particulars(new.content) == self.particulars(other.content)
                 and self.overlap(new.content, other.content) >= s.duplicate_overlap):
-            if slot is None or other_slot != slot:
+            if paired is None:
                 return ConflictVerdict("duplicate", reason=f"similarity {similarity:.2f} >= "
                                        f"{s.duplicate_similarity:g}")
-            return judge_conflict(new.content, other.content, new_time=new.when, existing_time=other.when,
-                                  similarity=similarity, settings=s)
-        if not s.detect_conflicts or similarity < s.conflict_similarity or slot is None or other_slot != slot:
+            return compare_statements(statement, paired, new_time=new.when, existing_time=other.when,
+                                      similarity=similarity, settings=s)
+        if not s.detect_conflicts or similarity < s.conflict_similarity or paired is None:
             return ConflictVerdict("unrelated", reason="no shared attribute read by the rules")
-        return judge_conflict(new.content, other.content, new_time=new.when, existing_time=other.when,
-                              settings=s)
+        return compare_statements(statement, paired, new_time=new.when, existing_time=other.when, settings=s)
 
     def open_question(self, verdict: ConflictVerdict, similarity: float) -> bool:
         """True when the rules leave the pair open and the LLM judge should decide."""

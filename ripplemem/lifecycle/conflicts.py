@@ -392,8 +392,16 @@ def judge_conflict(new_text: str, existing_text: str, *, new_time: datetime | No
             raise InvalidTypeError(f"{name} must be a string, got {type(value).__name__}")
     if similarity is not None and (isinstance(similarity, bool) or not isinstance(similarity, int | float)):
         raise InvalidTypeError(f"similarity must be a number or None, got {type(similarity).__name__}")
-    new, old = parse_statement(new_text), parse_statement(existing_text)
-    if normalize_text(new_text) == normalize_text(existing_text) and normalize_text(new_text):
+    return compare_statements(parse_statement(new_text), parse_statement(existing_text), new_time=new_time,
+                              existing_time=existing_time, similarity=similarity, settings=settings)
+
+
+def compare_statements(new: Statement, old: Statement, *, new_time: datetime | None = None,
+                       existing_time: datetime | None = None, similarity: float | None = None,
+                       settings: LifecycleSettings = DEFAULT_SETTINGS) -> ConflictVerdict:
+    """`judge_conflict` on statements already read (a batch write reads each text once)."""
+    key = normalize_text(new.text)
+    if key and key == normalize_text(old.text):
         return ConflictVerdict("duplicate", new.slot, _subject(new.owner, new.qualifier), old.value,
                                new.value, reason="the same text once case, punctuation and spacing are "
                                "set aside", belief_new=new.belief, belief_existing=old.belief)
