@@ -12,8 +12,9 @@ from ripplemem.embeddings import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
 from ripplemem.rag.chunking import chunk_text, resolve_chunker
-from ripplemem.rag.markdown_chunker import chunk_markdown, split_sentences
+from ripplemem.rag.markdown_chunker import chunk_markdown
 from ripplemem.rag.semantic_chunker import SemanticChunker
+from ripplemem.rag.sentences import split_sentences
 from ripplemem.rag.structure import detect_document_type
 from ripplemem.text import estimate_tokens
 

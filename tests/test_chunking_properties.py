@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from ripplemem.rag.chunk_types import Chunk
 from ripplemem.rag.chunking import chunk_text
-from ripplemem.rag.markdown_chunker import sentence_spans, token_counts, tokens_from_counts
 from ripplemem.rag.semantic_chunker import SemanticChunker
+from ripplemem.rag.sentences import sentence_spans, token_counts, tokens_from_counts
 from ripplemem.text import estimate_tokens
 
 CHUNKERS = ["markdown", "novel", "legal", "paper", "technical", "semantic", "news", "auto"]

@@ -39,16 +39,13 @@ from ripplemem.rag.chunk_types import (
 )
 from ripplemem.rag.markdown_chunker import (
     Profile,
-    Span,
-    TokenPrefix,
-    Unit,
     assemble,
     check_page_starts,
     check_sizes,
     check_text,
-    overlap_start,
     parse_sections,
 )
+from ripplemem.rag.packing import Span, TokenPrefix, Unit, overlap_start
 
 DEFAULT_WINDOW = 3
 DEFAULT_THRESHOLD = 0.5
