@@ -7,6 +7,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ripplemem.lifecycle.working import WorkingMemories
 from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open, sync_numpy_index
 from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.chroma import ISOLATIONS
+from ripplemem.stores.chroma_server import ChromaServer, store_namespace
 from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
@@ -49,11 +51,20 @@ def _prepare_directory(path: str) -> str:
     return path
 
 
-def open_vector_index(kind: str, path: str | None, isolation: str | None = None) -> VectorIndex:
+def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
+                      server: tuple[Any, SQLiteStore] | None = None) -> VectorIndex:
     """Open the named vector index; 'auto' is Chroma on disk (numpy if chromadb is missing)
-    and numpy in memory. ``isolation`` ("collection" | "filter" | None: as stored) is Chroma's."""
+    and numpy in memory. ``isolation`` ("collection" | "filter" | None: as stored) is Chroma's.
+    ``server`` (a Chroma HttpClient and the store whose id names its collections) puts the
+    vectors on a Chroma server."""
     if kind not in VECTOR_INDEXES:
         raise InvalidInputError(f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {kind!r}")
+    if server is not None:
+        from ripplemem.stores.chroma import ChromaIndex
+
+        client, store = server
+        return ChromaIndex(client=client, namespace=store_namespace(store), isolation=isolation,
+                           temporary=store.path is None)
     chroma_missing = importlib.util.find_spec("chromadb") is None
     if kind == "numpy" or (kind == "auto" and (path is None or chroma_missing)):
         if isolation == "filter":
@@ -67,6 +78,9 @@ def open_vector_index(kind: str, path: str | None, isolation: str | None = None)
 
 def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
     """Fill an index from the vectors SQLite keeps, replacing what it held; returns the count."""
+    drop_all = getattr(index, "drop_all", None)
+    if drop_all is not None:
+        drop_all()  # also vectors of users erased while the index was not in use
     for user_id in store.user_ids():
         index.drop(user_id)
     total = 0
@@ -84,7 +98,14 @@ class Engine:
     """Owns the store and index of one path; every handle on that path shares one Engine."""
 
     def __init__(self, path: str | None, embedder: str | Embedder | None, vector_index: str,
-                 settings: Settings, clock: Clock | None, isolation: str | None = None) -> None:
+                 settings: Settings, clock: Clock | None, isolation: str | None = None,
+                 chroma: ChromaServer | None = None) -> None:
+        if chroma is not None and vector_index == "numpy":
+            raise InvalidInputError(f"chroma_url={chroma.url!r} needs vector_index='chroma' (or 'auto'); "
+                                    "vector_index='numpy' keeps vectors in this process")
+        self.chroma = chroma
+        # Connected first: an unreachable server fails the constructor and leaves no new store behind.
+        self._chroma_client = None if chroma is None else chroma.connect()
         self.path = None if path is None else _prepare_directory(path)
         self.settings = settings
         self.clock: Clock = clock or utc_now
@@ -127,7 +148,8 @@ class Engine:
         if self._index is None:
             with self.write_lock:
                 if self._index is None:
-                    index = open_vector_index(self._vector_index_kind, self.path, self._isolation)
+                    server = None if self._chroma_client is None else (self._chroma_client, self.store)
+                    index = open_vector_index(self._vector_index_kind, self.path, self._isolation, server)
                     self._sync_index(index)
                     self._index = index
         elif self._numpy_stale:
@@ -263,9 +285,14 @@ class Engine:
         # A numpy index lives in RAM, and an index of another kind may have been used last time:
         # either way the index is rebuilt from the vectors SQLite keeps.
         recorded = self.store.get_meta("vector_index")
-        if index.name == "numpy" or recorded != index.name:
+        # A new or wiped server holds none of this store's vectors: they come back from SQLite.
+        lost = (index.name == "chroma-server" and bool(self.store.user_ids())
+                and index.is_empty())  # type: ignore[attr-defined]
+        if index.name == "numpy" or recorded != index.name or lost:
             rebuild_index(index, self.store)
             self.store.set_meta("vector_index", index.name)
+        if self.chroma is not None and self.store.get_meta("chroma_url") != self.chroma.url:
+            self.store.set_meta("chroma_url", self.chroma.url)  # named by errors of `ripplemem check`
         if index.name != "numpy":
             # A writer killed between SQLite and the index left a marker: check and repair.
             self.last_check = reconcile_on_open(self.store, index)

@@ -64,6 +64,10 @@ def reembed_store(path: str | os.PathLike[str], embedder: str | Embedder, *, vec
             report(done)
         store.set_meta("embedding_model", target.model_id)
         rearchive_store(store)
+        if store.get_meta("vector_index") == "chroma-server":
+            # The server is not known here: the next open with its chroma_url rebuilds from SQLite.
+            store.set_meta("vector_index", "chroma-server (stale)")
+            return done
         index = open_vector_index(vector_index, store.path)
         try:
             rebuild_index(index, store)

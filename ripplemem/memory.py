@@ -50,6 +50,7 @@ from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
 from ripplemem.routing import order_by_route, plan_route
+from ripplemem.stores.chroma_server import server_option
 from ripplemem.stores.sqlite import MemoryFilter, to_epoch
 from ripplemem.types import Memory, Recall, Scope
 from ripplemem.validation import (
@@ -78,6 +79,8 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
     everything in memory. ``scope()`` gives handles for other users on the same store.
     ``isolation="collection"`` (a new store's default) keeps one Chroma collection per user;
     "filter" keeps one shared collection filtered by user on every call; None: as the store holds.
+    ``chroma_url="http://host:8000"`` keeps the vectors on a Chroma server instead (rows stay in
+    SQLite at ``path``); ``chroma_headers`` go with every request, e.g. an Authorization token.
     """
 
     def __init__(
@@ -93,6 +96,8 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         clock: Clock | None = None,
         llm: Any = None,
         isolation: str | None = None,
+        chroma_url: str | None = None,
+        chroma_headers: Mapping[str, str] | None = None,
         _engine: Engine | None = None,
     ) -> None:
         self.scope_info = Scope(
@@ -103,6 +108,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         self._engine = _engine or Engine(
             None if path is None else os.fspath(path), embedder, vector_index,
             settings or Settings(), clock, isolation,
+            server_option(chroma_url, chroma_headers),
         )
         self.llm = llm
         self._extractor: LLMExtractor | None = None
@@ -391,12 +397,14 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
                              progress=progress)
 
     @staticmethod
-    def check(path: str | os.PathLike[str], *, repair: bool = True) -> CheckReport:
+    def check(path: str | os.PathLike[str], *, repair: bool = True, chroma_url: str | None = None,
+              chroma_headers: Mapping[str, str] | None = None) -> CheckReport:
         """Check that a store's SQLite rows, keyword index, graph and vector index agree, and
         repair what does not (vectors re-added from SQLite's copies, strays, dangling edges and
         orphan entities removed) unless ``repair=False``. Open handles repair on their own after a
-        crash; this is the explicit, reported version. Returns what was found and fixed."""
-        return check_path(path, repair=repair)
+        crash; this is the explicit, reported version. Returns what was found and fixed. A store
+        whose vectors are on a Chroma server needs its ``chroma_url``."""
+        return check_path(path, repair=repair, server=server_option(chroma_url, chroma_headers))
 
 
 def _check_node(value: Any, name: str = "node") -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.stores.chroma_server import ChromaServer, store_namespace
 from ripplemem.stores.graph_tables import delete_orphan_entities
 from ripplemem.stores.sqlite import SQLiteStore, index_metadata, scope_token
 from ripplemem.stores.vectors import VectorIndex
@@ -329,8 +330,10 @@ def reconcile_on_open(store: SQLiteStore, index: VectorIndex) -> CheckReport | N
     return check_store(store, index, repair=True)
 
 
-def check_path(path: str | os.PathLike[str], *, repair: bool = True) -> CheckReport:
-    """Open the store at `path` without an embedder, check it, repair it if asked, close it."""
+def check_path(path: str | os.PathLike[str], *, repair: bool = True,
+               server: ChromaServer | None = None) -> CheckReport:
+    """Open the store at `path` without an embedder, check it, repair it if asked, close it.
+    A store whose vectors are on a Chroma server is checked against that ``server``."""
     from ripplemem.errors import StoreError
     from ripplemem.stores.sqlite import DB_FILENAME
 
@@ -339,16 +342,29 @@ def check_path(path: str | os.PathLike[str], *, repair: bool = True) -> CheckRep
         raise StoreError(f"no RippleMem store at {folder!r} to check")
     store = SQLiteStore(folder)
     try:
-        if store.get_meta("vector_index") != "chroma":
+        kind = store.get_meta("vector_index") or ""
+        if not kind.startswith("chroma"):
             report = check_store(store, None, repair=repair)
             report.vector_index = "numpy (rebuilt from SQLite on every open; vectors not compared)"
             return report
         from ripplemem.stores.chroma import ChromaIndex
 
-        index = ChromaIndex(folder)
+        index = ChromaIndex(folder) if kind == "chroma" else _server_index(store, server)
         try:
             return check_store(store, index, repair=repair)
         finally:
             index.close()
     finally:
         store.close()
+
+
+def _server_index(store: SQLiteStore, server: ChromaServer | None) -> VectorIndex:
+    """The Chroma server index of a store that keeps its vectors there (its URL must be given)."""
+    from ripplemem.errors import InvalidInputError
+    from ripplemem.stores.chroma import ChromaIndex
+
+    if server is None:
+        raise InvalidInputError(
+            f"the store at {store.path!r} keeps its vectors on a Chroma server (last opened at "
+            f"{store.get_meta('chroma_url')}); pass its chroma_url (--chroma-url) to check it")
+    return ChromaIndex(client=server.connect(), namespace=store_namespace(store))

@@ -1,10 +1,18 @@
-"""Shared fixtures: one real MiniLM embedder per test session, real stores in tmp_path."""
+"""Shared fixtures: one real MiniLM embedder per test session, real stores in tmp_path, and the
+backends the behaviour suite runs against (embedded Chroma, numpy, a real local Chroma server)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +23,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from ripplemem import RippleMem  # noqa: E402
 from ripplemem.embeddings import Embedder, resolve_embedder  # noqa: E402
 
+SERVER_START_SECONDS = 60
+
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
@@ -22,11 +32,78 @@ def embedder() -> Embedder:
     return resolve_embedder(None)
 
 
-@pytest.fixture(params=["chroma", "numpy"])
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as reply:
+            return bool(reply.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def chroma_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Chroma server for the session: $CHROMA_URL if set, else `chroma run` on a free port
+    (stopped at the end). If none starts, the tests that need it are skipped, saying why."""
+    if os.environ.get("CHROMA_URL"):
+        yield os.environ["CHROMA_URL"]
+        return
+    command = shutil.which("chroma", path=os.path.dirname(sys.executable)) or shutil.which("chroma")
+    if command is None:
+        pytest.skip("chroma-server backend: no `chroma` command (pip install chromadb) and no $CHROMA_URL")
+    folder = tmp_path_factory.mktemp("chroma-server")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = open(folder / "server.log", "wb")  # noqa: SIM115 - the server writes it until the end
+    server = subprocess.Popen([command, "run", "--path", str(folder / "data"), "--host", "127.0.0.1",
+                               "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                              env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    try:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while not _answers(url):
+            if server.poll() is not None or time.monotonic() > deadline:
+                tail = (folder / "server.log").read_text(errors="replace")[-400:]
+                pytest.skip(f"chroma-server backend: `chroma run` did not answer at {url} "
+                            f"within {SERVER_START_SECONDS} s; its log ends: {tail!r}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+# How each backend of the behaviour suite is opened: RippleMem keyword arguments, given the test's
+# request (a backend that needs a server asks for its fixture, which may skip the test, visibly).
+# A new backend (e.g. "neo4j") adds an entry here and a name to BACKENDS.
+BACKEND_OPTIONS: dict[str, Callable[[pytest.FixtureRequest], dict[str, Any]]] = {
+    "chroma": lambda request: {"vector_index": "chroma"},
+    "numpy": lambda request: {"vector_index": "numpy"},
+    "chroma-server": lambda request: {"vector_index": "chroma",
+                                      "chroma_url": request.getfixturevalue("chroma_server_url")},
+}
+BACKENDS = list(BACKEND_OPTIONS)
+
+
+def backend_options(request: pytest.FixtureRequest, backend: str) -> dict[str, Any]:
+    """RippleMem keyword arguments that open a store on the named backend."""
+    return BACKEND_OPTIONS[backend](request)
+
+
+@pytest.fixture(params=BACKENDS)
 def mem(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
-    """Alice's handle on a fresh on-disk store, once with each vector index."""
+    """Alice's handle on a fresh on-disk store, once on each backend."""
     handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder,
-                       vector_index=request.param)
+                       **backend_options(request, request.param))
     yield handle
     handle.close()
 

@@ -1,5 +1,7 @@
 """Chroma as the vector index: one collection per user (default) or one shared collection with a
-user filter on every call (seed 000 §12 options 1 and 2); our own vectors, telemetry off."""
+user filter on every call (seed 000 §12 options 1 and 2); our own vectors, telemetry off. Embedded
+(PersistentClient under the store) or on a server (HttpClient), where a store id in every
+collection name keeps stores that share the server apart."""
 
 from __future__ import annotations
 
@@ -31,9 +33,9 @@ LOCK_FILENAME = "ripplemem-index.lock"
 _MAX_BATCH = 5000
 
 
-def collection_name(user_id: str) -> str:
+def collection_name(user_id: str, prefix: str = COLLECTION_PREFIX) -> str:
     """A valid Chroma collection name for a user (a hash: user ids may hold any character)."""
-    return COLLECTION_PREFIX + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
+    return prefix + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
 
 
 def _where(flt: VectorFilter | None, user_id: str | None = None) -> dict[str, Any] | None:
@@ -62,11 +64,16 @@ class ChromaIndex:
     ``isolation="collection"`` keeps one collection per user; "filter" keeps one shared collection
     whose every read, count and delete carries a user_id filter. ``None`` uses what the store holds
     (the shared collection if it exists, else per-user collections).
+
+    With a server ``client``, ``namespace`` (the store id) is in every collection name, and only
+    collections of this namespace are ever listed, checked or dropped; ``temporary`` drops them all
+    on close (a store whose SQLite lives in memory). A server needs no file lock or client reopen.
     """
 
     name = "chroma"
 
-    def __init__(self, path: str | None = None, *, client: Any = None, isolation: str | None = None) -> None:
+    def __init__(self, path: str | None = None, *, client: Any = None, namespace: str = "",
+                 isolation: str | None = None, temporary: bool = False) -> None:
         try:
             import chromadb
             from chromadb.config import Settings
@@ -80,7 +87,11 @@ class ChromaIndex:
         self._lock = threading.RLock()
         self._process_lock: ProcessLock | None = None
         self._reopen: Callable[[], Any] | None = None
+        self._prefix = f"{COLLECTION_PREFIX}{namespace}_" if namespace else COLLECTION_PREFIX
+        self._shared = f"{SHARED_COLLECTION}_{namespace}" if namespace else SHARED_COLLECTION
+        self._temporary = temporary
         if client is not None:
+            self.name = "chroma-server"
             self._client = client
         elif path is None:
             self._client = chromadb.EphemeralClient(settings=settings)
@@ -99,9 +110,9 @@ class ChromaIndex:
         if wanted is not None and wanted not in ISOLATIONS:
             raise InvalidInputError(f"isolation must be one of {', '.join(ISOLATIONS)}; got {wanted!r}")
         with self._guard():
-            names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
-            shared = SHARED_COLLECTION in names
-            per_user = any(name.startswith(COLLECTION_PREFIX) for name in names)
+            names = self._own_names()
+            shared = self._shared in names
+            per_user = any(name.startswith(self._prefix) for name in names)
             stored = "filter" if shared else "collection" if per_user else None
             if wanted is not None and stored is not None and wanted != stored:
                 raise InvalidInputError(
@@ -110,9 +121,18 @@ class ChromaIndex:
             chosen = wanted or stored or "collection"
             if chosen == "filter" and not shared:
                 # Created now, so a later open with isolation=None finds the shared layout.
-                self._client.get_or_create_collection(
-                    SHARED_COLLECTION, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+                self._create(self._shared)
         return chosen
+
+    def _create(self, name: str) -> Any:
+        # embedding_function=None everywhere: Chroma's default one downloads a model.
+        return self._client.get_or_create_collection(
+            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+
+    def _own_names(self) -> list[str]:
+        """Names of this store's collections (a server may hold other stores' too)."""
+        names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
+        return [name for name in names if name.startswith(self._prefix) or name == self._shared]
 
     @contextmanager
     def _guard(self, write: bool = False) -> Iterator[None]:
@@ -143,16 +163,13 @@ class ChromaIndex:
 
     def _collection(self, user_id: str, create: bool) -> Any:
         with self._lock:
-            key = SHARED_COLLECTION if self.isolation == "filter" else user_id
+            key = self._shared if self.isolation == "filter" else user_id
             found = self._collections.get(key)
             if found is not None:
                 return found
-            name = SHARED_COLLECTION if self.isolation == "filter" else collection_name(user_id)
+            name = self._shared if self.isolation == "filter" else collection_name(user_id, self._prefix)
             if create:
-                # embedding_function=None everywhere: Chroma's default one downloads a model.
-                found = self._client.get_or_create_collection(
-                    name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-                )
+                found = self._create(name)
             else:
                 try:
                     found = self._client.get_collection(name, embedding_function=None)
@@ -259,11 +276,25 @@ class ChromaIndex:
 
     def foreign_collections(self, user_ids: Sequence[str]) -> dict[str, int]:
         """RippleMem collections of no user in `user_ids`, with their vector counts."""
-        known = {collection_name(u) for u in user_ids}
+        known = {collection_name(u, self._prefix) for u in user_ids}
         with self._guard():
-            names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
             return {name: int(self._client.get_collection(name, embedding_function=None).count())
-                    for name in names if name.startswith(COLLECTION_PREFIX) and name not in known}
+                    for name in self._own_names() if name.startswith(self._prefix) and name not in known}
+
+    def is_empty(self) -> bool:
+        """Whether this store holds no vector here (e.g. a new or wiped server)."""
+        with self._guard():
+            return all(int(self._client.get_collection(name, embedding_function=None).count()) == 0
+                       for name in self._own_names())
+
+    def drop_all(self) -> None:
+        """Delete every vector of this store (its collections only), keeping its isolation."""
+        with self._guard(write=True):
+            self._collections.clear()
+            for name in self._own_names():
+                self._client.delete_collection(name)
+            if self.isolation == "filter":
+                self._create(self._shared)
 
     def drop_collection(self, name: str) -> None:
         """Delete one collection by its name (see foreign_collections)."""
@@ -281,7 +312,7 @@ class ChromaIndex:
             self._collections.pop(user_id, None)
             # An absent collection raises NotFoundError or ValueError by chromadb version.
             with contextlib.suppress(Exception):
-                self._client.delete_collection(collection_name(user_id))
+                self._client.delete_collection(collection_name(user_id, self._prefix))
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -291,8 +322,13 @@ class ChromaIndex:
 
     def close(self) -> None:
         """Forget cached collection handles and release an on-disk client and its lock file
-        (Chroma persists on every write)."""
+        (Chroma persists on every write); a temporary store's collections are dropped."""
         with self._lock:
+            if self._temporary:
+                self._temporary = False
+                for name in self._own_names():
+                    with contextlib.suppress(Exception):  # already gone, or the server went away
+                        self._client.delete_collection(name)
             self._collections.clear()
             if self._process_lock is not None:
                 close = getattr(self._client, "close", None)
