@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import StoreError, UserMismatchError
@@ -46,9 +47,11 @@ class PrivacyMethods:
 
     @staticmethod
     def erase_user(path: str | os.PathLike[str], user_id: str, *, dry_run: bool = False,
-                   embedder: str | Embedder | None = None) -> EraseReport:
+                   embedder: str | Embedder | None = None, chroma_url: str | None = None,
+                   chroma_headers: Mapping[str, str] | None = None) -> EraseReport:
         """Erase every trace of one user from the store at ``path`` (administrators, "forget me"
-        requests handled outside the user's own session); returns the audit report."""
+        requests handled outside the user's own session); returns the audit report. A store whose
+        vectors are on a Chroma server needs its ``chroma_url`` (and headers)."""
         from ripplemem.cli import recorded_embedder
         from ripplemem.memory import RippleMem
 
@@ -56,5 +59,6 @@ class PrivacyMethods:
         model = embedder or recorded_embedder(folder)
         if model is None:
             raise StoreError(f"no RippleMem store at {folder!r} to erase from")
-        with RippleMem(folder, user_id=user_id, embedder=model) as handle:
+        with RippleMem(folder, user_id=user_id, embedder=model, chroma_url=chroma_url,
+                       chroma_headers=chroma_headers) as handle:
             return handle.erase(user_id=user_id, dry_run=dry_run)
