@@ -1,0 +1,85 @@
+"""The Neo4j side of a store: one connection, the vector index and the graph mirror, opened together.
+
+The SQLite file at the store's path stays the ledger (rows, history, tiers, working memory,
+knowledge-base grants), as mem0 keeps its history in SQLite beside a graph store; Neo4j holds and
+serves the vectors and the graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from ripplemem.embeddings import Embedder
+from ripplemem.errors import StoreError
+from ripplemem.reconcile import CheckReport, reconcile_on_open
+from ripplemem.stores.chroma_server import store_namespace
+from ripplemem.stores.graph_tables import EdgeRow
+from ripplemem.stores.neo4j_connection import Neo4jConnection, Neo4jOptions
+from ripplemem.stores.neo4j_graph import MirroringWriteLock, Neo4jGraph
+from ripplemem.stores.neo4j_index import Neo4jIndex
+from ripplemem.stores.sqlite import SQLiteStore
+
+
+def embedding_dimensions(embedder: Embedder) -> int:
+    """The length of the embedder's vectors (asked of the model when it does not say)."""
+    known = getattr(embedder, "dimension", None)
+    return int(known) if known else len(embedder.embed_query("dimensions"))
+
+
+def check_backend_kept(store: SQLiteStore, backend: Neo4jBackend | None, vector_index: str) -> None:
+    """Refuse a default open of a store served by Neo4j: it would build a second, local index
+    (and, say, erase only from that one)."""
+    if backend is None and vector_index == "auto" and store.get_meta("vector_index") == "neo4j":
+        raise StoreError(f"the store at {store.path!r} is served by Neo4j; open it with backend='neo4j', "
+                         "uri=..., auth=..., or pass vector_index='chroma' to rebuild a local index")
+
+
+class Neo4jBackend:
+    """Connects on construction (an unreachable server fails fast); attach() binds it to a store."""
+
+    def __init__(self, options: Neo4jOptions) -> None:
+        self.connection = Neo4jConnection(options)
+        self._index: Neo4jIndex | None = None
+        self._graph: Neo4jGraph | None = None
+
+    def attach(self, store: SQLiteStore, embedder: Embedder, *, enabled: bool) -> MirroringWriteLock:
+        """Create the schema, start noting the store's graph changes; returns the engine's write lock."""
+        # The store's id scopes every node, so stores sharing one database stay apart.
+        store_id = store_namespace(store)
+        self._index = Neo4jIndex(self.connection, store_id, embedding_dimensions(embedder))
+        self._graph = Neo4jGraph(self.connection, store, store_id)
+        return MirroringWriteLock(store, enabled=enabled, mirror=self._graph)
+
+    @property
+    def index(self) -> Neo4jIndex:
+        """The vector index (after attach)."""
+        assert self._index is not None, "attach() first"
+        return self._index
+
+    @property
+    def graph(self) -> Neo4jGraph:
+        """The graph mirror (after attach)."""
+        assert self._graph is not None, "attach() first"
+        return self._graph
+
+    def open(self, store: SQLiteStore) -> CheckReport | None:
+        """Bring Neo4j in step with the ledger (call under the write lock): repair a write cut
+        short, then re-sync every user whose fingerprint differs (all of them, the first time)."""
+        report = reconcile_on_open(store, self.index)
+        if store.get_meta("vector_index") != self.index.name:
+            store.set_meta("vector_index", self.index.name)
+        self.graph.reconcile(self.index)
+        return report
+
+    def iter_edges(self, user_id: str) -> Iterator[list[EdgeRow]]:
+        """A user's edges as Neo4j serves them (for the in-process graph)."""
+        return self.graph.iter_edges(user_id)
+
+    def close(self) -> None:
+        """Flush what is still noted, then close the driver."""
+        # A flush that fails here loses only notes: the next open re-syncs from the ledger.
+        with contextlib.suppress(Exception):
+            if self._graph is not None:
+                self._graph.flush()
+        self.connection.close()

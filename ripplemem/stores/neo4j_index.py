@@ -1,0 +1,105 @@
+"""Neo4j as the vector index (a native cosine vector index on :Memory) and keyword index (full text)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ripplemem.stores import neo4j_cypher as cypher
+from ripplemem.stores.neo4j_connection import Neo4jConnection, statement
+from ripplemem.stores.vectors import VectorFilter
+
+_BATCH = 500
+# The vector index covers every user: ask for this many neighbours per wanted hit, then widen.
+_OVERFETCH = 4
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+
+
+def lucene_query(terms: Sequence[str]) -> str | None:
+    """A Lucene OR-query of plain terms, every operator character escaped; None if no terms."""
+    escaped = [_LUCENE_SPECIAL.sub(r"\\\1", term) for term in dict.fromkeys(terms) if term.strip()]
+    words = [word for word in escaped if word.upper() not in ("AND", "OR", "NOT")]
+    return " OR ".join(words) or None
+
+
+class Neo4jIndex:
+    """Vectors on :Memory nodes in one Neo4j vector index; every statement is scoped to a user."""
+
+    name = "neo4j"
+
+    def __init__(self, connection: Neo4jConnection, store_id: str, dimensions: int) -> None:
+        self._conn = connection
+        self._store = store_id
+        # Constraints and indexes first: a MERGE on an unconstrained id would scan every node.
+        connection.write([statement(query) for query in cypher.SCHEMA])
+        connection.write([statement(cypher.vector_index_statement(dimensions))])
+
+    def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
+            metadatas: Sequence[dict[str, Any]]) -> None:
+        """Put vectors (and their filter columns) on the user's memory nodes, in UNWIND batches."""
+        rows = [{"id": memory_id, "agent_id": meta.get("agent_id", ""),
+                 "session_id": meta.get("session_id", ""), "type": meta.get("type", ""),
+                 "occurred_at": float(meta.get("when", 0.0)),
+                 "embedding": np.asarray(vector, dtype=np.float32).tolist()}
+                for memory_id, vector, meta in zip(ids, vectors, metadatas, strict=True)]
+        self._conn.write([statement(cypher.SET_VECTORS, rows=rows[start:start + _BATCH],
+                                    store=self._store, user_id=user_id)
+                          for start in range(0, len(rows), _BATCH)])
+
+    def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        """Take memories out of the vector index (their nodes stay for the graph)."""
+        ids = list(ids)
+        self._conn.write([statement(cypher.UNSET_VECTORS, ids=ids[start:start + _BATCH],
+                                    store=self._store, user_id=user_id)
+                          for start in range(0, len(ids), _BATCH)])
+
+    def query(self, user_id: str, vector: np.ndarray, k: int,
+              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+        """The user's k nearest memories as (id, cosine similarity), best first."""
+        if k <= 0:
+            return []
+        flt = flt or VectorFilter()
+        values = np.asarray(vector, dtype=np.float32).tolist()
+        fetch = k * _OVERFETCH
+        while True:
+            record = self._conn.read(*statement(
+                cypher.QUERY_VECTORS, fetch=fetch, vector=values, k=k, store=self._store, user_id=user_id,
+                agent_id=flt.agent_id, session_id=flt.session_id,
+                types=None if not flt.types else list(flt.types), since=flt.since, until=flt.until))[0]
+            if len(record["hits"]) >= k or int(record["seen"]) < fetch:
+                # Neo4j's cosine score is (1 + cos) / 2; callers compare cosines.
+                return [(hit["id"], 2.0 * float(hit["score"]) - 1.0) for hit in record["hits"]]
+            fetch *= _OVERFETCH
+
+    def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """The k nearest for each row of `vectors` (one query each)."""
+        return [self.query(user_id, row, k) for row in vectors]
+
+    def keyword_query(self, user_id: str, terms: Sequence[str], k: int) -> list[tuple[str, float]]:
+        """The user's k best memories for these words by the full-text index (Lucene BM25)."""
+        query = lucene_query(terms)
+        if query is None or k <= 0:
+            return []
+        records = self._conn.read(*statement(cypher.QUERY_KEYWORDS, query=query, fetch=k * _OVERFETCH * 4,
+                                             k=k, store=self._store, user_id=user_id))
+        return [(r["id"], float(r["score"])) for r in records]
+
+    def count(self, user_id: str) -> int:
+        """How many vectors one user has."""
+        records = self._conn.read(*statement(cypher.COUNT_VECTORS, store=self._store, user_id=user_id))
+        return int(records[0]["vectors"])
+
+    def ids(self, user_id: str) -> set[str]:
+        """The ids of every vector one user has (for consistency checks)."""
+        found = self._conn.stream(*statement(cypher.VECTOR_IDS, store=self._store, user_id=user_id))
+        return {r["id"] for r in found}
+
+    def drop(self, user_id: str) -> None:
+        """Remove every vector of one user (the graph mirror removes their nodes with their rows)."""
+        self._conn.write([statement(cypher.UNSET_ALL_VECTORS, store=self._store, user_id=user_id)])
+
+    def close(self) -> None:
+        """Nothing to release here: the engine closes the shared connection."""
