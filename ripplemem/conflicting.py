@@ -227,7 +227,7 @@ def plan_writes(store: SQLiteStore, user_id: str, memories: Sequence[Memory], ve
                       if cos >= floor and i in plan.stored]
         # The nearest earlier items of the batch, as many as stored neighbours are asked for: a
         # batch of near-identical texts must not cost a comparison with every earlier item.
-        earlier = [j for j in np.flatnonzero(within[position, :position] >= floor) if j in fresh]
+        earlier = [int(j) for j in np.flatnonzero(within[position, :position] >= floor) if j in fresh]
         earlier.sort(key=lambda j: -within[position, j])
         candidates += [(memories[j], float(within[position, j]))
                        for j in earlier[: settings.conflict_neighbours]]

@@ -25,18 +25,20 @@ MODALITIES = ("text", "image", "audio", "sensor")
 
 
 def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str, now: datetime,
-                 scope: Scope, settings: Settings) -> Memory:
-    """A new Memory (with a fresh id) from one add_many item, every field checked."""
+                 scope: Scope, settings: Settings, *, label: str | None = None) -> Memory:
+    """A new Memory (with a fresh id) from one add_many item, every field checked; errors name the
+    item by its position, or by ``label`` (e.g. a file's line) when given."""
+    where = label or f"item {position}"
     if isinstance(item, str):
         item = {"content": item}
     if not isinstance(item, Mapping):
-        raise InvalidTypeError(f"item {position} must be a dict or a string, got {type(item).__name__}")
+        raise InvalidTypeError(f"{where} must be a dict or a string, got {type(item).__name__}")
     unknown = set(item) - ADD_FIELDS
     if unknown:
-        raise InvalidInputError(f"item {position} has unknown fields {sorted(unknown)}; "
+        raise InvalidInputError(f"{where} has unknown fields {sorted(unknown)}; "
                                 f"allowed: {sorted(ADD_FIELDS)}")
     if "content" not in item:
-        raise InvalidInputError(f"item {position} has no 'content'")
+        raise InvalidInputError(f"{where} has no 'content'")
     importance = item.get("importance")
     modality = item.get("modality") or "text"
     if modality not in MODALITIES:
@@ -46,15 +48,15 @@ def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str
         session_id = scope.session_id
     source = item.get("source")
     if source is not None and not isinstance(source, str):
-        raise InvalidTypeError(f"item {position}: source must be a string, got {type(source).__name__}")
+        raise InvalidTypeError(f"{where}: source must be a string, got {type(source).__name__}")
     try:
         return _checked_memory(item, default_type, now, scope, settings, session_id, importance, modality)
     except (InvalidInputError, InvalidTypeError) as exc:
         # Name a later item of a batch, so its one bad item can be found (nothing is stored); the
         # first item is also what a single add() checks, whose errors name only the field.
-        if position == 0:
+        if position == 0 and label is None:
             raise
-        raise type(exc)(f"item {position}: {exc}") from exc
+        raise type(exc)(f"{where}: {exc}") from exc
 
 
 def _checked_memory(item: Mapping[str, Any], default_type: str, now: datetime, scope: Scope,

@@ -3,7 +3,8 @@ graph), the vector index and the in-memory indexes together, or not at all."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +37,8 @@ def index_meta(memory: Memory) -> dict[str, Any]:
 
 
 def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Sequence[GraphInput], *,
-                llm: Any = None, cause: str = "add") -> list[Memory]:
+                llm: Any = None, cause: str = "add",
+                on_commit: Callable[[sqlite3.Connection], None] | None = None) -> list[Memory]:
     """Embed and store new memories of one user with their graph rows; returns, per item, the memory
     now holding it.
 
@@ -44,6 +46,8 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
     stored memories and the batch's earlier items (ripplemem.conflicting): a duplicate merges into
     the memory it repeats (which is returned in its place), an update supersedes the old value, a
     contradiction links both; ``llm`` (a chat model) judges the pairs the rules leave open.
+    ``on_commit`` runs inside the batch's transaction (a bulk import records its progress there,
+    so the batch and the record commit together or not at all).
     """
     vectors = np.asarray(engine.embedder.embed_documents([m.content for m in memories]), dtype=np.float32)
     settings = engine.settings
@@ -69,6 +73,8 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
                                                    revised.merged)
                 # Written before the commit: if the index fails, SQLite rolls back and neither changed.
                 engine.index.add(user_id, ids, upserted, metas)
+                if on_commit is not None:
+                    on_commit(conn)
         except BaseException:
             engine.index.delete(user_id, [m.id for m in active])
             raise
