@@ -18,12 +18,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m ripplemem.onnx_embedder
 	touch $(STAMP)
 
-install: $(STAMP)
+# Neo4j's Cypher parser (npm) for tests/test_neo4j_cypher.py; without npm that test is skipped, saying so.
+CYPHER_PARSER := tests/cypher/node_modules/.package-lock.json
+$(CYPHER_PARSER): tests/cypher/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/cypher --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the Cypher syntax check will be skipped" >&2; fi
+
+install: $(STAMP) $(CYPHER_PARSER)
 
 demo: $(STAMP)
 	$(VENV)/bin/ripplemem demo
 
-test: $(STAMP)
+test: $(STAMP) $(CYPHER_PARSER)
 	$(PY) -m pytest
 
 bench: $(STAMP)
