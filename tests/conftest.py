@@ -85,6 +85,26 @@ def chroma_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
         log.close()
 
 
+@pytest.fixture(scope="session")
+def neo4j_server() -> dict[str, Any]:
+    """RippleMem options for the Neo4j at $NEO4J_URI ($NEO4J_USER, $NEO4J_PASSWORD, $NEO4J_DATABASE).
+    No server can be started here: without one answering, the tests that need it are skipped."""
+    uri = os.environ.get("NEO4J_URI")
+    if not uri:
+        pytest.skip("neo4j backend: set NEO4J_URI to a running server (docker run -p 7687:7687 "
+                    "-e NEO4J_AUTH=neo4j/password neo4j:5, or Neo4j Aura)")
+    from ripplemem.errors import RippleMemError
+    from ripplemem.stores.neo4j_connection import Neo4jConnection, Neo4jOptions
+
+    auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "password"))
+    options = Neo4jOptions(uri, auth, os.environ.get("NEO4J_DATABASE") or None)
+    try:
+        Neo4jConnection(options).close()
+    except RippleMemError as exc:
+        pytest.skip(f"neo4j backend: {exc}")
+    return {"backend": "neo4j", "uri": options.uri, "auth": options.auth, "database": options.database}
+
+
 # How each backend of the behaviour suite is opened: RippleMem keyword arguments, given the test's
 # request (a backend that needs a server asks for its fixture, which may skip the test, visibly).
 # A new backend (e.g. "neo4j") adds an entry here and a name to BACKENDS.
@@ -93,6 +113,7 @@ BACKEND_OPTIONS: dict[str, Callable[[pytest.FixtureRequest], dict[str, Any]]] = 
     "numpy": lambda request: {"vector_index": "numpy"},
     "chroma-server": lambda request: {"vector_index": "chroma",
                                       "chroma_url": request.getfixturevalue("chroma_server_url")},
+    "neo4j": lambda request: request.getfixturevalue("neo4j_server"),
 }
 BACKENDS = list(BACKEND_OPTIONS)
 
@@ -103,10 +124,15 @@ def backend_options(request: pytest.FixtureRequest, backend: str) -> dict[str, A
 
 
 @pytest.fixture(params=BACKENDS)
-def mem(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
+def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """RippleMem keyword arguments of each backend in turn (for a test file's own store fixture)."""
+    return backend_options(request, request.param)
+
+
+@pytest.fixture
+def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's handle on a fresh on-disk store, once on each backend."""
-    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder,
-                       **backend_options(request, request.param))
+    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder, **backend)
     yield handle
     handle.close()
 

@@ -7,6 +7,7 @@ import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,12 +26,11 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["chroma", "numpy"])
-def mem(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder,
+@pytest.fixture
+def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
         clock: ManualClock) -> Iterator[RippleMem]:
-    """Alice's on-disk store on the manual clock, with each vector index."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, vector_index=request.param,
-                       clock=clock)
+    """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, **backend)
     yield handle
     handle.close()
 
@@ -237,10 +237,11 @@ def test_new_content_for_a_cold_memory_brings_it_back(mem: RippleMem, ferrari: d
 
 
 def test_tiers_and_segments_survive_reopening_the_store(mem: RippleMem, ferrari: dict[str, Memory],
-                                                        embedder: Embedder, clock: ManualClock) -> None:
+                                                        embedder: Embedder, clock: ManualClock,
+                                                        backend: dict[str, Any]) -> None:
     path = mem.path
     mem.close()
-    again = RippleMem(path, user_id="alice", embedder=embedder, clock=clock)
+    again = RippleMem(path, user_id="alice", embedder=embedder, clock=clock, **backend)
     try:
         assert again.stats()["by_tier"] == {"hot": 1, "cold": 1} and again.stats()["vectors"] == 1
         assert ferrari["cold"].id not in dense_ids(again, "Ferrari repainted red")

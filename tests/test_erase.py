@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import backend_options
 from doc_fixtures import write_md
 from manual_clock import ManualClock
 
@@ -30,14 +31,15 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=[("chroma", "collection"), ("chroma", "filter"), ("numpy", None)],
-                ids=["chroma", "chroma-filter", "numpy"])
+@pytest.fixture(params=[("chroma", "collection"), ("chroma", "filter"), ("numpy", None),
+                        ("chroma-server", "collection")],
+                ids=["chroma", "chroma-filter", "numpy", "chroma-server"])
 def store(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder,
           clock: ManualClock) -> Iterator[RippleMem]:
-    """Alice's on-disk store with each vector index and Chroma isolation."""
-    index, isolation = request.param
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, vector_index=index,
-                       isolation=isolation, clock=clock)
+    """Alice's on-disk store on each backend (conftest.BACKENDS) and Chroma isolation."""
+    backend, isolation = request.param
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, isolation=isolation,
+                       clock=clock, **backend_options(request, backend))
     yield handle
     handle.close()
 

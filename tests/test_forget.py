@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from manual_clock import ManualClock
@@ -23,12 +24,11 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["chroma", "numpy"])
-def mem(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder,
+@pytest.fixture
+def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
         clock: ManualClock) -> Iterator[RippleMem]:
-    """Alice's on-disk store on the manual clock, with each vector index."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, vector_index=request.param,
-                       clock=clock)
+    """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, **backend)
     yield handle
     handle.close()
 
