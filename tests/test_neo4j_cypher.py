@@ -126,8 +126,10 @@ def _cypher_names(node: ast.expr, loops: dict[str, list[str]]) -> list[str]:
         if isinstance(value, tuple):
             return [f"{node.attr}[{i}]" for i in range(len(value))]
         return [node.attr]
-    if isinstance(node, ast.Subscript):
+    if isinstance(node, ast.Subscript | ast.Starred):
         return _cypher_names(node.value, loops)
+    if isinstance(node, ast.Tuple):
+        return [name for element in node.elts for name in _cypher_names(element, loops)]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr == "vector_index_statement":
         return ["vector_index_statement(384)"]
@@ -141,7 +143,7 @@ def _statement_calls(path: Path) -> list[tuple[int, list[str], set[str]]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     loops: dict[str, list[str]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
+        if isinstance(node, ast.comprehension | ast.For) and isinstance(node.target, ast.Name):
             try:
                 loops[node.target.id] = _cypher_names(node.iter, {})
             except (AssertionError, AttributeError):

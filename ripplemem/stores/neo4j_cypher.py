@@ -38,6 +38,17 @@ def vector_index_statement(dimensions: int) -> str:
     )
 
 
+# The dimension of an existing vector index (another store's embedder may have made it).
+SCHEMA_VECTOR_DIMENSIONS = """
+SHOW INDEXES YIELD name, options
+WHERE name = 'ripplemem_memory_embedding'
+RETURN options.indexConfig['vector.dimensions'] AS dimensions
+"""
+
+# A new index is queryable only once online; waits at most 300 s.
+SCHEMA_AWAIT_INDEXES = "CALL db.awaitIndexes(300)"
+
+
 # -- vectors (neo4j_index.py) -------------------------------------------------------------------
 # The filter columns are written beside the vector, so a search can filter before the graph
 # mirror has flushed the memory's other properties.

@@ -28,21 +28,25 @@ from ripplemem.stores.sqlite import SQLiteStore
 _BATCH = 1000
 _SWEEP = 10_000
 _NOTE = "INSERT INTO neo4j_changes (kind, user_id, a, b, type, predicate) VALUES"
+# (table, kind of note, the noted key columns of a row as NEW./OLD. expressions).
+_NOTED = (
+    ("memories", "memory", "{row}.id, '', '', ''"),
+    ("entities", "entity", "{row}.id, '', '', ''"),
+    ("edges", "edge", "{row}.src, {row}.dst, {row}.type, {row}.predicate"),
+)
+# Memory columns Neo4j holds (access counts and times change on every recall and are not mirrored).
+_UPDATES = {"memories": "UPDATE OF content, type, tier, status, importance, agent_id, session_id, "
+                        "event_time, modality"}
 _TRIGGERS = (
     "CREATE TEMP TABLE IF NOT EXISTS neo4j_changes (kind TEXT NOT NULL, user_id TEXT NOT NULL, "
     "a TEXT NOT NULL, b TEXT NOT NULL DEFAULT '', type TEXT NOT NULL DEFAULT '', "
     "predicate TEXT NOT NULL DEFAULT '')",
-    *(f"CREATE TEMP TRIGGER IF NOT EXISTS neo4j_memory_{event.lower()} AFTER {event} ON main.memories "
-      f"BEGIN {_NOTE} ('memory', {row}.user_id, {row}.id, '', '', ''); END"
-      for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"),
-                         ("UPDATE OF content, type, tier, status, importance, agent_id, session_id, "
-                          "event_time, modality", "NEW"))),
-    *(f"CREATE TEMP TRIGGER IF NOT EXISTS neo4j_entity_{event.lower()} AFTER {event} ON main.entities "
-      f"BEGIN {_NOTE} ('entity', {row}.user_id, {row}.id, '', '', ''); END"
-      for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"), ("UPDATE", "NEW"))),
-    *(f"CREATE TEMP TRIGGER IF NOT EXISTS neo4j_edge_{event.lower()} AFTER {event} ON main.edges "
-      f"BEGIN {_NOTE} ('edge', {row}.user_id, {row}.src, {row}.dst, {row}.type, {row}.predicate); END"
-      for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"), ("UPDATE", "NEW"))),
+    *(f"CREATE TEMP TRIGGER IF NOT EXISTS neo4j_{table}_{name} AFTER {event} ON main.{table} BEGIN "
+      + " ".join(f"{_NOTE} ('{kind}', {row}.user_id, {keys.format(row=row)});" for row in rows) + " END"
+      for table, kind, keys in _NOTED
+      # An update notes the old key too: a row whose key changed leaves a relationship to delete.
+      for name, event, rows in (("insert", "INSERT", ("NEW",)), ("delete", "DELETE", ("OLD",)),
+                                ("update", _UPDATES.get(table, "UPDATE"), ("OLD", "NEW")))),
 )
 _CHANGED_MEMORIES = """
 SELECT c.user_id, c.a, m.agent_id, m.session_id, m.type, m.modality, m.tier, m.status, m.importance,

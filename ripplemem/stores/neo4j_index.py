@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.errors import StoreError
 from ripplemem.stores import neo4j_cypher as cypher
 from ripplemem.stores.neo4j_connection import Neo4jConnection, statement
 from ripplemem.stores.vectors import VectorFilter
@@ -33,9 +34,17 @@ class Neo4jIndex:
     def __init__(self, connection: Neo4jConnection, store_id: str, dimensions: int) -> None:
         self._conn = connection
         self._store = store_id
-        # Constraints and indexes first: a MERGE on an unconstrained id would scan every node.
-        connection.write([statement(query) for query in cypher.SCHEMA])
-        connection.write([statement(cypher.vector_index_statement(dimensions))])
+        # Constraints and indexes first (each in its own transaction): a MERGE on an unconstrained
+        # key would scan every node.
+        for query in (*cypher.SCHEMA, cypher.vector_index_statement(dimensions)):
+            connection.write([statement(query)])
+        found = connection.read(*statement(cypher.SCHEMA_VECTOR_DIMENSIONS))
+        if found and int(found[0]["dimensions"]) != dimensions:
+            raise StoreError(
+                f"the Neo4j database at {connection.options.uri} has a vector index of "
+                f"{found[0]['dimensions']} dimensions, but this store's embedder makes {dimensions}; "
+                "use another database (database=...) for stores of another embedder")
+        connection.read(*statement(cypher.SCHEMA_AWAIT_INDEXES))
 
     def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
             metadatas: Sequence[dict[str, Any]]) -> None:
