@@ -65,11 +65,13 @@ class Neo4jBackend:
 
     def open(self, store: SQLiteStore) -> CheckReport | None:
         """Bring Neo4j in step with the ledger (call under the write lock): repair a write cut
-        short, then re-sync every user whose fingerprint differs (all of them, the first time)."""
+        short, then re-sync every user whose fingerprint differs, or every user when the store was
+        last served by another index (first use, or re-embedded since: same counts, new vectors)."""
         report = reconcile_on_open(store, self.index)
-        if store.get_meta("vector_index") != self.index.name:
+        elsewhere = store.get_meta("vector_index") != self.index.name
+        self.graph.reconcile(self.index, everyone=elsewhere)
+        if elsewhere:
             store.set_meta("vector_index", self.index.name)
-        self.graph.reconcile(self.index)
         return report
 
     def iter_edges(self, user_id: str) -> Iterator[list[EdgeRow]]:

@@ -158,11 +158,16 @@ class Neo4jGraph:
             with self._ledger.read() as conn:
                 conn.execute("DELETE FROM temp.neo4j_changes WHERE rowid <= ?", (last,))
 
-    def reconcile(self, index: Neo4jIndex) -> list[str]:
-        """Re-sync every user whose fingerprint in Neo4j differs from the ledger's; returns them."""
+    def reconcile(self, index: Neo4jIndex, *, everyone: bool = False) -> list[str]:
+        """Re-sync every user whose fingerprint in Neo4j differs from the ledger's (every user with
+        ``everyone``); returns them."""
         self.flush()
         ledger = self._ledger_fingerprints()
         users = sorted(ledger)
+        if everyone:
+            for user_id in users:
+                self.resync(user_id, index)
+            return users
         served: dict[str, tuple[float, ...]] = {}
         for start in range(0, len(users), _BATCH):
             chunk = users[start:start + _BATCH]
