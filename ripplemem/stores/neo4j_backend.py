@@ -47,7 +47,17 @@ class Neo4jBackend:
         """Create the schema, start noting the store's graph changes; returns the engine's write lock."""
         # The store's id scopes every node, so stores sharing one database stay apart.
         store_id = store_namespace(store)
-        self._index = Neo4jIndex(self.connection, store_id, embedding_dimensions(embedder))
+        dimensions = embedding_dimensions(embedder)
+        try:
+            self._index = Neo4jIndex(self.connection, store_id, dimensions)
+        except StoreError:
+            raise
+        except Exception as exc:  # the driver's: no such database, no permission, a server too old
+            options = self.connection.options
+            raise StoreError(
+                f"cannot create RippleMem's constraints and indexes in Neo4j at {options.uri} "
+                f"(database {options.database or 'default'}): {exc}; RippleMem needs Neo4j 5.13 or "
+                "newer and a user allowed to create indexes") from exc
         self._graph = Neo4jGraph(self.connection, store, store_id)
         return MirroringWriteLock(store, enabled=enabled, mirror=self._graph)
 
