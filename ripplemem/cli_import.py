@@ -19,7 +19,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     if args.batch_size <= 0:
         raise InvalidInputError(f"batch-size must be a positive integer, got {args.batch_size}")
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"
-    with RippleMem(args.path, user_id=args.user, embedder=embedder) as mem:
+    with RippleMem(args.path, user_id=args.user, embedder=embedder, chroma_url=args.chroma_url) as mem:
         report = import_file(mem, args.file, format=args.format, batch_size=args.batch_size,
                              progress=not args.json and sys.stderr.isatty())
     print(fmt.to_json(report.as_dict()) if args.json else report.summary())

@@ -23,7 +23,7 @@ def _open(args: argparse.Namespace) -> RippleMem:
     from ripplemem.memory import RippleMem
 
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"
-    return RippleMem(args.path, user_id=args.user, embedder=embedder)
+    return RippleMem(args.path, user_id=args.user, embedder=embedder, chroma_url=args.chroma_url)
 
 
 def report_dict(report: IngestReport) -> dict[str, Any]:
