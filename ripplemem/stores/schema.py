@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -159,8 +159,25 @@ def _migrate_to_v5(conn: sqlite3.Connection) -> None:
     conn.executescript(_V5_READINGS)
 
 
+_V6_MODALITY_VECTORS = """
+CREATE TABLE IF NOT EXISTS modality_vectors (
+    memory_id TEXT PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    modality TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ix_modality_vectors_user ON modality_vectors(user_id, modality);
+"""
+
+
+def _migrate_to_v6(conn: sqlite3.Connection) -> None:
+    # An image's or a sound's own vector, in its encoder's space (CLIP, CLAP), beside the memory's
+    # text vector; deleting the memory deletes it (foreign keys are on).
+    conn.executescript(_V6_MODALITY_VECTORS)
+
+
 # MIGRATIONS[n] brings a store at version n-1 to version n.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_to_v1, 2: _migrate_to_v2, 3: _migrate_to_v3, 4: _migrate_to_v4,
-    5: _migrate_to_v5,
+    5: _migrate_to_v5, 6: _migrate_to_v6,
 }
