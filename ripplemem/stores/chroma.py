@@ -11,7 +11,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ ISOLATIONS = ("collection", "filter")
 # copy is stale (another process wrote since) reopens its client first.
 LOCK_FILENAME = "ripplemem-index.lock"
 _MAX_BATCH = 5000
+_T = TypeVar("_T")
 
 
 def collection_name(user_id: str, prefix: str = COLLECTION_PREFIX) -> str:
@@ -178,6 +179,21 @@ class ChromaIndex:
             self._collections[key] = found
             return found
 
+    def _on(self, user_id: str, action: Callable[[Any], _T], empty: _T, create: bool = False) -> _T:
+        """``action`` on the user's collection, or ``empty`` if it does not exist. On a server, a
+        handle another process dropped (and perhaps created again) is looked up once more."""
+        collection = self._collection(user_id, create)
+        if collection is None:
+            return empty
+        try:
+            return action(collection)
+        except Exception as exc:
+            if self._process_lock is not None or type(exc).__name__ != "NotFoundError":
+                raise
+        self._collections.pop(self._shared if self.isolation == "filter" else user_id, None)
+        collection = self._collection(user_id, create)
+        return empty if collection is None else action(collection)
+
     def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
             metadatas: Sequence[dict[str, Any]]) -> None:
         """Upsert vectors of one user, in Chroma-sized batches."""
@@ -186,58 +202,66 @@ class ChromaIndex:
         clean = [{k: v for k, v in m.items() if k != "user_id"} for m in metadatas]
         if self.isolation == "filter":
             clean = [{**m, "user_id": user_id} for m in clean]
-        with self._guard(write=True):
-            collection = self._collection(user_id, create=True)
+        def upsert(collection: Any) -> None:
             for start in range(0, len(ids), _MAX_BATCH):
                 stop = start + _MAX_BATCH
                 collection.upsert(ids=list(ids[start:stop]), embeddings=np.asarray(vectors[start:stop]),
                                   metadatas=clean[start:stop])
 
+        with self._guard(write=True):
+            self._on(user_id, upsert, None, create=True)
+
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Remove vectors of one user."""
         if not len(ids):
             return
+        where = _where(None, self._scope(user_id))
+
+        def remove(collection: Any) -> None:
+            for start in range(0, len(ids), _MAX_BATCH):
+                collection.delete(ids=list(ids[start:start + _MAX_BATCH]), where=where)
+
         with self._guard(write=True):
-            collection = self._collection(user_id, create=False)
-            if collection is not None:
-                where = _where(None, self._scope(user_id))
-                for start in range(0, len(ids), _MAX_BATCH):
-                    collection.delete(ids=list(ids[start:start + _MAX_BATCH]), where=where)
+            self._on(user_id, remove, None)
 
     def query(self, user_id: str, vector: np.ndarray, k: int,
               flt: VectorFilter | None = None) -> list[tuple[str, float]]:
         """Approximate (HNSW) top-k by cosine similarity."""
         embedding = [np.asarray(vector, dtype=np.float32)]
         where = _where(flt, self._scope(user_id))
-        with self._guard():
-            collection = self._collection(user_id, create=False)
-            if collection is None or k <= 0:
-                return []
+
+        def nearest(collection: Any) -> dict[str, Any] | None:
             try:
                 # Chroma >= 1.0 returns fewer rows when k exceeds the collection: no count() round
                 # trip (2-3 ms at 10k vectors) on every query.
-                result = collection.query(query_embeddings=embedding, n_results=k, where=where,
-                                          include=["distances"])
+                return collection.query(query_embeddings=embedding, n_results=k, where=where,
+                                        include=["distances"])
             except Exception:
                 # An older server may refuse n_results > count: ask for at most what it holds.
                 total = collection.count()
                 if total == 0:
-                    return []
-                result = collection.query(query_embeddings=embedding, n_results=min(k, total),
-                                          where=where, include=["distances"])
+                    return None
+                return collection.query(query_embeddings=embedding, n_results=min(k, total),
+                                        where=where, include=["distances"])
+
+        if k <= 0:
+            return []
+        with self._guard():
+            result = self._on(user_id, nearest, None)
+        if result is None:
+            return []
         return [(memory_id, 1.0 - float(distance))
                 for memory_id, distance in zip(result["ids"][0], result["distances"][0], strict=True)]
 
     def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """Approximate top-k for each row of `vectors`, in batched queries."""
-        with self._guard():
-            collection = self._collection(user_id, create=False)
-            if collection is None or k <= 0 or not len(vectors):
-                return [[] for _ in range(len(vectors))]
+        nothing: list[list[tuple[str, float]]] = [[] for _ in range(len(vectors))]
+        where = _where(None, self._scope(user_id))
+
+        def nearest(collection: Any) -> list[list[tuple[str, float]]]:
             total = self._count(collection, user_id)
             if total == 0:
-                return [[] for _ in range(len(vectors))]
-            where = _where(None, self._scope(user_id))
+                return nothing
             found: list[list[tuple[str, float]]] = []
             for start in range(0, len(vectors), 256):
                 batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
@@ -246,13 +270,17 @@ class ChromaIndex:
                 found.extend([(memory_id, 1.0 - float(distance))
                               for memory_id, distance in zip(ids, distances, strict=True)]
                              for ids, distances in zip(result["ids"], result["distances"], strict=True))
-        return found
+            return found
+
+        if k <= 0 or not len(vectors):
+            return nothing
+        with self._guard():
+            return self._on(user_id, nearest, nothing)
 
     def count(self, user_id: str) -> int:
         """How many vectors one user has."""
         with self._guard():
-            collection = self._collection(user_id, create=False)
-            return 0 if collection is None else self._count(collection, user_id)
+            return self._on(user_id, lambda collection: self._count(collection, user_id), 0)
 
     def _count(self, collection: Any, user_id: str) -> int:
         if self.isolation != "filter":
@@ -262,8 +290,7 @@ class ChromaIndex:
     def ids(self, user_id: str) -> set[str]:
         """The ids of every vector one user has (for consistency checks)."""
         with self._guard():
-            collection = self._collection(user_id, create=False)
-            return set() if collection is None else self._ids(collection, user_id)
+            return self._on(user_id, lambda collection: self._ids(collection, user_id), set())
 
     def _ids(self, collection: Any, user_id: str) -> set[str]:
         found: set[str] = set()
@@ -305,9 +332,7 @@ class ChromaIndex:
         """Delete the user's collection."""
         with self._guard(write=True):
             if self.isolation == "filter":
-                collection = self._collection(user_id, create=False)
-                if collection is not None:
-                    collection.delete(where={"user_id": user_id})
+                self._on(user_id, lambda collection: collection.delete(where={"user_id": user_id}), None)
                 return
             self._collections.pop(user_id, None)
             # An absent collection raises NotFoundError or ValueError by chromadb version.
