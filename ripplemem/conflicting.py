@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
@@ -54,9 +55,10 @@ _TIME_WORDS = re.compile(
 # The library's own provenance keys: they tell turns apart, not facts.
 _PROVENANCE_KEYS = frozenset({"working_id", "role", "mention_count"})
 # Every text the rules can read an attribute from has one of these (a superset of the nouns and
-# verbs of ripplemem.lifecycle.conflicts, or a digit for doses); texts without one are not parsed.
+# verbs of ripplemem.lifecycle.conflicts, or a number with a dose unit's first letters, for "I take
+# 20 mg"); texts without one are not parsed.
 _ATTRIBUTE_HINT = re.compile(
-    r"\d|\b(?:dos|address|deadline|due|phone|mobile|cell|telephone|e-?mail|job|position|occupation|"
+    r"\d\s*(?:m|g|µ|iu|unit|pill|tablet|capsule|drop|毫克|克|毫升|片|粒|颗|单位)|\b(?:dos|address|deadline|due|phone|mobile|cell|telephone|e-?mail|job|position|occupation|"
     r"profession|employ|salary|wage|weight|birth|appointment|meeting|flight|liv|mov|reloc|resid|stay|work|"
     r"lik|lov|enjoy|prefer|ador|hat|dislik|detest|stand)"
     r"|剂量|用量|药量|地址|住|截止|期限|交稿|电话|手机|邮箱|电子邮件|工作|职位|职业|工资|薪|体重|生日|预约|会议"
@@ -110,6 +112,13 @@ def may_state_attribute(text: str) -> bool:
     return _ATTRIBUTE_HINT.search(text) is not None
 
 
+@lru_cache(maxsize=50_000)
+def read_statement(text: str) -> Statement:
+    """The rules' reading of a text, cached across batches: stored memories are read again each time
+    they are the neighbours of a new one."""
+    return parse_statement(text) if may_state_attribute(text) else Statement(text)
+
+
 def particulars(text: str) -> tuple[frozenset[str], bool]:
     """The numbers and date or time words of a text, and whether it negates: what similar wording hides."""
     lowered = text.lower()
@@ -118,22 +127,14 @@ def particulars(text: str) -> tuple[frozenset[str], bool]:
 
 
 class _Judging:
-    """Verdicts for the pairs of one batch, with each text read by the rules at most once."""
+    """Verdicts for the pairs of one batch; each text's key, stems and particulars are computed once."""
 
     def __init__(self, settings: LifecycleSettings, judge: LLMConflictJudge | None) -> None:
         self.settings = settings
         self.judge = judge
-        self._statements: dict[str, Statement] = {}
         self._keys: dict[str, str] = {}
         self._words: dict[str, frozenset[str]] = {}
         self._particulars: dict[str, tuple[frozenset[str], bool]] = {}
-
-    def statement(self, text: str) -> Statement:
-        found = self._statements.get(text)
-        if found is None:
-            found = parse_statement(text) if may_state_attribute(text) else Statement(text)
-            self._statements[text] = found
-        return found
 
     def key(self, text: str) -> str:
         found = self._keys.get(text)
@@ -164,9 +165,9 @@ class _Judging:
         if self.key(new.content) == self.key(other.content):
             return ConflictVerdict("duplicate", reason="the same text once case, punctuation and spacing "
                                    "are set aside")
-        statement = self.statement(new.content)
+        statement = read_statement(new.content)
         slot = statement.slot
-        other_statement = self.statement(other.content) if slot is not None else None
+        other_statement = read_statement(other.content) if slot is not None else None
         # The other text's reading when both state the same attribute, else None.
         paired = other_statement if other_statement is not None and other_statement.slot == slot else None
         if (similarity >= s.duplicate_similarity
