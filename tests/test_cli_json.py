@@ -75,6 +75,8 @@ def successes(store: Path) -> dict[tuple[str, ...], tuple[list[str], Any]]:
         ("erase",): (["--matching", "Longjing tea", "--dry-run", *user],
                      lambda out: out["dry_run"] is True and out["removed"] == {}
                      and out["planned"]["memories"] == len(out["memory_ids"]) > 0),
+        ("import",): ([str(store.parent / "tea.md"), "--format", "text", *user],
+                      lambda out: (out["user_id"], out["lines"], out["stored"]) == ("mei", 2, 2)),
     }
 
 
@@ -98,6 +100,7 @@ def failures(store: Path) -> dict[tuple[str, ...], tuple[list[str], str]]:
         ("revoke",): (["recipes", "bob", *user], "KnowledgeBaseAccessError"),
         ("kb", "list"): (["--path", str(store), "--user", ""], "InvalidInputError"),
         ("erase",): (["--id", "abc", *missing], "StoreError"),
+        ("import",): ([str(store.parent / "absent.jsonl"), *user], "InvalidInputError"),
     }
 
 
@@ -107,7 +110,7 @@ def test_every_command_accepts_json() -> None:
     assert {("add",), ("recall",), ("mcp",), ("viz",), ("kb", "list")} <= set(commands)
     for command in commands:
         positional = {("add",): ["x"], ("recall",): ["x"], ("ingest",): ["x"], ("grant",): ["kb", "u"],
-                      ("revoke",): ["kb", "u"], ("viz",): ["--out", "x"]}.get(command, [])
+                      ("revoke",): ["kb", "u"], ("viz",): ["--out", "x"], ("import",): ["f"]}.get(command, [])
         reembed = ["--embedder", "hashing"] if command == ("reembed",) else []
         assert parser.parse_args([*command, *positional, *reembed, "--json"]).json is True, command
 
