@@ -152,7 +152,8 @@ def _statement_calls(path: Path) -> list[tuple[int, list[str], set[str]]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "statement":
             assert all(k.arg is not None for k in node.keywords), f"{path.name}:{node.lineno}: **params"
-            calls.append((node.lineno, _cypher_names(node.args[0], loops), {k.arg for k in node.keywords}))
+            passed = {str(k.arg) for k in node.keywords}
+            calls.append((node.lineno, _cypher_names(node.args[0], loops), passed))
     return calls
 
 
