@@ -8,6 +8,7 @@ entries), merged when the delta grows; a query never rebuilds the matrix.
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -44,6 +45,39 @@ class ScopeGraph:
         self._delta: dict[int, dict[int, float]] = {}
         self._delta_size = 0
         self._lock = threading.RLock()
+
+    @classmethod
+    def from_edges(cls, edges: Iterable[tuple[str, str, float]]) -> ScopeGraph:
+        """A graph built from many undirected edges at once (loading a scope), equal to add_edges
+        then compact() but with one CSR build: add_edges's per-edge delta would hold a fifth of
+        the edges in Python dicts at its peak, memory the process keeps after the load."""
+        graph = cls()
+        index, ids = graph._index, graph._ids
+        ends, weights = array("i"), array("d")
+        for src, dst, weight in edges:
+            if src == dst or weight <= 0:
+                continue
+            for node in (src, dst):
+                if node not in index:
+                    index[node] = len(ids)
+                    ids.append(node)
+                ends.append(index[node])
+            weights.append(weight)
+        n = len(ids)
+        pairs = np.frombuffer(ends, dtype=np.int32).reshape(-1, 2)
+        both = np.frombuffer(weights, dtype=np.float64)
+        matrix = sparse.csr_matrix((np.concatenate([both, both]),
+                                    (np.concatenate([pairs[:, 0], pairs[:, 1]]),
+                                     np.concatenate([pairs[:, 1], pairs[:, 0]]))), shape=(n, n))
+        matrix.sum_duplicates()
+        graph._base = matrix
+        graph._alive = np.ones(n, dtype=bool)
+        graph._degree = np.asarray(matrix.sum(axis=1), dtype=np.float64).ravel()
+        graph._max_weight = np.zeros(n)
+        filled = np.diff(matrix.indptr) > 0
+        if filled.any():
+            graph._max_weight[filled] = np.maximum.reduceat(matrix.data, matrix.indptr[:-1][filled])
+        return graph
 
     # -- nodes ---------------------------------------------------------------------------------
     def __len__(self) -> int:
