@@ -123,6 +123,13 @@ def backend_options(request: pytest.FixtureRequest, backend: str) -> dict[str, A
     return BACKEND_OPTIONS[backend](request)
 
 
+@pytest.fixture
+def backend_named(request: pytest.FixtureRequest) -> Callable[[str], dict[str, Any]]:
+    """backend_options for a fixture with its own params (test modules cannot import conftest:
+    tests/adapters has one of the same name)."""
+    return lambda name: backend_options(request, name)
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
     """RippleMem keyword arguments of each backend in turn (for a test file's own store fixture)."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import backend_options
 from doc_fixtures import write_md
 from manual_clock import ManualClock
 
@@ -34,12 +34,12 @@ def clock() -> ManualClock:
 @pytest.fixture(params=[("chroma", "collection"), ("chroma", "filter"), ("numpy", None),
                         ("chroma-server", "collection")],
                 ids=["chroma", "chroma-filter", "numpy", "chroma-server"])
-def store(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder,
-          clock: ManualClock) -> Iterator[RippleMem]:
+def store(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder, clock: ManualClock,
+          backend_named: Callable[[str], dict[str, Any]]) -> Iterator[RippleMem]:
     """Alice's on-disk store on each backend (conftest.BACKENDS) and Chroma isolation."""
     backend, isolation = request.param
     handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, isolation=isolation,
-                       clock=clock, **backend_options(request, backend))
+                       clock=clock, **backend_named(backend))
     yield handle
     handle.close()
 
