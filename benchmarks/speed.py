@@ -27,7 +27,8 @@ cores on a 2-core machine the numbers are contended. With ``--repeat R`` every s
 repeated R times, interleaved, and medians are printed.
 
 Quality: LoCoMo evidence recall@10 (benchmarks/locomo.py's loader and metric; one store or user
-per conversation) for every system in the same run; ``--no-locomo`` skips it.
+per conversation) for every system in the same run; ``--no-locomo`` skips it and
+``--locomo-limit N`` keeps the first N conversations for a quick run.
 """
 
 from __future__ import annotations
@@ -127,8 +128,12 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run_size(size: int, args: argparse.Namespace, cache_root: str, embedder: Any) -> dict[str, Any]:
-    """Every system at one size: the embedding row, then the speed runs (interleaved repeats)."""
+def run_size(size: int, args: argparse.Namespace, cache_root: str, embedder: Any,
+             mem0_rate: float | None) -> dict[str, Any]:
+    """Every system at one size: the embedding row, then the speed runs (interleaved repeats).
+
+    mem0_rate is mem0's ingest/s at a smaller size of this run, to say what a skipped size would take.
+    """
     folder = os.path.join(cache_root, embedder.model_id, "synthetic")
     embedding = build_cache(folder, size, embedder)
     plans: list[tuple[str, bool]] = []  # (system, live)
@@ -138,10 +143,16 @@ def run_size(size: int, args: argparse.Namespace, cache_root: str, embedder: Any
             if args.mem0_python is None:
                 skipped[system] = NO_MEM0
             elif size > args.mem0_max:
+                projected = f" (~{size / mem0_rate / 60:,.0f} min at its {mem0_rate:.0f}/s)" if mem0_rate \
+                    else ""
                 skipped[system] = (f"skipped above --mem0-max {args.mem0_max:,}: mem0 embeds every text "
-                                   "itself, one add() at a time")
+                                   f"itself, one add() at a time{projected}")
             else:
                 plans.append((system, True))
+            continue
+        if system == "inmemory" and size > args.inmemory_max:
+            skipped[system] = (f"skipped above --inmemory-max {args.inmemory_max:,}: it keeps every vector "
+                               "as a Python list of floats and converts them all to one array per query")
             continue
         plans.append((system, False))
         if system in LIVE_SYSTEMS and size <= args.live_max:
@@ -195,7 +206,10 @@ def parse_args() -> argparse.Namespace:
                         help="largest size at which ripplemem and chroma also run with the live model")
     parser.add_argument("--mem0-python", help="python of a venv with mem0ai (default: .venv-mem0 if built)")
     parser.add_argument("--mem0-max", type=int, default=10_000, help="largest size mem0 runs at")
-    parser.add_argument("--no-locomo", dest="locomo", action="store_false", help="skip LoCoMo recall")
+    parser.add_argument("--inmemory-max", type=int, default=100_000,
+                        help="largest size InMemoryVectorStore runs at (it keeps vectors as Python lists)")
+    parser.add_argument("--locomo", action=argparse.BooleanOptionalAction, default=True,
+                        help="LoCoMo recall@10 of every system (default on)")
     parser.add_argument("--locomo-data", nargs="+",
                         default=[os.path.join(os.path.dirname(ROOT), "shared", "bench", "locomo")])
     parser.add_argument("--locomo-limit", type=int, help="only the first N LoCoMo conversations")
@@ -218,8 +232,12 @@ def main() -> None:
 
     embedder = resolve_embedder(None if args.embedder == "minilm" else args.embedder)
     cache_root = args.embed_cache or tempfile.mkdtemp(prefix="rm-speed-vectors-")
+    sizes: dict[int, dict[str, Any]] = {}
+    mem0_rate = None
     try:
-        sizes = {size: run_size(size, args, cache_root, embedder) for size in args.sizes}
+        for size in sorted(args.sizes):
+            sizes[size] = run_size(size, args, cache_root, embedder, mem0_rate)
+            mem0_rate = sizes[size]["runs"].get(("mem0", True), {}).get("ingest_per_s", mem0_rate)
     finally:
         if not args.embed_cache:
             shutil.rmtree(cache_root, ignore_errors=True)

@@ -86,7 +86,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 # -- the systems -------------------------------------------------------------------------------
-def _ripplemem(tmp: str, embedder: Any, index: str) -> Callable[[str], Store]:
+def _ripplemem(tmp: str, embedder: Any, index: str, record_access: bool) -> Callable[[str], Store]:
     from ripplemem import RippleMem
 
     mem = RippleMem(os.path.join(tmp, "db"), user_id="bench", embedder=embedder, vector_index=index)
@@ -96,7 +96,7 @@ def _ripplemem(tmp: str, embedder: Any, index: str) -> Callable[[str], Store]:
 
         def search(mode: str) -> Search:
             return lambda query, k: [hit.memory.metadata for hit in handle.recall(
-                query, k=k, mode=mode, record_access=False).hits]
+                query, k=k, mode=mode, record_access=record_access).hits]
 
         def add(items: list[Item]) -> None:
             handle.add_many(items)
@@ -192,10 +192,11 @@ def _mem0(tmp: str) -> Callable[[str], Store]:
     return open_scope
 
 
-def open_system(system: str, tmp: str, embedder: Any) -> Callable[[str], Store]:
-    """A function opening one scope (store or user) of `system`."""
+def open_system(system: str, tmp: str, embedder: Any, *,
+                record_access: bool = True) -> Callable[[str], Store]:
+    """A function opening one scope (store or user) of `system`; record_access is RippleMem's."""
     if system in ("ripplemem", "ripplemem-numpy"):
-        return _ripplemem(tmp, embedder, "numpy" if system.endswith("numpy") else "auto")
+        return _ripplemem(tmp, embedder, "numpy" if system.endswith("numpy") else "auto", record_access)
     if system == "chroma":
         return _chroma(tmp, embedder)
     if system == "inmemory":
@@ -241,18 +242,19 @@ def speed(system: str, n: int, n_queries: int, k: int, cache: str | None, tmp: s
         store.add([{"content": text} for text in batch])
         ingest += time.perf_counter() - started
     queries = make_queries(n_queries)
-    out: dict[str, Any] = {"ingest_per_s": n / ingest, "modes": {}, "runtime": runtime_of(live),
+    out: dict[str, Any] = {"ingest_per_s": n / ingest, "runtime": runtime_of(live),
                            "live_texts": replay.live_texts if replay else n}
-    for mode, search in store.searches.items():
+    latencies: dict[str, list[float]] = {mode: [] for mode in store.searches}
+    for search in store.searches.values():
         search(queries[0], k)  # the first query after writes (index/graph load) is not timed
-        latencies = []
-        for query in queries:
+    for query in queries:  # modes interleaved: neither gets the other's warm caches for free
+        for mode, search in store.searches.items():
             started = time.perf_counter()
             hits = search(query, k)
-            latencies.append(time.perf_counter() - started)
+            latencies[mode].append(time.perf_counter() - started)
             assert len(hits) == k, f"{mode} returned {len(hits)} of {k} hits"
-        out["modes"][mode] = {"p50_ms": 1000 * statistics.median(latencies),
-                              "p95_ms": 1000 * _percentile(latencies, 0.95)}
+    out["modes"] = {mode: {"p50_ms": 1000 * statistics.median(values),
+                           "p95_ms": 1000 * _percentile(values, 0.95)} for mode, values in latencies.items()}
     out.update(rss_mb=_peak_rss_mb(), other_cores=meter())
     return out
 
@@ -262,7 +264,7 @@ def locomo(system: str, prepared: str, tmp: str, k: int = 10) -> dict[str, Any]:
     with open(prepared) as file:
         conversations = json.load(file)
     live = None if system == "mem0" else _live_embedder()
-    open_scope = open_system(system, tmp, live)
+    open_scope = open_system(system, tmp, live, record_access=False)  # as benchmarks/locomo.py
     scores: dict[str, dict[str, list[float]]] = {}
     latency: dict[str, list[float]] = {}
     for conversation in conversations:
