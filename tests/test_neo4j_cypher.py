@@ -82,6 +82,7 @@ BROKEN = {
     "argument missing": "CALL db.index.vector.queryNodes('ripplemem_memory_embedding', $k) YIELD node "
                         "RETURN node",
     "ends in MATCH": "MATCH (m:Memory) WHERE m.user_id = $user_id",
+    "no such function": "MATCH (m:Memory) RETURN vector.similarity.cosin(m.embedding, $v) AS score",
 }
 
 

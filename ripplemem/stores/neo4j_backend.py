@@ -56,7 +56,7 @@ class Neo4jBackend:
             options = self.connection.options
             raise StoreError(
                 f"cannot create RippleMem's constraints and indexes in Neo4j at {options.uri} "
-                f"(database {options.database or 'default'}): {exc}; RippleMem needs Neo4j 5.13 or "
+                f"(database {options.database or 'default'}): {exc}; RippleMem needs Neo4j 5.18 or "
                 "newer and a user allowed to create indexes") from exc
         self._graph = Neo4jGraph(self.connection, store, store_id)
         return MirroringWriteLock(store, enabled=enabled, mirror=self._graph)

@@ -80,7 +80,7 @@ REMOVE m.embedding
 """
 
 # The vector index spans every store and user: ask for $fetch neighbours and keep this scope's.
-# `seen` is how many neighbours the index gave; fewer than $fetch means there are none to widen to.
+# `seen` is how many neighbours the index gave; fewer than $fetch means there are no others.
 QUERY_VECTORS = """
 CALL db.index.vector.queryNodes('ripplemem_memory_embedding', $fetch, $vector) YIELD node, score
 WITH count(*) AS seen, collect(CASE
@@ -92,6 +92,22 @@ WITH count(*) AS seen, collect(CASE
    AND ($until IS NULL OR node.occurred_at < $until)
   THEN {id: node.id, score: score} END) AS hits
 RETURN seen, hits[0..$k] AS hits
+"""
+
+# The exact search when the nearest $fetch of every store held too few of this scope's: a scan of
+# the scope's own vectors (index seek on store and user), scored as the vector index scores.
+QUERY_VECTORS_EXACT = """
+MATCH (m:RippleNode {store: $store, user_id: $user_id})
+WHERE m:Memory AND m.indexed = true
+  AND ($agent_id IS NULL OR m.agent_id = $agent_id)
+  AND ($session_id IS NULL OR m.session_id = $session_id)
+  AND ($types IS NULL OR m.type IN $types)
+  AND ($since IS NULL OR m.occurred_at >= $since)
+  AND ($until IS NULL OR m.occurred_at < $until)
+WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
+RETURN m.id AS id, score
+ORDER BY score DESC
+LIMIT $k
 """
 
 COUNT_VECTORS = """

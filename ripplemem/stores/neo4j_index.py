@@ -14,7 +14,7 @@ from ripplemem.stores.neo4j_connection import Neo4jConnection, statement
 from ripplemem.stores.vectors import VectorFilter
 
 _BATCH = 500
-# The vector index covers every user: ask for this many neighbours per wanted hit, then widen.
+# The vector index covers every store and user: ask for this many neighbours per wanted hit.
 _OVERFETCH = 4
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 
@@ -72,16 +72,20 @@ class Neo4jIndex:
             return []
         flt = flt or VectorFilter()
         values = np.asarray(vector, dtype=np.float32).tolist()
-        fetch = k * _OVERFETCH
-        while True:
-            record = self._conn.read(*statement(
-                cypher.QUERY_VECTORS, fetch=fetch, vector=values, k=k, store=self._store, user_id=user_id,
-                agent_id=flt.agent_id, session_id=flt.session_id,
-                types=None if not flt.types else list(flt.types), since=flt.since, until=flt.until))[0]
-            if len(record["hits"]) >= k or int(record["seen"]) < fetch:
-                # Neo4j's cosine score is (1 + cos) / 2; callers compare cosines.
-                return [(hit["id"], 2.0 * float(hit["score"]) - 1.0) for hit in record["hits"]]
-            fetch *= _OVERFETCH
+        types = None if not flt.types else list(flt.types)
+        record = self._conn.read(*statement(
+            cypher.QUERY_VECTORS, fetch=k * _OVERFETCH, vector=values, k=k, store=self._store,
+            user_id=user_id, agent_id=flt.agent_id, session_id=flt.session_id, types=types,
+            since=flt.since, until=flt.until))[0]
+        hits = [(hit["id"], float(hit["score"])) for hit in record["hits"]]
+        if len(hits) < k and int(record["seen"]) >= k * _OVERFETCH:
+            # Other scopes crowded the approximate neighbours out: score this scope's vectors exactly.
+            hits = [(r["id"], float(r["score"])) for r in self._conn.read(*statement(
+                cypher.QUERY_VECTORS_EXACT, vector=values, k=k, store=self._store, user_id=user_id,
+                agent_id=flt.agent_id, session_id=flt.session_id, types=types, since=flt.since,
+                until=flt.until))]
+        # Neo4j's cosine score is (1 + cos) / 2; callers compare cosines.
+        return [(memory_id, 2.0 * score - 1.0) for memory_id, score in hits]
 
     def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """The k nearest for each row of `vectors` (one query each)."""
