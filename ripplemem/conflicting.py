@@ -36,6 +36,7 @@ from ripplemem.lifecycle.conflicts import (
     ConflictVerdict,
     LLMConflictJudge,
     Statement,
+    clear_text_cache,
     compare_statements,
     parse_statement,
 )
@@ -117,6 +118,15 @@ def read_statement(text: str) -> Statement:
     """The rules' reading of a text, cached across batches: stored memories are read again each time
     they are the neighbours of a new one."""
     return parse_statement(text) if may_state_attribute(text) else Statement(text)
+
+
+def forget_cached_texts() -> None:
+    """Empty every cache of memory texts the write checks keep (statement readings, normalised
+    texts, word stems): called after deletes and content updates, so nothing of an erased
+    memory stays in process memory."""
+    read_statement.cache_clear()
+    clear_text_cache()
+    stem.cache_clear()
 
 
 def particulars(text: str) -> tuple[frozenset[str], bool]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.conflicting import WritePlan, plan_writes
+from ripplemem.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine import Engine
 from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.lifecycle.conflicts import LLMConflictJudge
@@ -150,6 +150,7 @@ def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str],
             gone = set(deleted)
             record_history(conn, user_id, [event for event in history if event.memory_id in gone])
         if deleted:
+            forget_cached_texts()
             engine.index.delete(user_id, deleted)
             engine.archive.remove(user_id, archived)
             engine.memories_removed(user_id, [*deleted, *orphans])
@@ -174,6 +175,8 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, ev
             record_history(conn, user_id, [HistoryEvent(current.id, event, engine.now(), cause,
                                                         {"changes": _changes(current, fields)})])
         engine.archive.remove(user_id, archived)
+        if "content" in fields:
+            forget_cached_texts()
         updated = engine.store.get(current.id, user_id)
         assert updated is not None
         if {"content", "type", "event_time"} & fields.keys():

@@ -356,6 +356,11 @@ _UNIT_ALIASES = (("毫克", "mg"), ("milligrams", "mg"), ("milligram", "mg"), ("
 _normalized = lru_cache(maxsize=20_000)(normalize_text)
 
 
+def clear_text_cache() -> None:
+    """Forget the normalised texts cached for comparisons (a deleted memory's words leave RAM)."""
+    _normalized.cache_clear()
+
+
 def _value_key(value: str | None) -> str:
     text = normalize_text(value or "")
     for alias, unit in _UNIT_ALIASES:

@@ -1,0 +1,28 @@
+"""The write checks cache what they read of stored texts; a delete or a new content empties those
+caches, so nothing of a deleted (or erased) memory stays in process memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ripplemem import RippleMem
+from ripplemem.conflicting import read_statement
+from ripplemem.keyword_index import stem
+
+
+def test_deleting_or_rewriting_a_memory_empties_the_text_caches(tmp_path: Path) -> None:
+    with RippleMem(tmp_path / "db", user_id="ana", embedder="hashing") as mem:
+        secret = mem.add("My phone number is 555 0199")
+        mem.add("My phone number is now 555 0123")  # read beside its stored neighbour, an update
+        mem.recall("phone number", k=2, mode="keyword")  # the BM25 index stems every word
+        assert read_statement.cache_info().currsize > 0 and stem.cache_info().currsize > 0
+        assert mem.delete(secret.id)
+        assert read_statement.cache_info().currsize == 0 and stem.cache_info().currsize == 0
+
+        kept = mem.add("I like green tea in the morning")
+        mem.add("I like green tea in the mornings")
+        assert read_statement.cache_info().currsize > 0
+        mem.update(kept.id, content="I like black coffee in the morning")
+        assert read_statement.cache_info().currsize == 0
+        assert [h.memory.content for h in mem.recall("phone number", k=3, mode="keyword").hits] == \
+            ["My phone number is now 555 0123"]
