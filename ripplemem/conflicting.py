@@ -180,9 +180,9 @@ class _Judging:
         other_statement = read_statement(other.content) if slot is not None else None
         # The other text's reading when both state the same attribute, else None.
         paired = other_statement if other_statement is not None and other_statement.slot == slot else None
-        if (similarity >= s.duplicate_similarity
-                and self.particulars(new.content) == self.particulars(other.content)
-                and self.overlap(new.content, other.content) >= s.duplicate_overlap):
+        alike = (self.particulars(new.content) == self.particulars(other.content)
+                 and self.overlap(new.content, other.content) >= s.duplicate_overlap)
+        if similarity >= s.duplicate_similarity and alike:
             if paired is None:
                 return ConflictVerdict("duplicate", reason=f"similarity {similarity:.2f} >= "
                                        f"{s.duplicate_similarity:g}")
@@ -190,7 +190,14 @@ class _Judging:
                                       similarity=similarity, settings=s)
         if not s.detect_conflicts or similarity < s.conflict_similarity or paired is None:
             return ConflictVerdict("unrelated", reason="no shared attribute read by the rules")
-        return compare_statements(statement, paired, new_time=new.when, existing_time=other.when, settings=s)
+        verdict = compare_statements(statement, paired, new_time=new.when, existing_time=other.when,
+                                     settings=s)
+        if verdict.kind == "duplicate" and not alike:
+            # The attribute is restated, but the rest of the text says something else (a new phone
+            # number beside the same city): merging would drop it.
+            return replace(verdict, kind="unrelated", reason=f"{verdict.reason}, but the texts differ "
+                           "in other words, numbers or dates: both kept")
+        return verdict
 
     def open_question(self, verdict: ConflictVerdict, similarity: float) -> bool:
         """True when the rules leave the pair open and the LLM judge should decide."""

@@ -49,6 +49,20 @@ def test_alike_wording_with_other_numbers_days_or_a_negation_is_kept_apart(memor
     assert len({m.id for m in stored}) == len(texts) and memory_only.stats()["total"] == len(texts)
 
 
+def test_a_restated_attribute_beside_new_facts_is_not_merged_away(memory_only: RippleMem) -> None:
+    # Both texts state the same residence; the new phone number must not vanish into the old memory.
+    old = memory_only.add("My phone number is 555 0123, I live in Porto")
+    new = memory_only.add("My new phone number is 555 0199, I live in Porto now")
+    assert new.id != old.id and new.content.startswith("My new phone number is 555 0199")
+    assert {m.content for m in memory_only.list()} == {old.content, new.content}
+    assert memory_only.get(old.id).mention_count == 1
+    top = memory_only.recall("what is my new phone number?", k=2).hits
+    assert new.id in [hit.memory.id for hit in top]
+    # A plain restatement of the same attribute still merges.
+    again = memory_only.add("I live in Porto.")
+    assert memory_only.add("I live in Porto").id == again.id
+
+
 def test_repeats_inside_one_batch_merge_into_the_first(memory_only: RippleMem) -> None:
     stored = memory_only.add_many(["My sister lives in Toronto", "We adopted a cat",
                                    "my sister lives in Toronto.", "我对花生过敏", "我对花生过敏！"])
