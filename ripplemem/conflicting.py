@@ -32,9 +32,9 @@ import numpy as np
 
 from ripplemem.keyword_index import stem
 from ripplemem.lifecycle._common import normalize_text
+from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.lifecycle.conflicts import (
     ConflictVerdict,
-    LLMConflictJudge,
     Statement,
     clear_text_cache,
     compare_statements,

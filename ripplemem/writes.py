@@ -13,7 +13,7 @@ import numpy as np
 from ripplemem.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine import Engine
 from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
-from ripplemem.lifecycle.conflicts import LLMConflictJudge
+from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.revising import apply_revisions, merge_within_batch
 from ripplemem.stores.graph_tables import (
     EntityRow,

@@ -19,9 +19,9 @@ needs "now" takes it (or a clock), so tests drive time.
 - `resolve_time`, `find_times`: "yesterday", "上周", "三个月前" ... as time ranges.
 """
 
+from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.lifecycle.conflicts import (
     ConflictVerdict,
-    LLMConflictJudge,
     Statement,
     find_duplicate,
     is_duplicate,
