@@ -52,9 +52,10 @@ _EXPORTS = {
     "GraphIssue": "ripplemem.analysis.graph_quality",
     "CheckReport": "ripplemem.reconcile",
     "LLMRequiredError": "ripplemem.chat",
-    "ImageEncoder": "ripplemem.media",
-    "AudioEncoder": "ripplemem.media",
-    "SentenceTransformerImageEncoder": "ripplemem.media",
+    "ImageEncoder": "ripplemem.modality_encoders",
+    "AudioEncoder": "ripplemem.modality_encoders",
+    "SentenceTransformerImageEncoder": "ripplemem.modality_encoders",
+    "ClapAudioEncoder": "ripplemem.modality_encoders",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -86,9 +87,14 @@ if TYPE_CHECKING:
     from ripplemem.ingest import IngestReport
     from ripplemem.knowledge_bases import KnowledgeBase
     from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
-    from ripplemem.media import AudioEncoder, ImageEncoder, SentenceTransformerImageEncoder
     from ripplemem.memory import RippleMem
     from ripplemem.memory_history import Predecessor
+    from ripplemem.modality_encoders import (
+        AudioEncoder,
+        ClapAudioEncoder,
+        ImageEncoder,
+        SentenceTransformerImageEncoder,
+    )
     from ripplemem.onnx_embedder import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.privacy import EraseReport
     from ripplemem.reconcile import CheckReport

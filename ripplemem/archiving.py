@@ -56,6 +56,7 @@ def move_to_cold(engine: Engine, user_id: str, events: dict[str, HistoryEvent]) 
             engine.archive.remove(user_id, where)
             raise
         engine.index.delete(user_id, ids)
+        engine.media.remove(user_id, ids)  # modality vectors stay in SQLite, out of their index
     return ids
 
 
@@ -74,6 +75,7 @@ def wake(engine: Engine, user_id: str, events: dict[str, HistoryEvent]) -> list[
             mark_woken(conn, user_id, vectors)
             record_history(conn, user_id, [events[i] for i in woken])
         engine.index.add(user_id, woken, np.stack([vectors[i] for i in woken]), [metas[i] for i in woken])
+        engine.media.restore(user_id, woken)
         engine.archive.remove(user_id, {i: where[i] for i in woken})
     return woken
 

@@ -18,11 +18,14 @@ from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strength
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
+from ripplemem.modality_index import ModalityIndexes
 from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open, sync_numpy_index
 from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.chroma import ISOLATIONS
 from ripplemem.stores.chroma_server import ChromaServer, store_namespace
 from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
+from ripplemem.stores.neo4j_backend import Neo4jBackend, check_backend_kept
+from ripplemem.stores.neo4j_connection import Neo4jOptions
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
 from ripplemem.types import Memory
@@ -99,13 +102,14 @@ class Engine:
 
     def __init__(self, path: str | None, embedder: str | Embedder | None, vector_index: str,
                  settings: Settings, clock: Clock | None, isolation: str | None = None,
-                 chroma: ChromaServer | None = None) -> None:
+                 chroma: ChromaServer | None = None, neo4j: Neo4jOptions | None = None) -> None:
         if chroma is not None and vector_index == "numpy":
             raise InvalidInputError(f"chroma_url={chroma.url!r} needs vector_index='chroma' (or 'auto'); "
                                     "vector_index='numpy' keeps vectors in this process")
         self.chroma = chroma
         # Connected first: an unreachable server fails the constructor and leaves no new store behind.
         self._chroma_client = None if chroma is None else chroma.connect()
+        self._neo4j = None if neo4j is None else Neo4jBackend(neo4j)
         self.path = None if path is None else _prepare_directory(path)
         self.settings = settings
         self.clock: Clock = clock or utc_now
@@ -133,13 +137,19 @@ class Engine:
         self._graphs: dict[str, ScopeGraph] = {}
         self._working: dict[str, WorkingMemories] = {}
         self._entity_vectors: dict[str, tuple[list[str], np.ndarray | None]] = {}
+        # Image and audio vectors, each modality in its encoder's own space and index.
+        self.media = ModalityIndexes(self)
         # Working items already written to long-term memory (by observe's immediate path).
         self.consolidated_working_ids: set[str] = set()
         self._data_version = self.store.data_version()
         try:
             self._check_embedding_model()
+            self._check_server_kept(vector_index)
+            check_backend_kept(self.store, self._neo4j, vector_index)
+            if self._neo4j is not None:
+                self._open_neo4j(vector_index != "numpy")
         except BaseException:
-            self.store.close()
+            self.close()
             raise
 
     @property
@@ -211,12 +221,11 @@ class Engine:
             with self.write_lock:
                 graph = self._graphs.get(user_id)
                 if graph is None:
-                    graph = ScopeGraph()
                     now = self.now()
-                    for batch in iter_edges(self.store, user_id):
-                        graph.add_edges((e.src, e.dst, edge_strength(e, self.settings.graph, now))
-                                        for e in batch)
-                    graph.compact()
+                    edges = iter_edges(self.store, user_id) if self._neo4j is None \
+                        else self._neo4j.iter_edges(user_id)
+                    graph = ScopeGraph.from_edges((e.src, e.dst, edge_strength(e, self.settings.graph, now))
+                                                  for batch in edges for e in batch)
                     self._graphs[user_id] = graph
         return graph
 
@@ -247,13 +256,15 @@ class Engine:
                 self._working.pop(user_id, None)
 
     def memories_removed(self, user_id: str, node_ids: list[str]) -> None:
-        """Keep the in-memory indexes in step after memories (or entities) left the active set."""
+        """Keep the in-memory and modality indexes in step after memories (or entities) left the
+        active set."""
         index = self._keyword_indexes.get(user_id)
         if index is not None:
             index.remove(node_ids)
         graph = self._graphs.get(user_id)
         if graph is not None:
             graph.remove_nodes(node_ids)
+        self.media.remove(user_id, node_ids)
 
     def _drop_caches_if_changed_elsewhere(self) -> None:
         # Another process (or connection) committed to the store: in-memory indexes may be stale,
@@ -266,6 +277,7 @@ class Engine:
                 self._entity_vectors.clear()
                 self._data_version = version
                 self._numpy_stale = self._index is not None and self._index.name == "numpy"
+                self.media.mark_stale()
 
     def _check_embedding_model(self) -> None:
         recorded = self.store.get_meta("embedding_model")
@@ -281,6 +293,16 @@ class Engine:
                 f"`ripplemem reembed --path {self.path} --embedder NAME`"
             )
 
+    def _check_server_kept(self, vector_index: str) -> None:
+        # A default open of a store whose vectors live on a server would silently build a second,
+        # local index (and, say, erase only from that one): it must name the server or choose.
+        recorded = self.store.get_meta("vector_index") or ""
+        if self.chroma is None and vector_index == "auto" and recorded.startswith("chroma-server"):
+            raise StoreError(
+                f"the store at {self.path!r} keeps its vectors on a Chroma server (last opened at "
+                f"{self.store.get_meta('chroma_url')}); pass chroma_url=... (--chroma-url), or "
+                "vector_index='chroma' to rebuild them into a local index")
+
     def _sync_index(self, index: VectorIndex) -> None:
         # A numpy index lives in RAM, and an index of another kind may have been used last time:
         # either way the index is rebuilt from the vectors SQLite keeps.
@@ -295,7 +317,8 @@ class Engine:
             self.store.set_meta("chroma_url", self.chroma.url)  # named by errors of `ripplemem check`
         if index.name != "numpy":
             # A writer killed between SQLite and the index left a marker: check and repair.
-            self.last_check = reconcile_on_open(self.store, index)
+            self.last_check = reconcile_on_open(
+                self.store, index, extra=lambda report, repair: self.media.check(report, repair, index))
 
     def now(self) -> float:
         """The clock's time as epoch seconds."""
@@ -304,8 +327,22 @@ class Engine:
             value = value.replace(tzinfo=timezone.utc)
         return value.timestamp()
 
+    def _open_neo4j(self, lock_enabled: bool) -> None:
+        # Neo4j serves the vectors and graph: its write lock flushes graph changes as a write ends.
+        assert self._neo4j is not None
+        self.write_lock = self._neo4j.attach(self.store, self.embedder, enabled=lock_enabled)
+        with self.write_lock:
+            self.last_check = self._neo4j.open(self.store)
+            self._index = self._neo4j.index
+
     def close(self) -> None:
-        """Close the index (if it was opened) and the store."""
+        """Close the indexes (those opened) and the store."""
+        if self._neo4j is not None:
+            self._neo4j.close()
         if self._index is not None:
             self._index.close()
+        self.media.close()
+        if self._chroma_client is not None:
+            self._chroma_client.close()
+            self._chroma_client = None
         self.store.close()

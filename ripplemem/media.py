@@ -1,7 +1,7 @@
 """Images and audio as perceptual memories (seed 001: CLIP for images, CLAP for audio). The memory
-keeps a reference to the file; its vector comes from a pluggable encoder that maps the file into the
-store's text embedding space, so a text query recalls it (cross-modal). Without an encoder the
-caption or transcript is what gets embedded.
+keeps a reference to the file. Its caption or transcript (when given) is embedded with the text
+embedder into the text index, as any memory; an encoder embeds the file itself into its own space,
+kept in the modality's own index (ripplemem.modality_index), where cross-modal recall finds it.
 """
 
 from __future__ import annotations
@@ -11,68 +11,18 @@ import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from ripplemem.embeddings import LazyModel
 from ripplemem.engine import Engine
-from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError, RippleMemError
+from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
+from ripplemem.modality_index import check_space
+from ripplemem.stores.modality_vectors import ModalitySpace
 from ripplemem.types import Memory, Scope
-from ripplemem.writes import index_meta, write_batch
-
-
-class ImageEncoder(Protocol):
-    """Embeds an image file into the same space as the store's text embedder."""
-
-    model_id: str
-
-    def embed_image(self, path: Path) -> np.ndarray:
-        """One vector of shape (dimension,) for the image at `path`."""
-        ...
-
-
-class AudioEncoder(Protocol):
-    """Embeds an audio file into the same space as the store's text embedder."""
-
-    model_id: str
-
-    def embed_audio(self, path: Path) -> np.ndarray:
-        """One vector of shape (dimension,) for the audio at `path`."""
-        ...
-
-
-class SentenceTransformerImageEncoder:
-    """CLIP image embeddings through sentence-transformers (e.g. "clip-ViT-B-32"), for a store whose
-    embedder is the same CLIP model's text side: ``RippleMem(embedder=SentenceTransformerEmbedder(
-    "clip-ViT-B-32"))``. Needs Pillow and the model on disk or reachable; nothing is downloaded
-    by RippleMem itself."""
-
-    def __init__(self, model_name_or_path: str = "clip-ViT-B-32") -> None:
-        self.model_id = model_name_or_path
-        self._model = LazyModel(self._load)
-
-    def _load(self) -> Any:
-        from sentence_transformers import SentenceTransformer
-
-        try:
-            return SentenceTransformer(self.model_id)
-        except (OSError, ValueError) as exc:
-            raise InvalidInputError(f"cannot load the image model {self.model_id!r}: {exc}; pass the path "
-                                    "of a local CLIP model or a name the Hugging Face hub can serve") from exc
-
-    def embed_image(self, path: Path) -> np.ndarray:
-        """The normalised CLIP vector of one image."""
-        try:
-            from PIL import Image
-        except ImportError as exc:
-            raise MissingDependencyError("image encoding with CLIP needs Pillow: pip install pillow") from exc
-        with Image.open(path) as image:
-            vector = self._model.get().encode(image.convert("RGB"), normalize_embeddings=True)
-        return np.asarray(vector, dtype=np.float32)
-
+from ripplemem.writes import delete_memories, write_batch
 
 MEDIA = {"image": ("caption", "embed_image"), "audio": ("transcript", "embed_audio")}
 
@@ -89,26 +39,40 @@ def check_media_file(kind: str, path: Any) -> Path:
     return file.resolve()
 
 
-def encode_file(engine: Engine, kind: str, file: Path, encoder: Any) -> np.ndarray:
-    """The encoder's unit vector for a file, checked against the store's embedding dimension."""
+def check_encoder(kind: str, encoder: Any) -> str:
+    """The encoder's model id, after checking it has the method this kind of file needs."""
     method_name = MEDIA[kind][1]
-    method = getattr(encoder, method_name, None)
-    if not callable(method):
+    if not callable(getattr(encoder, method_name, None)):
         raise InvalidTypeError(f"encoder must have an {method_name}(path) method returning a vector, "
                                f"got {type(encoder).__name__}")
+    model_id = getattr(encoder, "model_id", None)
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise InvalidTypeError(f"the {kind} encoder needs a model_id (a non-empty string naming its "
+                               "model): the store records it beside the vectors it makes")
+    return model_id
+
+
+def use_encoder(engine: Engine, kind: str, encoder: Any) -> None:
+    """Register an encoder for a modality on the engine (the handle and those made by its scope()):
+    add_image / add_audio use it by default and recall searches with its text side."""
+    model_id = check_encoder(kind, encoder)
+    check_space(engine.store, kind, model_id)
+    engine.media.encoders[kind] = encoder
+
+
+def encode_file(kind: str, file: Path, encoder: Any) -> tuple[ModalitySpace, np.ndarray]:
+    """The encoder's unit vector for a file, with the space (model id, dimension) it lies in."""
+    model_id = check_encoder(kind, encoder)
     try:
-        vector = np.asarray(method(file), dtype=np.float32).reshape(-1)
+        vector = np.asarray(getattr(encoder, MEDIA[kind][1])(file), dtype=np.float32).reshape(-1)
     except RippleMemError:
         raise
     except (OSError, ValueError) as exc:
         raise InvalidInputError(f"the {kind} encoder could not read {str(file)!r}: {exc}") from exc
-    expected = len(engine.embedder.embed_query(kind))
-    if vector.shape[0] != expected or not np.all(np.isfinite(vector)) or not np.any(vector):
-        raise InvalidInputError(
-            f"the {kind} encoder gave a {vector.shape[0]}-dimensional vector, but this store embeds text "
-            f"with {engine.embedder.model_id!r} ({expected} dimensions, finite, non-zero); cross-modal "
-            "recall needs one space, e.g. the same CLIP model as embedder and image encoder")
-    return vector / float(np.linalg.norm(vector))
+    if not vector.size or not np.all(np.isfinite(vector)) or not np.any(vector):
+        raise InvalidInputError(f"the {kind} encoder {model_id!r} gave no usable vector for {str(file)!r} "
+                                "(empty, all zeros, or not finite)")
+    return ModalitySpace(model_id, int(vector.shape[0])), vector / float(np.linalg.norm(vector))
 
 
 def add_media(engine: Engine, scope: Scope, kind: str, path: Any, text: str | None, encoder: Any, *,
@@ -119,23 +83,31 @@ def add_media(engine: Engine, scope: Scope, kind: str, path: Any, text: str | No
     file = check_media_file(kind, path)
     if text is not None and (not isinstance(text, str) or not text.strip()):
         raise InvalidInputError(f"{text_field} must be a non-empty string or None")
+    encoder = encoder if encoder is not None else engine.media.encoders.get(kind)
     if encoder is None and text is None:
         raise InvalidInputError(
             f"add_{kind} needs a {text_field} (embedded as text) or an encoder=... that embeds "
-            f"{kind}s into the store's text space (e.g. CLIP through sentence-transformers)")
-    vector = None if encoder is None else encode_file(engine, kind, file, encoder)
+            f"{kind}s (e.g. {'CLIP' if kind == 'image' else 'CLAP'}; see mem.use_encoder)")
+    encoded = None if encoder is None else encode_file(kind, file, encoder)
+    if encoded is not None:
+        check_space(engine.store, kind, encoded[0].model_id, encoded[0].dimension)
+    embedded = ([] if text is None else [text_field]) + ([] if encoded is None else [kind])
     described = {"file": str(file), "file_name": file.name,
                  "media_type": mimetypes.guess_type(file.name)[0] or "application/octet-stream",
-                 text_field: text, "embedded": kind if vector is not None else text_field,
-                 "encoder": None if encoder is None else getattr(encoder, "model_id", type(encoder).__name__)}
+                 text_field: text, "embedded": embedded,
+                 "encoder": None if encoded is None else encoded[0].model_id}
     item = {"content": text if text is not None else f"{kind} {file.name}", "type": "perceptual",
             "modality": kind, "importance": importance, "event_time": event_time, "session_id": session_id,
             "metadata": {**(metadata or {}), **described}, "source": str(file)}
     memory = build_memory(item, 0, "perceptual", engine.clock(), scope, engine.settings)
     with engine.write_lock:
         [stored] = write_batch(engine, scope.user_id, [memory], [GraphInput()])
-        if vector is not None:
-            # The row and index were written with the text's vector; the file's vector replaces it.
-            engine.store.set_embeddings([(stored.id, vector)])
-            engine.index.add(scope.user_id, [stored.id], vector[None, :], [index_meta(stored)])
+        if encoded is not None:
+            try:
+                engine.media.add(scope.user_id, stored.id, kind, *encoded)
+            except BaseException:
+                delete_memories(engine, scope.user_id, [stored.id])
+                raise
+    if encoder is not None:
+        use_encoder(engine, kind, encoder)
     return stored

@@ -35,6 +35,7 @@ from ripplemem.memory_lifecycle import LifecycleMethods
 from ripplemem.memory_perceptual import PerceptualMethods
 from ripplemem.memory_privacy import PrivacyMethods
 from ripplemem.memory_working import WorkingMethods
+from ripplemem.modality_recall import with_cross_modal
 from ripplemem.recalling import (
     QueryEmbeddings,
     SearchSpec,
@@ -51,6 +52,7 @@ from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
 from ripplemem.routing import order_by_route, plan_route
 from ripplemem.stores.chroma_server import server_option
+from ripplemem.stores.neo4j_connection import neo4j_options
 from ripplemem.stores.sqlite import MemoryFilter, to_epoch
 from ripplemem.types import Memory, Recall, Scope
 from ripplemem.validation import (
@@ -81,6 +83,8 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
     "filter" keeps one shared collection filtered by user on every call; None: as the store holds.
     ``chroma_url="http://host:8000"`` keeps the vectors on a Chroma server instead (rows stay in
     SQLite at ``path``); ``chroma_headers`` go with every request, e.g. an Authorization token.
+    ``backend="neo4j", uri="neo4j://host:7687", auth=("neo4j", "pw")`` serves vectors and the
+    graph from Neo4j (``database``: the server's default if None); SQLite at ``path`` stays the ledger.
     """
 
     def __init__(
@@ -98,6 +102,10 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         isolation: str | None = None,
         chroma_url: str | None = None,
         chroma_headers: Mapping[str, str] | None = None,
+        backend: str = "embedded",
+        uri: str | None = None,
+        auth: tuple[str, str] | None = None,
+        database: str | None = None,
         _engine: Engine | None = None,
     ) -> None:
         self.scope_info = Scope(
@@ -109,6 +117,8 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
             None if path is None else os.fspath(path), embedder, vector_index,
             settings or Settings(), clock, isolation,
             server_option(chroma_url, chroma_headers),
+            neo4j_options(backend, uri, auth, database, path=path, vector_index=vector_index,
+                          chroma_url=chroma_url),
         )
         self.llm = llm
         self._extractor: LLMExtractor | None = None
@@ -297,8 +307,9 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         window = time_window(query, reference, time_mode)
 
         def search_all(text: str, scoped: SearchSpec) -> Recall:
-            return search_readable(engine, self.user_id, plan.knowledge_bases, text, scoped,
-                                   lambda t, s: search_scope(engine, self.user_id, t, s))
+            found = search_readable(engine, self.user_id, plan.knowledge_bases, text, scoped,
+                                    lambda t, s: search_scope(engine, self.user_id, t, s))
+            return with_cross_modal(engine, self.user_id, text, scoped, found)
 
         def search(text: str, pool: int) -> Recall:
             return search_in_time(search_all, text, replace(spec, k=pool), window, time_mode,

@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import InvalidInputError
-from ripplemem.media import AudioEncoder, ImageEncoder, add_media
+from ripplemem.media import MEDIA, add_media, use_encoder
+from ripplemem.modality_encoders import AudioEncoder, ImageEncoder
 from ripplemem.sensor_recording import (
     check_readings,
     latest_memory,
@@ -42,9 +43,11 @@ class PerceptualMethods:
         """Remember an image: a perceptual memory (modality "image") whose ``metadata["file"]`` is the
         file's absolute path, so a recall hit leads back to it.
 
-        With ``encoder`` (an object with ``embed_image(path)`` into the store's text space, such as
-        ``SentenceTransformerImageEncoder`` with a CLIP store) the image itself is embedded and text
-        queries find it; without one the ``caption`` is embedded. One of the two is required.
+        The ``caption`` is embedded as text, as any memory. An ``encoder`` (``embed_image(path)``,
+        e.g. ``SentenceTransformerImageEncoder`` for CLIP; default: the one given to
+        ``use_encoder``) embeds the image itself into the store's image index, in the encoder's own
+        space; with a text side (``embed_text``) recall finds it from a text query. One of the two
+        is required.
         """
         return add_media(self._engine, self.scope_info, "image", path, caption, encoder,
                          importance=importance, metadata=metadata, event_time=event_time,
@@ -55,11 +58,22 @@ class PerceptualMethods:
                   metadata: Mapping[str, Any] | None = None, event_time: datetime | str | None = None,
                   session_id: str | None = None) -> Memory:
         """Remember an audio file: a perceptual memory (modality "audio") with ``metadata["file"]``;
-        ``encoder.embed_audio(path)`` (e.g. a CLAP model mapped to the text space) embeds the sound,
-        else the ``transcript`` is embedded. One of the two is required."""
+        the ``transcript`` is embedded as text, and ``encoder.embed_audio(path)`` (e.g.
+        ``ClapAudioEncoder``; default: the one given to ``use_encoder``) embeds the sound into the
+        store's audio index. One of the two is required."""
         return add_media(self._engine, self.scope_info, "audio", path, transcript, encoder,
                          importance=importance, metadata=metadata, event_time=event_time,
                          session_id=session_id)
+
+    def use_encoder(self, modality: str, encoder: ImageEncoder | AudioEncoder) -> None:
+        """Use an encoder for "image" or "audio" on this handle and those made by its ``scope()``:
+        add_image / add_audio embed files with it, and recall embeds each query with its text
+        side (``embed_text``) to search that modality's index (cross-modal recall). An encoder
+        other than the one the store's index was built with is an EmbeddingModelMismatchError.
+        Giving ``encoder=`` to add_image / add_audio registers it the same way."""
+        if modality not in MEDIA:
+            raise InvalidInputError(f"modality must be one of {', '.join(MEDIA)}; got {modality!r}")
+        use_encoder(self._engine, modality, encoder)
 
     # -- sensor streams ----------------------------------------------------------------------
     def record(self, metric: str, value: float, *, unit: str | None = None, at: datetime | str | None = None,

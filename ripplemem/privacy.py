@@ -127,6 +127,7 @@ def planned_counts(targets: EraseTargets) -> dict[str, int]:
     """What a request would remove, per layer, as counts (the dry-run preview)."""
     return {"memories": len(targets.memory_ids), "vectors": len(targets.vectors) - len(targets.cold),
             "archive_entries": len(targets.cold), "entities_mentioned": len(targets.entity_ids),
+            "modality_vectors": sum(len(v) for v in targets.modality_vectors.values()),
             "readings": len(targets.reading_ids), "knowledge_bases": len(targets.kb_alone),
             "knowledge_base_grants": len(targets.kb_shared)}
 

@@ -42,6 +42,7 @@ def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
             removed["knowledge_base_grants"] = _drop_grants(conn, user_id, targets.kb_shared)
         if targets.mode == "user":
             engine.index.drop(user_id)
+            engine.media.drop(user_id)
             removed["archive_files"] = _drop_archive_folder(engine, user_id)
         engine.consolidated_working_ids.difference_update(targets.memory_ids)
         engine.drop_user_caches(user_id, working=targets.mode == "user")
@@ -63,6 +64,7 @@ def _counts(engine: Engine, user_id: str, targets: EraseTargets) -> dict[str, in
             "entities": _count(conn, "entities", user_id),
         }
     counts["vectors"] = engine.index.count(user_id)
+    counts["modality_vectors"] = sum(engine.media.counts(user_id).values())
     counts["archive_entries"] = sum(len(engine.archive.read(user_id, s)[0])
                                     for s in engine.archive.segments(user_id))
     return counts

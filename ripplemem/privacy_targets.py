@@ -14,6 +14,7 @@ from ripplemem.engine import Engine
 from ripplemem.errors import MemoryNotFoundError
 from ripplemem.memory_history import version_chain
 from ripplemem.stores import kb_tables
+from ripplemem.stores.modality_vectors import vectors_of
 from ripplemem.stores.sqlite import fts_query, scope_token
 
 MODES = ("memory", "matching", "user")
@@ -38,6 +39,8 @@ class EraseTargets:
     reading_ids: list[int]
     kb_alone: list[str] = field(default_factory=list)
     kb_shared: list[str] = field(default_factory=list)
+    # Images' and sounds' own vectors, per modality (each in its encoder's space).
+    modality_vectors: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
 
 def select_memory(engine: Engine, user_id: str, memory_id: str) -> EraseTargets:
@@ -186,4 +189,4 @@ def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTa
                         contents=list(dict.fromkeys(r[2] for r in rows)),
                         vectors=_all_vectors(engine, user_id, None if whole else memory_ids),
                         cold=cold, entity_ids=[r[0] for r in entities], entity_names=[r[1] for r in entities],
-                        reading_ids=readings)
+                        reading_ids=readings, modality_vectors=vectors_of(engine.store, user_id, memory_ids))

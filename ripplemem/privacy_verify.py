@@ -16,7 +16,7 @@ from ripplemem.stores.sqlite import fts_query, scope_token
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.
 NEAR_DUPLICATE = 0.999
-USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants")
+USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants", "modality_vectors")
 
 
 @dataclass
@@ -84,6 +84,8 @@ def verify_erased(engine: Engine, targets: EraseTargets) -> Verification:
     result.found("keyword_cache", _cache_residues(engine, targets), len(targets.contents))
     result.found("graph_cache", sum(node in engine.graph(user_id) for node in ids), len(ids))
     result.found("vectors", _dense_residues(engine, targets), len(targets.vectors))
+    result.found("modality_vectors", _modality_residues(engine, targets),
+                 sum(len(v) for v in targets.modality_vectors.values()))
     result.found("archive", _archive_residues(engine, targets), len(targets.cold) or len(ids))
     result.found("working_memory", _working_residues(engine, targets), len(targets.contents))
     _scan_files(engine, targets, [n for _, n in gone], result)
@@ -125,6 +127,20 @@ def _dense_residues(engine: Engine, targets: EraseTargets) -> int:
             if memory_id in erased or (similarity >= NEAR_DUPLICATE and engine.store.get(
                     memory_id, targets.user_id) is None):
                 found += 1
+    return found
+
+
+def _modality_residues(engine: Engine, targets: EraseTargets) -> int:
+    """Modality-index entries that are an erased memory: by id among the nearest to each erased
+    image or sound vector, in that modality's own index, or the vector itself (near-duplicate)."""
+    erased = set(targets.memory_ids)
+    found = 0
+    for modality, vectors in targets.modality_vectors.items():
+        for vector in vectors.values():
+            for memory_id, similarity in engine.media.query(modality, targets.user_id, vector, 5):
+                if memory_id in erased or (similarity >= NEAR_DUPLICATE and engine.store.get(
+                        memory_id, targets.user_id) is None):
+                    found += 1
     return found
 
 

@@ -18,6 +18,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -30,6 +31,8 @@ from ripplemem.stores.vectors import VectorIndex
 from ripplemem.text import keyword_tokens
 
 PENDING_DIRNAME = "pending-writes"
+# A further check run by check_store under its guard: (report, repair) -> None.
+ExtraCheck = Callable[["CheckReport", bool], None]
 
 
 class MarkedWriteLock:
@@ -173,8 +176,10 @@ class CheckReport:
         ]
 
 
-def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool) -> CheckReport:
+def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
+                extra: ExtraCheck | None = None) -> CheckReport:
     """Compare SQLite with the vector index, the keyword index and the graph; repair if asked.
+    ``extra(report, repair)`` checks more indexes (the modality indexes) under the same guard.
 
     ``index=None`` (a numpy store, rebuilt from SQLite on every open) checks SQLite alone. With
     Chroma the check holds the index's inter-process lock and reads the index before SQLite, so a
@@ -196,6 +201,8 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool) 
             _check_foreign_collections(index, users, report, repair)
         _check_graph(store, report, repair)
         _check_keywords(store, report, repair)
+        if extra is not None:
+            extra(report, repair)
         if repair and markers:
             _clear_markers(store, _dead_markers(markers))
     report.seconds = time.perf_counter() - started
@@ -323,11 +330,12 @@ def sync_numpy_index(index: VectorIndex, store: SQLiteStore) -> int:
     return report.missing_vectors + report.stray_vectors
 
 
-def reconcile_on_open(store: SQLiteStore, index: VectorIndex) -> CheckReport | None:
+def reconcile_on_open(store: SQLiteStore, index: VectorIndex,
+                      extra: ExtraCheck | None = None) -> CheckReport | None:
     """The open-time hook: a full check and repair only if an interrupted write left a marker."""
     if not pending_markers(store.path):
         return None
-    return check_store(store, index, repair=True)
+    return check_store(store, index, repair=True, extra=extra)
 
 
 def check_path(path: str | os.PathLike[str], *, repair: bool = True,
@@ -347,11 +355,14 @@ def check_path(path: str | os.PathLike[str], *, repair: bool = True,
             report = check_store(store, None, repair=repair)
             report.vector_index = "numpy (rebuilt from SQLite on every open; vectors not compared)"
             return report
+        from ripplemem.modality_index import check_opened, opened_for_check
         from ripplemem.stores.chroma import ChromaIndex
 
         index = ChromaIndex(folder) if kind == "chroma" else _server_index(store, server)
         try:
-            return check_store(store, index, repair=repair)
+            with opened_for_check(store, folder) as modalities:
+                return check_store(store, index, repair=repair,
+                                   extra=lambda report, fix: check_opened(store, modalities, report, fix))
         finally:
             index.close()
     finally:

@@ -1,23 +1,33 @@
-"""Images and audio as perceptual memories: captions or a pluggable encoder embed them, recall hits
-carry the file reference, bad input is refused before anything is stored, users are apart."""
+"""Images and audio as perceptual memories: captions are embedded as text, an encoder embeds the file
+into its own space and index (not the text embedder's 384 dimensions), cross-modal recall finds the
+file from a text query, bad input is refused before anything is stored, users are apart."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from media_encoders import (
     COLOURS,
-    DominantColourImageEncoder,
-    PitchAudioEncoder,
-    WrongSizeEncoder,
+    ClipSizedEncoder,
+    ColourSpaceImageEncoder,
+    PitchSpaceAudioEncoder,
     write_ppm,
     write_tone,
 )
 
-from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
-from ripplemem.embeddings import Embedder
-from ripplemem.media import SentenceTransformerImageEncoder
+from ripplemem import EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem.modality_encoders import ClapAudioEncoder, SentenceTransformerImageEncoder
+
+
+def photo_album(mem: RippleMem, folder: Path) -> dict[str, Path]:
+    """One uncaptioned photo of each named colour, embedded by the colour encoder only."""
+    encoder = ColourSpaceImageEncoder()
+    files = {name: write_ppm(folder / f"IMG_{i:04}.ppm", COLOURS[name]) for i, name in enumerate(COLOURS)}
+    for file in files.values():
+        mem.add_image(file, encoder=encoder)
+    return files
 
 
 def test_a_captioned_image_is_recalled_with_its_file(mem: RippleMem, tmp_path: Path) -> None:
@@ -29,47 +39,65 @@ def test_a_captioned_image_is_recalled_with_its_file(mem: RippleMem, tmp_path: P
 
     hit = mem.recall("the photo of Rex on the beach", 3).hits[0].memory
     assert hit.type == "perceptual" and hit.modality == "image"
-    assert hit.metadata["file"] == str(beach.resolve()) and hit.metadata["embedded"] == "caption"
+    assert hit.metadata["file"] == str(beach.resolve()) and hit.metadata["embedded"] == ["caption"]
     assert hit.metadata["media_type"] == "image/x-portable-pixmap"
     assert hit.content == "Our dog Rex running on the beach at sunset"
 
 
-def test_an_encoder_embeds_the_image_itself(mem: RippleMem, tmp_path: Path, embedder: Embedder) -> None:
-    encoder = DominantColourImageEncoder(embedder)
-    files = {name: write_ppm(tmp_path / f"IMG_{i:04}.ppm", COLOURS[name]) for i, name in enumerate(COLOURS)}
-    for file in files.values():
-        memory = mem.add_image(file, encoder=encoder)
-        assert memory.content == f"image {file.name}" and memory.metadata["encoder"] == "test-dominant-colour"
+def test_an_encoder_of_its_own_space_finds_images_from_text(mem: RippleMem, tmp_path: Path) -> None:
+    files = photo_album(mem, tmp_path)
+    mem.add("The red team won the football match on Sunday.")
+    # The images live in a 6-dimensional index beside the 384-dimensional MiniLM text index.
+    assert mem._engine.media.counts("alice") == {"image": len(COLOURS)}
+    assert mem._engine.store.get_meta("embedding_model") == mem._engine.embedder.model_id
     for colour in ("red", "blue", "green"):
-        top = mem.recall(f"a {colour} picture", 3, mode="dense").hits[0].memory
-        assert top.metadata["file"] == str(files[colour].resolve()), colour
+        hits = mem.recall(f"a {colour} picture", 5).hits
+        # Only the image the query names clears the encoder's floor; rank fusion puts it at the top
+        # or right after the text list's best (the text list wins ties).
+        [matched] = [h for h in hits if "cross_modal" in h.components]
+        assert matched.memory.metadata["file"] == str(files[colour].resolve()), colour
+        assert matched in hits[:2] and matched.memory.metadata["embedded"] == ["image"]
+        assert matched.components["cross_modal"] > 0.9 and "test-colour-space" in matched.why
 
 
-def test_with_caption_and_encoder_the_file_vector_is_used(mem: RippleMem, tmp_path: Path,
-                                                          embedder: Embedder) -> None:
+def test_a_query_outside_the_encoders_space_leaves_recall_as_it_was(mem: RippleMem, tmp_path: Path) -> None:
+    photo_album(mem, tmp_path)
+    mem.add("I booked the train to Florence for Friday.")
+    hits = mem.recall("when is the train to Florence?", 3).hits
+    assert hits[0].memory.content == "I booked the train to Florence for Friday."
+    assert all("rank_fusion" not in h.components and "cross_modal" not in h.components for h in hits)
+
+
+def test_caption_and_image_are_both_embedded(mem: RippleMem, tmp_path: Path) -> None:
     red = write_ppm(tmp_path / "IMG_0100.ppm", COLOURS["red"])
     blue = write_ppm(tmp_path / "IMG_0101.ppm", COLOURS["blue"])
-    encoder = DominantColourImageEncoder(embedder)
-    mem.add_image(red, "holiday snapshot", encoder=encoder)
-    mem.add_image(blue, "holiday snapshot two", encoder=encoder)
-    top = mem.recall("a blue picture", 2, mode="dense").hits[0].memory
-    assert top.metadata["file"] == str(blue.resolve()) and top.metadata["embedded"] == "image"
-    assert top.metadata["caption"] == "holiday snapshot two"
+    encoder = ColourSpaceImageEncoder()
+    mem.add_image(red, "Grandma's birthday cake on the kitchen table", encoder=encoder)
+    mem.add_image(blue, "The view from the hotel balcony in Lisbon", encoder=encoder)
+    by_caption = mem.recall("grandma's birthday", 2, mode="hybrid").hits[0].memory
+    assert by_caption.metadata["file"] == str(red.resolve())
+    assert by_caption.metadata["embedded"] == ["caption", "image"]
+    by_image = mem.recall("the blue one", 2).hits[0]
+    assert by_image.memory.metadata["file"] == str(blue.resolve())
+    assert by_image.memory.metadata["caption"] == "The view from the hotel balcony in Lisbon"
 
 
-def test_audio_by_transcript_and_by_encoder(mem: RippleMem, tmp_path: Path, embedder: Embedder) -> None:
+def test_audio_by_transcript_and_by_its_own_encoder(mem: RippleMem, tmp_path: Path) -> None:
     memo = write_tone(tmp_path / "memo.wav", 440)
     mem.add_audio(memo, "Voice memo: remember to buy oat milk and call the plumber")
     hit = mem.recall("what did my voice memo say about the plumber?", 2).hits[0].memory
     assert hit.modality == "audio" and hit.metadata["file"] == str(memo.resolve())
     assert hit.metadata["transcript"].startswith("Voice memo")
 
-    encoder = PitchAudioEncoder(embedder)
+    mem.use_encoder("audio", PitchSpaceAudioEncoder())
     low, high = write_tone(tmp_path / "rec1.wav", 90), write_tone(tmp_path / "rec2.wav", 3000)
-    mem.add_audio(low, encoder=encoder)
-    mem.add_audio(high, encoder=encoder)
-    top = mem.recall("the high-pitched whistle recording", 3, mode="dense").hits[0].memory
-    assert top.metadata["file"] == str(high.resolve())
+    mem.add_audio(low)
+    mem.add_audio(high)
+    assert mem._engine.media.counts("alice") == {"audio": 2}
+    top = mem.recall("the high-pitched whistle recording", 3).hits[0].memory
+    assert top.metadata["file"] == str(high.resolve()) and top.metadata["encoder"] == "test-pitch-space"
+    top = mem.recall("that deep rumble", 3).hits[0].memory
+    assert top.metadata["file"] == str(low.resolve())
 
 
 def test_bad_media_input_is_refused_and_nothing_is_stored(mem: RippleMem, tmp_path: Path) -> None:
@@ -80,26 +108,73 @@ def test_bad_media_input_is_refused_and_nothing_is_stored(mem: RippleMem, tmp_pa
         mem.add_audio(write_tone(tmp_path / "a.wav", 300))
     with pytest.raises(InvalidInputError, match="no image file at"):
         mem.add_image(tmp_path / "missing.jpg", "a caption")
-    with pytest.raises(InvalidInputError, match=r"512-dimensional vector, but this store .*\(384 dimensions"):
-        mem.add_image(image, "a caption", encoder=WrongSizeEncoder())
     with pytest.raises(InvalidTypeError, match="embed_image"):
-        mem.add_image(image, "a caption", encoder=PitchAudioEncoder)
+        mem.add_image(image, "a caption", encoder=PitchSpaceAudioEncoder())
     with pytest.raises(InvalidInputError, match="could not read"):
-        mem.add_image(write_tone(tmp_path / "not_an_image.ppm", 200), encoder=DominantColourImageEncoder(
-            mem._engine.embedder))
+        mem.add_image(write_tone(tmp_path / "not_an_image.ppm", 200), encoder=ColourSpaceImageEncoder())
     with pytest.raises(InvalidInputError, match="caption must be a non-empty string"):
         mem.add_image(image, "   ")
-    assert mem.list() == []
+
+    class Blank(ColourSpaceImageEncoder):
+        def embed_image(self, path: Path) -> np.ndarray:
+            return np.zeros(6, dtype=np.float32)
+
+    with pytest.raises(InvalidInputError, match="no usable vector"):
+        mem.add_image(image, "a caption", encoder=Blank())
+    with pytest.raises(InvalidTypeError, match="model_id"):
+        mem.add_image(image, "a caption", encoder=ColourSpaceImageEncoder(model_id=""))
+    with pytest.raises(InvalidInputError, match="modality must be one of image, audio"):
+        mem.use_encoder("video", ColourSpaceImageEncoder())
+    assert mem.list() == [] and mem._engine.media.counts("alice") == {}
+
+
+def test_another_encoder_is_refused_and_nothing_stored_is_lost(mem: RippleMem, tmp_path: Path) -> None:
+    files = photo_album(mem, tmp_path)
+    extra = write_ppm(tmp_path / "IMG_0900.ppm", COLOURS["red"])
+    with pytest.raises(EmbeddingModelMismatchError,
+                       match=r"built with encoder 'test-colour-space' \(6 dimensions\).*'test-512' "
+                             r"\(512 dimensions\)"):
+        mem.add_image(extra, "a red car", encoder=ClipSizedEncoder())
+    with pytest.raises(EmbeddingModelMismatchError, match="'test-colour-space'.*'another-colour-model'"):
+        mem.use_encoder("image", ColourSpaceImageEncoder(model_id="another-colour-model"))
+    assert len(mem.list()) == len(COLOURS) and mem._engine.media.counts("alice") == {"image": len(COLOURS)}
+    top = mem.recall("a red picture", 3).hits[0].memory
+    assert top.metadata["file"] == str(files["red"].resolve())
 
 
 def test_images_are_isolated_per_user(mem: RippleMem, tmp_path: Path) -> None:
+    files = photo_album(mem, tmp_path)
     mem.add_image(write_ppm(tmp_path / "IMG_0300.ppm", COLOURS["black"]), "Alice's passport scan")
     bob = mem.scope("bob")
     assert bob.recall("passport scan", 5).hits == [] and bob.list() == []
+    assert bob.recall("a red picture", 5).hits == []
+    red = ColourSpaceImageEncoder().embed_image(files["red"])
+    assert mem._engine.media.query("image", "bob", red / np.linalg.norm(red), 10) == []
+    assert mem._engine.media.counts("bob") == {"image": 0}
 
 
-def test_the_clip_encoder_names_a_model_it_cannot_load(mem: RippleMem, tmp_path: Path) -> None:
+def test_images_are_isolated_in_one_shared_collection_too(tmp_path: Path, embedder: object) -> None:
+    with RippleMem(tmp_path / "shared", user_id="alice", embedder=embedder, vector_index="chroma",  # type: ignore[arg-type]
+                   isolation="filter") as alice:
+        files = photo_album(alice, tmp_path)
+        bob = alice.scope("bob")
+        bob.add_image(write_ppm(tmp_path / "BOB_0001.ppm", COLOURS["red"]), encoder=ColourSpaceImageEncoder())
+        assert alice._engine.media.index("image").isolation == "filter"  # type: ignore[attr-defined]
+        alice_hits = alice.recall("a red picture", 5).hits
+        bob_hits = bob.recall("a red picture", 5).hits
+        assert {h.memory.user_id for h in alice_hits} == {"alice"}
+        assert [h.memory.user_id for h in bob_hits] == ["bob"]
+        assert [h.memory.metadata["file"] for h in alice_hits if "cross_modal" in h.components] == [
+            str(files["red"].resolve())]
+        assert bob_hits[0].memory.metadata["file"].endswith("BOB_0001.ppm")
+        assert "cross_modal" in bob_hits[0].components
+        assert alice._engine.media.counts("bob") == {"image": 1}
+
+
+def test_the_clip_and_clap_encoders_name_a_model_they_cannot_load(mem: RippleMem, tmp_path: Path) -> None:
     image = write_ppm(tmp_path / "IMG_0400.ppm", COLOURS["red"])
-    with pytest.raises(InvalidInputError, match="cannot load the image model '/nonexistent/clip'"):
+    with pytest.raises(InvalidInputError, match="cannot load the image model '/nonexistent/clip' from disk"):
         mem.add_image(image, encoder=SentenceTransformerImageEncoder("/nonexistent/clip"))
+    with pytest.raises(InvalidInputError, match="cannot load the audio model '/nonexistent/clap' from disk"):
+        mem.add_audio(write_tone(tmp_path / "a.wav", 300), encoder=ClapAudioEncoder("/nonexistent/clap"))
     assert mem.list() == []
