@@ -133,13 +133,15 @@ def test_an_in_memory_store_leaves_nothing_on_the_server(
     assert names(server) == before
 
 
-def test_an_embedded_store_moves_to_the_server_and_back(
+def test_an_embedded_store_moves_to_the_server_and_is_not_opened_locally_by_accident(
         tmp_path: Path, chroma_server_url: str, embedder: Embedder) -> None:
     path = tmp_path / "store"
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
         mem.add("The boat is moored at pier seven")
     with open_store(path, chroma_server_url, embedder) as mem:
         assert recalled(mem, "where is the boat") == ["The boat is moored at pier seven"]
+    with pytest.raises(StoreError, match=f"Chroma server.*{chroma_server_url}.*chroma_url"):
+        RippleMem(path, user_id="alice", embedder=embedder)
     with pytest.raises(InvalidInputError, match="chroma_url"):
         RippleMem.check(path)
     # Chosen explicitly, a local index is rebuilt from SQLite.
