@@ -14,9 +14,11 @@ all on the same deterministic texts and queries (benchmarks/speed_texts.py):
 
 Ingest. Each size's texts are embedded once into the embedding cache (``--embed-cache DIR``, chunk
 files, resumable; a temp folder otherwise): the time that takes is the raw embedding throughput
-row. Systems that accept an embedder then ingest with one that replays the cached vectors
-(speed_cache.ReplayEmbedder; texts a system embeds beyond the cached ones, e.g. RippleMem's entity
-names, go to the live model and count as store time): that is "store-only ingest/s", and
+row (a reused cache keeps the rate, and the other-procs load, of the run that built it: build it
+on a quiet machine, or give a new folder). Systems that accept an embedder then ingest with one
+that replays the cached vectors (speed_cache.ReplayEmbedder; texts a system embeds beyond the
+cached ones, e.g. RippleMem's entity names, go to the live model and count as store time): that
+is "store-only ingest/s", and
 "ingest/s incl. embedding" = 1 / (1/embed + 1/store). Up to ``--live-max`` memories RippleMem and
 chroma also run end to end with the live model, checking that formula. mem0 must embed itself
 (its embedder is built from its config), so it runs live, up to ``--mem0-max`` memories.
