@@ -41,7 +41,8 @@ from ripplemem.lifecycle.conflicts import (
     parse_statement,
 )
 from ripplemem.lifecycle.settings import LifecycleSettings
-from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore
+from ripplemem.stores.memory_rows import MemoryFilter
+from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 

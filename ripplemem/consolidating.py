@@ -29,8 +29,8 @@ from ripplemem.lifecycle.consolidation import (
 from ripplemem.lifecycle.working import WorkingItem
 from ripplemem.stores.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
 from ripplemem.stores.history_table import HistoryEvent, record_history
+from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.revision_rows import entity_keys, summarized_ids
-from ripplemem.stores.sqlite import MemoryFilter
 from ripplemem.types import Memory, Scope
 from ripplemem.writes import retype_memories, write_batch
 

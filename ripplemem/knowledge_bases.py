@@ -18,7 +18,7 @@ from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
 from ripplemem.rag.convert import source_key
 from ripplemem.stores import kb_tables
-from ripplemem.stores.sqlite import MemoryFilter, from_epoch
+from ripplemem.stores.memory_rows import MemoryFilter, from_epoch
 from ripplemem.types import Memory
 from ripplemem.validation import check_identifier
 from ripplemem.writes import delete_memories

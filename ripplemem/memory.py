@@ -52,8 +52,8 @@ from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
 from ripplemem.routing import order_by_route, plan_route
 from ripplemem.stores.chroma_server import server_option
+from ripplemem.stores.memory_rows import MemoryFilter, to_epoch
 from ripplemem.stores.neo4j_connection import neo4j_options
-from ripplemem.stores.sqlite import MemoryFilter, to_epoch
 from ripplemem.types import Memory, Recall, Scope
 from ripplemem.validation import (
     check_content,

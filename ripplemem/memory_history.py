@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.stores.history_table import HistoryEvent, read_history
+from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.revision_rows import linked_pairs
-from ripplemem.stores.sqlite import MemoryFilter
 from ripplemem.types import Hit, Memory
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from ripplemem.sensor_recording import (
     to_reading,
 )
 from ripplemem.sensors import MetricStats, Reading, SensorSettings, check_metric
+from ripplemem.stores.memory_rows import to_epoch
 from ripplemem.stores.readings_table import delete_readings, metric_units, reading_stats, select_readings
-from ripplemem.stores.sqlite import to_epoch
 from ripplemem.validation import check_datetime, check_k
 from ripplemem.writes import delete_memories
 

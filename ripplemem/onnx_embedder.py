@@ -21,7 +21,11 @@ from typing import Any
 import numpy as np
 
 from ripplemem.embeddings import (
-    MINILM_HUB_NAME, MINILM_MODEL_ID, LazyModel, as_text_list, minilm_path,
+    MINILM_HUB_NAME,
+    MINILM_MODEL_ID,
+    LazyModel,
+    as_text_list,
+    minilm_path,
 )
 from ripplemem.errors import InvalidInputError, MissingDependencyError
 

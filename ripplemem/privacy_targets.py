@@ -14,8 +14,8 @@ from ripplemem.engine import Engine
 from ripplemem.errors import MemoryNotFoundError
 from ripplemem.memory_history import version_chain
 from ripplemem.stores import kb_tables
+from ripplemem.stores.memory_rows import fts_query, scope_token
 from ripplemem.stores.modality_vectors import vectors_of
-from ripplemem.stores.sqlite import fts_query, scope_token
 
 MODES = ("memory", "matching", "user")
 # A match's entities lead to the other memories mentioning them, unless the entity is a hub

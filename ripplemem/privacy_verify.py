@@ -12,7 +12,7 @@ from ripplemem.engine import Engine
 from ripplemem.keyword_index import query_terms
 from ripplemem.privacy_scrub import text_needles
 from ripplemem.privacy_targets import EraseTargets
-from ripplemem.stores.sqlite import fts_query, scope_token
+from ripplemem.stores.memory_rows import fts_query, scope_token
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.
 NEAR_DUPLICATE = 0.999

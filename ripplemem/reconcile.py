@@ -26,7 +26,8 @@ import numpy as np
 
 from ripplemem.stores.chroma_server import ChromaServer, store_namespace
 from ripplemem.stores.graph_tables import delete_orphan_entities
-from ripplemem.stores.sqlite import SQLiteStore, index_metadata, scope_token
+from ripplemem.stores.memory_rows import index_metadata, scope_token
+from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import VectorIndex
 from ripplemem.text import keyword_tokens
 

@@ -15,7 +15,8 @@ from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder
 from ripplemem.keyword_index import KeywordIndex, query_terms
 from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
-from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore, row_to_memory
+from ripplemem.stores.memory_rows import MemoryFilter, row_to_memory
+from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
 

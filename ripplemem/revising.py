@@ -16,8 +16,8 @@ from typing import Any
 from ripplemem.conflicting import Link, WritePlan
 from ripplemem.stores.graph_tables import EdgeRow, insert_edges
 from ripplemem.stores.history_table import HistoryEvent, record_history
+from ripplemem.stores.memory_rows import to_epoch
 from ripplemem.stores.revision_rows import MergeUpdate, merge_rows, set_beliefs, supersede_rows
-from ripplemem.stores.sqlite import to_epoch
 from ripplemem.types import Memory
 
 

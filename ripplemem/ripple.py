@@ -18,7 +18,8 @@ from ripplemem.keyword_index import KeywordIndex
 from ripplemem.retrieval import CandidatePool, fuse_scores, gather_pool, score_pool
 from ripplemem.ripple_explain import explain_hits
 from ripplemem.stores.graph_tables import entity_id, is_entity
-from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore
+from ripplemem.stores.memory_rows import MemoryFilter
+from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import VectorIndex
 from ripplemem.types import Recall
 

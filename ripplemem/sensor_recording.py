@@ -27,6 +27,7 @@ from ripplemem.sensors import (
     local_time,
     metric_label,
 )
+from ripplemem.stores.memory_rows import MemoryFilter, to_epoch
 from ripplemem.stores.readings_table import (
     ReadingRow,
     insert_readings,
@@ -35,7 +36,6 @@ from ripplemem.stores.readings_table import (
     select_readings,
     set_memory,
 )
-from ripplemem.stores.sqlite import MemoryFilter, to_epoch
 from ripplemem.types import Memory, Scope
 from ripplemem.validation import check_datetime
 from ripplemem.writes import update_memory, write_batch

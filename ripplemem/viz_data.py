@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import InvalidInputError
 from ripplemem.stores.graph_tables import EdgeRow, get_entities, is_entity, iter_edges
-from ripplemem.stores.sqlite import MemoryFilter
+from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.types import Memory, Recall, SubgraphEdge
 from ripplemem.validation import check_k
 

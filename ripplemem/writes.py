@@ -26,7 +26,7 @@ from ripplemem.stores.graph_tables import (
 )
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.lifecycle_rows import archive_locations
-from ripplemem.stores.sqlite import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
+from ripplemem.stores.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
 from ripplemem.types import Memory, Recall
 
 

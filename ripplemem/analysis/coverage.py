@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ripplemem.stores.sqlite import MemoryFilter, SQLiteStore
+from ripplemem.stores.memory_rows import MemoryFilter
+from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.types import Memory
 
 # ours: MiniLM cosine between a question or note and a chunk of the section it is about is

@@ -19,8 +19,8 @@ owner agrees with any). Then:
 
 Duplicates also come from text: the same normalised text, or an embedding similarity >= 0.9
 given by the caller, unless the slot reading shows different values ("dose 5 mg" and "dose
-10 mg" embed alike but are an update). `LLMConflictJudge` (conflict_judge.py) asks a chat model the same question
-and falls back to these rules when the reply is unusable.
+10 mg" embed alike but are an update). `LLMConflictJudge` (conflict_judge.py) asks a chat model the
+same question and falls back to these rules when the reply is unusable.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ripplemem.stores.sqlite import SQLiteStore, from_epoch
+from ripplemem.stores.memory_rows import from_epoch
+from ripplemem.stores.sqlite import SQLiteStore
 
 
 @dataclass(frozen=True)

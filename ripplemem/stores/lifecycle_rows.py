@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.stores.sqlite import SQLiteStore, index_metadata
+from ripplemem.stores.memory_rows import index_metadata
+from ripplemem.stores.sqlite import SQLiteStore
 
 PREVIEW_CHARS = 60
 

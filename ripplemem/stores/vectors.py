@@ -82,7 +82,7 @@ class _UserMatrix:
             when[: self.size] = self.when[: self.size]
             self.when = when
         self.matrix[self.size:need] = vectors
-        for offset, (memory_id, meta) in enumerate(zip(ids, metadatas)):
+        for offset, (memory_id, meta) in enumerate(zip(ids, metadatas, strict=True)):
             self.position[memory_id] = self.size + offset
             self.ids.append(memory_id)
             self.agent.append(meta.get("agent_id", ""))
@@ -183,7 +183,7 @@ class NumpyIndex:
             top = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < users.size \
                 else np.tile(np.arange(users.size), (len(scores), 1))
             found = []
-            for row, columns in zip(scores, top):
+            for row, columns in zip(scores, top, strict=True):
                 columns = columns[np.argsort(-row[columns])]
                 found.append([(users.ids[i], float(row[i])) for i in columns])
             return found

@@ -1,0 +1,115 @@
+"""Rows of the memories table as Python values: the scoped filter every query carries, time and
+JSON conversions, the FTS query and the metadata a vector index keeps beside each vector."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ripplemem.text import keyword_tokens
+from ripplemem.types import Memory
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Which memories a query may see; user_id is mandatory, the rest narrows."""
+
+    user_id: str
+    agent_id: str | None = None
+    session_id: str | None = None
+    types: tuple[str, ...] | None = None
+    since: float | None = None
+    until: float | None = None
+    min_importance: float | None = None
+    metadata: tuple[tuple[str, Any], ...] = ()
+    status: str = "active"
+
+    def where(self, alias: str = "m", *, by_id: bool = False) -> tuple[str, list[Any]]:
+        """A SQL condition and its parameters; values are always bound, never interpolated.
+
+        by_id=True is for queries that already name their rows (``id IN (...)``): the unary ``+``
+        keeps SQLite from scanning every row of the user through a (user_id, ...) index instead
+        of looking the ids up in the unique index (50 ms instead of 0.2 ms at 10k memories).
+        """
+        plus = "+" if by_id else ""
+        clauses = [f"{plus}{alias}.user_id = ?", f"{alias}.status = ?"]
+        params: list[Any] = [self.user_id, self.status]
+        if self.agent_id is not None:
+            clauses.append(f"{alias}.agent_id = ?")
+            params.append(self.agent_id)
+        if self.session_id is not None:
+            clauses.append(f"{alias}.session_id = ?")
+            params.append(self.session_id)
+        if self.types:
+            clauses.append(f"{alias}.type IN ({','.join('?' * len(self.types))})")
+            params.extend(self.types)
+        if self.since is not None:
+            clauses.append(f"COALESCE({alias}.event_time, {alias}.created_at) >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"COALESCE({alias}.event_time, {alias}.created_at) < ?")
+            params.append(self.until)
+        if self.min_importance is not None:
+            clauses.append(f"{alias}.importance >= ?")
+            params.append(self.min_importance)
+        for key, value in self.metadata:
+            clauses.append(f"json_extract({alias}.metadata, ?) = json_extract(?, '$')")
+            params.extend([json_path(key), json.dumps(value)])
+        return " AND ".join(clauses), params
+
+
+def json_path(key: str) -> str:
+    """A JSON path for one top-level metadata key, quoted so any key is safe."""
+    return '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def scope_token(user_id: str) -> str:
+    """The opaque FTS token that marks a user's rows (a hash: user ids are never tokenised)."""
+    return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
+
+
+def to_epoch(value: datetime | None) -> float | None:
+    """Seconds since the epoch; naive datetimes are read as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    """A timezone-aware UTC datetime, or None."""
+    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def row_to_memory(row: sqlite3.Row) -> Memory:
+    """A Memory from a row of the memories table."""
+    return Memory(
+        id=row["id"], user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
+        type=row["type"], content=row["content"], modality=row["modality"],
+        importance=row["importance"], created_at=from_epoch(row["created_at"]),
+        event_time=from_epoch(row["event_time"]), last_accessed=from_epoch(row["last_accessed"]),
+        access_count=row["access_count"], mention_count=row["mention_count"], tier=row["tier"],
+        status=row["status"], valid_from=from_epoch(row["valid_from"]),
+        valid_to=from_epoch(row["valid_to"]), source=row["source"],
+        metadata=json.loads(row["metadata"]),
+    )
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 OR-query of the text's keyword tokens (stopwords dropped), or None if none."""
+    tokens = dict.fromkeys(keyword_tokens(text, drop_stopwords=True))
+    if not tokens:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+def index_metadata(user_id: str, agent_id: str | None, session_id: str | None, memory_type: str,
+                   when: float | None) -> dict[str, Any]:
+    """What a vector index keeps beside each vector so it can filter without SQLite."""
+    return {"user_id": user_id, "agent_id": agent_id or "", "session_id": session_id or "",
+            "type": memory_type, "when": float(when or 0.0)}
