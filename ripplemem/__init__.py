@@ -40,6 +40,7 @@ _EXPORTS = {
     "EraseReport": "ripplemem.privacy",
     "KnowledgeBaseAccessError": "ripplemem.errors",
     "IngestReport": "ripplemem.ingest",
+    "ImportReport": "ripplemem.bulk_import",
     "KnowledgeBase": "ripplemem.knowledge_bases",
     "LifecycleReport": "ripplemem.lifecycle_report",
     "MaintenanceReport": "ripplemem.lifecycle_report",
@@ -62,6 +63,7 @@ __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
+    from ripplemem.bulk_import import ImportReport
     from ripplemem.chat import LLMRequiredError
     from ripplemem.config import ScoreProfile, Settings
     from ripplemem.consolidating import ConsolidationReport

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ripplemem import cli_format as fmt
-from ripplemem.bulk_import import FORMATS, import_file
+from ripplemem.bulk_import import FORMATS
 from ripplemem.errors import InvalidInputError
 
 
@@ -20,7 +20,7 @@ def cmd_import(args: argparse.Namespace) -> None:
         raise InvalidInputError(f"batch-size must be a positive integer, got {args.batch_size}")
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"
     with RippleMem(args.path, user_id=args.user, embedder=embedder, chroma_url=args.chroma_url) as mem:
-        report = import_file(mem, args.file, format=args.format, batch_size=args.batch_size,
+        report = mem.import_file(args.file, format=args.format, batch_size=args.batch_size,
                              progress=not args.json and sys.stderr.isatty())
     print(fmt.to_json(report.as_dict()) if args.json else report.summary())
 

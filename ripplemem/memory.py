@@ -69,6 +69,7 @@ from ripplemem.validation import (
 from ripplemem.writes import delete_memories, update_memory, write_batch
 
 if TYPE_CHECKING:
+    from ripplemem.bulk_import import ImportReport
     from ripplemem.extraction_llm import LLMExtractor
 
 
@@ -202,6 +203,14 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
             stored.extend(write_batch(self._engine, self.user_id, batch, batch_inputs, llm=self.llm))
             report(min(start + batch_size, len(memories)))
         return stored
+
+    def import_file(self, file: str | os.PathLike[str], *, format: str = "auto", batch_size: int = 1024,
+                    progress: bool | ProgressCallback = False) -> ImportReport:
+        """Import a JSONL or text file, one memory a line, a batch per commit; run it again after an
+        interruption and it resumes after the last committed batch (see docs/scale.md)."""
+        from ripplemem.bulk_import import import_file
+
+        return import_file(self, file, format=format, batch_size=batch_size, progress=progress)
 
     def _extract_into(self, memories: list[Memory], inputs: list[GraphInput]) -> None:
         assert self._extractor is not None

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.bulk_import import import_file
 from ripplemem.cli import main
 from ripplemem.errors import InvalidInputError
 from ripplemem.stores.sqlite import DB_FILENAME
@@ -88,14 +87,14 @@ def test_a_bad_line_is_named_and_nothing_is_written(tmp_path: Path) -> None:
                       '{"content": "oops", "colour": "red"}\n"never stored"\n', encoding="utf-8")
     with RippleMem(tmp_path / "db", user_id="ivy", embedder="hashing") as mem:
         with pytest.raises(InvalidInputError, match=r"line 3 has unknown fields \['colour'\]"):
-            import_file(mem, source)
+            mem.import_file(source)
         assert mem.stats()["total"] == 0
         source.write_text('"fine"\n[1, 2]\n', encoding="utf-8")
         with pytest.raises(InvalidInputError, match="line 2: expected a JSON string or an object"):
-            import_file(mem, source)
+            mem.import_file(source)
         source.write_text('"fine"\n{"content": "half\n', encoding="utf-8")
         with pytest.raises(InvalidInputError, match="line 2: not valid JSON"):
-            import_file(mem, source)
+            mem.import_file(source)
         assert mem.stats()["total"] == 0
 
 
@@ -109,14 +108,14 @@ def test_fields_of_json_lines_are_kept_and_text_files_take_each_line(tmp_path: P
     text.write_text("Bought a blue kettle\n\n  Fixed the porch light  \n", encoding="utf-8")
     seen: list[tuple[int, int]] = []
     with RippleMem(tmp_path / "db", user_id="noor", embedder="hashing") as mem:
-        report = import_file(mem, jsonl, progress=lambda done, total: seen.append((done, total)))
+        report = mem.import_file(jsonl, progress=lambda done, total: seen.append((done, total)))
         assert (report.format, report.lines, report.stored) == ("jsonl", 2, 2)
         assert seen[-1] == (2, 2)
         fact = mem.list(type="semantic")[0]
         assert fact.content == "Noor is allergic to peanuts"
         assert fact.metadata == {"source": "intake form"}
         assert fact.event_time is not None and fact.event_time.year == 2024
-        assert import_file(mem, text).format == "text"
+        assert mem.import_file(text).format == "text"
         contents = {m.content for m in mem.list(limit=10)}
         assert {"Bought a blue kettle", "Fixed the porch light"} <= contents and len(contents) == 4
 
@@ -126,13 +125,13 @@ def test_a_finished_import_is_not_repeated_and_a_grown_file_adds_only_its_new_li
     source = tmp_path / "log.txt"
     source.write_text("\n".join(texts[:20]) + "\n", encoding="utf-8")
     with RippleMem(tmp_path / "db", user_id="ivy", embedder="hashing") as mem:
-        first = import_file(mem, source, batch_size=7)
+        first = mem.import_file(source, batch_size=7)
         assert (first.stored, first.batches) == (20, 3)
-        again = import_file(mem, source)
+        again = mem.import_file(source)
         assert (again.stored, again.skipped) == (0, 20)
         assert "already imported" in again.summary()
         source.write_text("\n".join(texts) + "\n", encoding="utf-8")
-        grown = import_file(mem, source)
+        grown = mem.import_file(source)
         # A changed file is a new import: its old lines repeat stored memories and merge into them.
         assert (grown.stored, grown.merged) == (10, 20)
         assert Counter(stored_contents(tmp_path / "db", "ivy")) == Counter(texts)

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.bulk_import import import_file
 
 N = 100_000
 PEOPLE = ["Asha", "Bruno", "Chen", "Dara", "Emil", "Fatima", "Goran", "Hana", "Ivo", "Jun"]
@@ -38,7 +37,7 @@ def test_a_hundred_thousand_memories_recall_reopen_and_count(tmp_path: Path) -> 
     path = tmp_path / "db"
     wanted = 73_512
     with RippleMem(path, user_id="scale", embedder=EMBEDDER) as mem:
-        report = import_file(mem, source)
+        report = mem.import_file(source)
         assert (report.lines, report.stored, report.merged) == (N, N, 0)
         for mode in ("hybrid", "ripple"):
             question = f"What did {PEOPLE[wanted % 10]} talk about on ticket {wanted}?"
