@@ -8,6 +8,7 @@ keeps an `error` instead of raising. Optional: langchain-core is imported only w
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _THINKING = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.DOTALL | re.IGNORECASE)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
@@ -88,6 +90,24 @@ def answer_language_rule(text: str, what: str = "the query") -> str:
 def strip_thinking(reply: str) -> str:
     """The reply without <think>...</think> reasoning blocks (an unclosed one runs to the end)."""
     return _THINKING.sub("", reply).strip()
+
+
+def first_json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in a model's reply (trailing commas forgiven); ValueError if none."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("the reply contains no JSON object")
+    decoder = json.JSONDecoder()
+    try:
+        data, _ = decoder.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        try:
+            data, _ = decoder.raw_decode(_TRAILING_COMMA.sub(r"\1", text[start:]))
+        except json.JSONDecodeError:
+            raise ValueError(f"invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got a JSON {type(data).__name__}")
+    return data
 
 
 def normalise_for_compare(text: str) -> str:

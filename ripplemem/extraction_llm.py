@@ -7,13 +7,13 @@ fails, the result is empty with `error` set and a warning is logged. It never ra
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.chat import first_json_object
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError, RippleMemError
 from ripplemem.extraction import ExtractedEntity, canonical_name
 from ripplemem.relations import Relation, make_relation
@@ -48,7 +48,6 @@ RETRY_PROMPT = ("That reply was not usable: {error}. "
 
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
 @dataclass(frozen=True)
@@ -224,22 +223,7 @@ class _Run:
 def _json_object(reply: str) -> dict[str, Any]:
     text = _THINKING.sub("", reply)
     fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1)
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("the reply contains no JSON object")
-    decoder = json.JSONDecoder()
-    try:
-        data, _ = decoder.raw_decode(text, start)
-    except json.JSONDecodeError as exc:
-        try:
-            data, _ = decoder.raw_decode(_TRAILING_COMMA.sub(r"\1", text[start:]))
-        except json.JSONDecodeError:
-            raise ValueError(f"invalid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got a JSON {type(data).__name__}")
-    return data
+    return first_json_object(fenced.group(1) if fenced else text)
 
 
 def _entity_fields(item: Any) -> tuple[Any, Any]:

@@ -11,7 +11,6 @@ or no memories settle it, and a sparse memory (few memories) is topped up from t
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from ripplemem.chat import (
     arun_tasks,
     check_count,
     check_text,
+    first_json_object,
     require_llm,
     run_tasks,
     strip_thinking,
@@ -395,16 +395,7 @@ class LLMRouter:
 
 def parse_llm_class(reply: str) -> QueryClass:
     """A QueryClass from the model's JSON reply; raises ValueError when it is unusable."""
-    text = strip_thinking(reply)
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("the reply contains no JSON object")
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object")
+    data = first_json_object(strip_thinking(reply))
     if not any(key in data for key in (*_FLAGS, "route")):
         raise ValueError("the object has none of the keys personal, temporal, named_entity, factual, route")
     flags = {key: _flag(data.get(key), key) for key in _FLAGS}

@@ -3,13 +3,12 @@ the rules' verdict as the fallback for an unusable reply."""
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.chat import first_json_object
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle._common import aware, check_chat_model, normalize_text, reply_text, unfence
 from ripplemem.lifecycle.conflicts import VERDICTS, ConflictVerdict, judge_conflict, time_order
@@ -126,7 +125,7 @@ class LLMConflictJudge:
         text = reply_text(reply)
         if not text:
             raise ValueError("the reply is empty or not text")
-        data = _json_object(unfence(text))
+        data = first_json_object(unfence(text))
         verdict = str(data.get("verdict", "")).strip().lower()
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {data.get('verdict')!r}")
@@ -159,19 +158,3 @@ def _optional_str(value: Any) -> str | None:
         raise ValueError(f"expected a string or null, got {type(value).__name__}")
     value = value.strip()
     return None if value.lower() in ("", "null", "none") else value
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("the reply contains no JSON object")
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError as exc:
-        try:
-            data, _ = json.JSONDecoder().raw_decode(re.sub(r",\s*([}\]])", r"\1", text[start:]))
-        except json.JSONDecodeError:
-            raise ValueError(f"invalid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got a JSON {type(data).__name__}")
-    return data
