@@ -67,6 +67,7 @@ _ATTRIBUTE_HINT = re.compile(
     r"|航班|搬|定居|生活|上班|任职|喜欢|爱|讨厌|恨|受不了",
     re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|nothing|without)\b|n't\b|不|没|别|未", re.IGNORECASE)
+_UNRELATED = ConflictVerdict("unrelated", reason="no shared attribute read by the rules")
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,11 @@ class _Judging:
         union = words[0] | words[1]
         return len(words[0] & words[1]) / len(union) if union else 1.0
 
+    def alike(self, a: str, b: str) -> bool:
+        """Same numbers, date words and negation, and enough shared keyword stems."""
+        return (self.particulars(a) == self.particulars(b)
+                and self.overlap(a, b) >= self.settings.duplicate_overlap)
+
     def rules(self, new: Memory, other: Memory, similarity: float) -> ConflictVerdict:
         s = self.settings
         if self.key(new.content) == self.key(other.content):
@@ -178,22 +184,26 @@ class _Judging:
                                    "are set aside")
         statement = read_statement(new.content)
         slot = statement.slot
+        near = similarity >= s.duplicate_similarity
+        may_conflict = s.detect_conflicts and similarity >= s.conflict_similarity and slot is not None
+        if not near and not may_conflict:
+            # Most pairs of a write end here, before the other text is read or compared.
+            return _UNRELATED
         other_statement = read_statement(other.content) if slot is not None else None
         # The other text's reading when both state the same attribute, else None.
         paired = other_statement if other_statement is not None and other_statement.slot == slot else None
-        alike = (self.particulars(new.content) == self.particulars(other.content)
-                 and self.overlap(new.content, other.content) >= s.duplicate_overlap)
-        if similarity >= s.duplicate_similarity and alike:
+        alike = near and self.alike(new.content, other.content)
+        if alike:
             if paired is None:
                 return ConflictVerdict("duplicate", reason=f"similarity {similarity:.2f} >= "
                                        f"{s.duplicate_similarity:g}")
             return compare_statements(statement, paired, new_time=new.when, existing_time=other.when,
                                       similarity=similarity, settings=s)
-        if not s.detect_conflicts or similarity < s.conflict_similarity or paired is None:
-            return ConflictVerdict("unrelated", reason="no shared attribute read by the rules")
+        if not may_conflict or paired is None:
+            return _UNRELATED
         verdict = compare_statements(statement, paired, new_time=new.when, existing_time=other.when,
                                      settings=s)
-        if verdict.kind == "duplicate" and not alike:
+        if verdict.kind == "duplicate" and not self.alike(new.content, other.content):
             # The attribute is restated, but the rest of the text says something else (a new phone
             # number beside the same city): merging would drop it.
             return replace(verdict, kind="unrelated", reason=f"{verdict.reason}, but the texts differ "
