@@ -174,7 +174,7 @@ class KeywordIndex:
         if matched.size > limit:
             matched = matched[np.argpartition(-scores[matched], limit - 1)[:limit]]
         best = matched[np.argsort(-scores[matched], kind="stable")]
-        return [(self._ids[i], float(scores[i])) for i in best]
+        return [(self._ids[i], score) for i, score in zip(best.tolist(), scores[best].tolist(), strict=True)]
 
     def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         term_id = self._terms.get(term)
