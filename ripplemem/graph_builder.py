@@ -143,13 +143,14 @@ def _similar_edges(batch: _Batch, memories: Sequence[Memory], vectors: np.ndarra
                    neighbours: Sequence[Sequence[tuple[str, float]]], settings: GraphSettings) -> None:
     if settings.similar_k <= 0:
         return
-    within = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
+    vectors = np.asarray(vectors, dtype=np.float32)
+    within = vectors @ vectors.T
+    # Each item is compared with the batch's earlier items only: one sort for the whole batch.
+    within[np.triu_indices(len(memories))] = -np.inf
+    nearest = np.argsort(-within, axis=1, kind="stable")[:, : settings.similar_k]
     for i, memory in enumerate(memories):
         candidates = [(other, cos) for other, cos in neighbours[i] if other != memory.id]
-        if i:
-            earlier = within[i, :i]
-            for j in np.argsort(-earlier)[: settings.similar_k]:
-                candidates.append((memories[j].id, float(earlier[j])))
+        candidates += [(memories[j].id, float(within[i, j])) for j in nearest[i] if j < i]
         candidates = [c for c in candidates if c[1] >= settings.similar_threshold]
         candidates.sort(key=lambda c: -c[1])
         for other, cos in candidates[: settings.similar_k]:

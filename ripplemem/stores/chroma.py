@@ -259,14 +259,22 @@ class ChromaIndex:
         where = _where(None, self._scope(user_id))
 
         def nearest(collection: Any) -> list[list[tuple[str, float]]]:
-            total = self._count(collection, user_id)
-            if total == 0:
-                return nothing
+            # No count() first (at 100k vectors, or per user under filter isolation, it costs more
+            # than the queries): Chroma >= 1.0 returns fewer rows when k exceeds what it holds.
+            n_results = k
             found: list[list[tuple[str, float]]] = []
             for start in range(0, len(vectors), 256):
                 batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
-                result = collection.query(query_embeddings=batch, n_results=min(k, total), where=where,
-                                          include=["distances"])
+                try:
+                    result = collection.query(query_embeddings=batch, n_results=n_results, where=where,
+                                              include=["distances"])
+                except Exception:
+                    # An older server may refuse n_results > count: ask for at most what it holds.
+                    n_results = min(k, self._count(collection, user_id))
+                    if n_results == 0:
+                        return nothing
+                    result = collection.query(query_embeddings=batch, n_results=n_results, where=where,
+                                              include=["distances"])
                 found.extend([(memory_id, 1.0 - float(distance))
                               for memory_id, distance in zip(ids, distances, strict=True)]
                              for ids, distances in zip(result["ids"], result["distances"], strict=True))
