@@ -144,10 +144,11 @@ def _similar_edges(batch: _Batch, memories: Sequence[Memory], vectors: np.ndarra
     if settings.similar_k <= 0:
         return
     vectors = np.asarray(vectors, dtype=np.float32)
-    within = vectors @ vectors.T
-    # Each item is compared with the batch's earlier items only: one sort for the whole batch.
-    within[np.triu_indices(len(memories))] = -np.inf
-    nearest = np.argsort(-within, axis=1, kind="stable")[:, : settings.similar_k]
+    n, k = len(memories), settings.similar_k
+    # Each item is compared with the batch's earlier items only (the strict lower triangle); one
+    # partition for the whole batch finds each row's k nearest (the candidates are sorted below).
+    within = np.where(np.tri(n, k=-1, dtype=bool), vectors @ vectors.T, -np.inf)
+    nearest = np.argpartition(-within, k - 1, axis=1)[:, :k] if n > k else np.tile(np.arange(n), (n, 1))
     for i, memory in enumerate(memories):
         candidates = [(other, cos) for other, cos in neighbours[i] if other != memory.id]
         candidates += [(memories[j].id, float(within[i, j])) for j in nearest[i] if j < i]
