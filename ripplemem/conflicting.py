@@ -124,13 +124,21 @@ def read_statement(text: str) -> Statement:
 
 def forget_cached_texts() -> None:
     """Empty every cache of memory texts the write checks keep (statement readings, normalised
-    texts, word stems): called after deletes and content updates, so nothing of an erased
-    memory stays in process memory."""
-    read_statement.cache_clear()
+    texts, particulars, word stems): called after deletes and content updates, so nothing of an
+    erased memory stays in process memory."""
+    for cache in (read_statement, text_key, particulars, keyword_stems):
+        cache.cache_clear()
     clear_text_cache()
     stem.cache_clear()
 
 
+@lru_cache(maxsize=50_000)
+def text_key(text: str) -> str:
+    """The normalised text two phrasings of one statement share, cached across batches."""
+    return normalize_text(text)
+
+
+@lru_cache(maxsize=50_000)
 def particulars(text: str) -> tuple[frozenset[str], bool]:
     """The numbers and date or time words of a text, and whether it negates: what similar wording hides."""
     lowered = text.lower()
@@ -138,48 +146,33 @@ def particulars(text: str) -> tuple[frozenset[str], bool]:
     return marks, bool(_NEGATION.search(lowered))
 
 
+@lru_cache(maxsize=50_000)
+def keyword_stems(text: str) -> frozenset[str]:
+    """A text's keyword stems (character bigrams for Chinese), cached across batches."""
+    return frozenset(stem(t) for t in keyword_tokens(text, drop_stopwords=True))
+
+
 class _Judging:
-    """Verdicts for the pairs of one batch; each text's key, stems and particulars are computed once."""
+    """Verdicts for the pairs of one batch."""
 
     def __init__(self, settings: LifecycleSettings, judge: LLMConflictJudge | None) -> None:
         self.settings = settings
         self.judge = judge
-        self._keys: dict[str, str] = {}
-        self._words: dict[str, frozenset[str]] = {}
-        self._particulars: dict[str, tuple[frozenset[str], bool]] = {}
-
-    def key(self, text: str) -> str:
-        found = self._keys.get(text)
-        if found is None:
-            found = self._keys[text] = normalize_text(text)
-        return found
-
-    def particulars(self, text: str) -> tuple[frozenset[str], bool]:
-        found = self._particulars.get(text)
-        if found is None:
-            found = self._particulars[text] = particulars(text)
-        return found
 
     def overlap(self, a: str, b: str) -> float:
         """Jaccard overlap of two texts' keyword stems (character bigrams for Chinese)."""
-        words = []
-        for text in (a, b):
-            found = self._words.get(text)
-            if found is None:
-                found = frozenset(stem(t) for t in keyword_tokens(text, drop_stopwords=True))
-                self._words[text] = found
-            words.append(found)
-        union = words[0] | words[1]
-        return len(words[0] & words[1]) / len(union) if union else 1.0
+        words_a, words_b = keyword_stems(a), keyword_stems(b)
+        union = words_a | words_b
+        return len(words_a & words_b) / len(union) if union else 1.0
 
     def alike(self, a: str, b: str) -> bool:
         """Same numbers, date words and negation, and enough shared keyword stems."""
-        return (self.particulars(a) == self.particulars(b)
+        return (particulars(a) == particulars(b)
                 and self.overlap(a, b) >= self.settings.duplicate_overlap)
 
     def rules(self, new: Memory, other: Memory, similarity: float) -> ConflictVerdict:
         s = self.settings
-        if self.key(new.content) == self.key(other.content):
+        if text_key(new.content) == text_key(other.content):
             return ConflictVerdict("duplicate", reason="the same text once case, punctuation and spacing "
                                    "are set aside")
         statement = read_statement(new.content)
