@@ -101,11 +101,13 @@ def _index_rows(engine: Engine, user_id: str, active: list[Memory], vectors: np.
     ids = [m.id for m in active]
     stacked = list(vectors)
     metas = [index_meta(m) for m in active]
-    for memory_id in merged:
-        memory, vector = engine.store.get(memory_id, user_id), engine.store.embedding_of(memory_id, user_id)
-        if memory is not None and vector is not None:
-            ids.append(memory_id)
-            stacked.append(vector)
+    # One read for all merged memories; a cold one (no vector here, archived) stays out of the index.
+    rows, merged_vectors = engine.store.fetch_rows(merged, MemoryFilter(user_id=user_id), with_embeddings=True)
+    for position, row in enumerate(rows):
+        if row["embedding"] is not None and merged_vectors is not None:
+            memory = row_to_memory(row)
+            ids.append(memory.id)
+            stacked.append(merged_vectors[position])
             metas.append(index_meta(memory))
     return ids, np.asarray(stacked, dtype=np.float32).reshape(len(ids), vectors.shape[1]), metas
 
