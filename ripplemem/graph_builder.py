@@ -196,10 +196,10 @@ def alias_by_embedding(new: Sequence[EntityRow], vectors: np.ndarray, known_ids:
     within = vectors @ vectors.T
     known_sims = known @ vectors.T if known is not None and len(known) else None
     for i, entity in enumerate(new):
-        pool = [(new[j].id, float(within[j, i])) for j in np.flatnonzero(within[:i, i] >= threshold)]
+        pool = [(new[int(j)].id, float(within[j, i])) for j in np.flatnonzero(within[:i, i] >= threshold)]
         if known_sims is not None:
             close = np.flatnonzero(known_sims[:, i] >= threshold)
-            pool += [(known_ids[j], float(known_sims[j, i])) for j in close]
+            pool += [(known_ids[int(j)], float(known_sims[j, i])) for j in close]
         edges += [EdgeRow(other, entity.id, "ALIAS", settings.alias_weight, min(1.0, cosine), "", now)
                   for other, cosine in pool if other != entity.id]
     return edges

@@ -102,7 +102,8 @@ def _index_rows(engine: Engine, user_id: str, active: list[Memory], vectors: np.
     stacked = list(vectors)
     metas = [index_meta(m) for m in active]
     # One read for all merged memories; a cold one (no vector here, archived) stays out of the index.
-    rows, merged_vectors = engine.store.fetch_rows(merged, MemoryFilter(user_id=user_id), with_embeddings=True)
+    rows, merged_vectors = engine.store.fetch_rows(merged, MemoryFilter(user_id=user_id),
+                                                   with_embeddings=True)
     for position, row in enumerate(rows):
         if row["embedding"] is not None and merged_vectors is not None:
             memory = row_to_memory(row)
