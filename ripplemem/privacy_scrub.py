@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -153,18 +152,6 @@ def compact_store(engine: Engine) -> dict[str, bool]:
     with engine.write_lock:
         with engine.store.transaction() as conn:
             conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-        busy = _truncate_wal(engine) if engine.path else 0
-    return {"keyword_segments_merged": True, "wal_truncated": not busy}
-
-
-def _truncate_wal(engine: Engine, attempts: int = 20, pause: float = 0.05) -> int:
-    """Checkpoint and truncate the WAL, retrying while a reader (another thread or process) holds
-    it; returns SQLite's busy flag of the last attempt (0: the WAL is empty)."""
-    busy = 1
-    for attempt in range(attempts):
         with engine.store.read() as conn:
-            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        if not busy:
-            break
-        time.sleep(pause * (attempt + 1))
-    return int(busy)
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] if engine.path else 0
+    return {"keyword_segments_merged": True, "wal_truncated": not busy}
