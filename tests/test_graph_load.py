@@ -1,12 +1,19 @@
-"""Loading a scope's graph in one CSR build gives the graph that edge-by-edge adds give."""
+"""Loading a scope's graph: its edges stream from SQLite page by page, and one CSR build gives the
+graph that edge-by-edge adds give."""
 
 from __future__ import annotations
 
 import random
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import numpy as np
 
+from ripplemem import RippleMem
+from ripplemem.embeddings import Embedder
 from ripplemem.graph import ScopeGraph
+from ripplemem.stores.graph_tables import iter_edges
 
 
 def some_edges(count: int, nodes: int, seed: int = 3) -> list[tuple[str, str, float]]:
@@ -42,3 +49,19 @@ def test_a_loaded_graph_takes_later_writes_and_deletes() -> None:
     loaded.remove_nodes(["m2"])
     assert loaded.neighbors("e1") == {"m1": 1.0, "m3": 0.5}
     assert ScopeGraph.from_edges([]).nodes() == []
+
+
+def test_edges_stream_page_by_page_each_exactly_once(tmp_path: Path, embedder: Embedder) -> None:
+    mem = RippleMem(tmp_path / "db", user_id="alice", embedder=embedder)
+    mem.add_many(["Alice met Bob in Lisbon", "Bob and Carmen cooked in Lisbon", "Carmen visited Alice",
+                  "Alice, Bob and Carmen hiked near Porto"])
+    # Two edges between the same ends that differ only by predicate: pages must not skip either.
+    mem.add("Alice works with Bob", relations=[("Alice", "knows", "Bob"), ("Alice", "likes", "Bob")])
+    mem.scope(user_id="bob").add("Bob met Alice in Lisbon")
+    store = mem._engine.store
+    with closing(sqlite3.connect(tmp_path / "db" / "ripplemem.db")) as conn:
+        stored = conn.execute("SELECT src, dst, type, predicate FROM edges WHERE user_id = 'alice'").fetchall()
+    batches = list(iter_edges(store, "alice", batch=3))
+    streamed = [(e.src, e.dst, e.type, e.predicate) for batch in batches for e in batch]
+    assert len(batches) > 3 and all(len(batch) <= 3 for batch in batches)
+    assert sorted(streamed) == sorted(stored) and len(set(streamed)) == len(streamed)

@@ -120,20 +120,30 @@ def last_memory_in_session(conn: sqlite3.Connection, user_id: str, session_id: s
     return None if row is None else row[0]
 
 
+_EDGE_PAGE = ("SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
+              "FROM edges WHERE user_id = ? {after}ORDER BY user_id, src, dst, type, predicate LIMIT ?")
+
+
 def iter_edges(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Iterator[list[EdgeRow]]:
-    """Stream every edge of a user (for loading the in-memory graph)."""
-    last = 0
+    """Stream every edge of a user (for loading the in-memory graph), batch by batch.
+
+    Each batch continues along the primary key where the last one stopped. (Paging by rowid made
+    SQLite find and sort all of the user's remaining edges for every batch: quadratic, minutes
+    at a million memories.)
+    """
+    after: tuple[str, str, str, str] | None = None
     while True:
         with store.read() as conn:
-            rows = conn.execute(
-                "SELECT rowid, src, dst, type, weight, confidence, predicate, created_at, last_activated, "
-                "activations FROM edges WHERE user_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
-                (user_id, last, batch),
-            ).fetchall()
+            if after is None:
+                rows = conn.execute(_EDGE_PAGE.format(after=""), (user_id, batch)).fetchall()
+            else:
+                rows = conn.execute(_EDGE_PAGE.format(after="AND (src, dst, type, predicate) > (?, ?, ?, ?) "),
+                                    (user_id, *after, batch)).fetchall()
         if not rows:
             return
-        last = rows[-1][0]
-        yield [EdgeRow(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in rows]
+        last = rows[-1]
+        after = (last[0], last[1], last[2], last[5])
+        yield [EdgeRow(*r) for r in rows]
 
 
 def edges_between(store: SQLiteStore, user_id: str, nodes: Sequence[str]) -> list[EdgeRow]:
