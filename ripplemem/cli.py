@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ripplemem import __version__
 from ripplemem import cli_format as fmt
+from ripplemem.cli_chroma import chroma_option, chroma_server
 from ripplemem.cli_erase import add_erase_command
 from ripplemem.cli_import import add_import_command
 from ripplemem.cli_ingest import add_document_commands
@@ -83,7 +84,7 @@ def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:
     from ripplemem.memory import RippleMem
 
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"
-    return RippleMem(args.path, user_id=args.user, embedder=embedder, chroma_url=args.chroma_url)
+    return RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args))
 
 
 def _json_object(field: str, text: str | None) -> Any:
@@ -172,7 +173,7 @@ def cmd_check(args: argparse.Namespace) -> None:
     """Check that SQLite, the keyword index, the graph and the vector index agree; repair by default."""
     from ripplemem.memory import RippleMem
 
-    report = RippleMem.check(args.path, repair=not args.no_repair, chroma_url=args.chroma_url)
+    report = RippleMem.check(args.path, repair=not args.no_repair, **chroma_server(args))
     print(fmt.to_json(report.as_dict()) if args.json else "\n".join(report.lines()))
     if not report.consistent and not report.repaired:
         raise SystemExit(1)
@@ -192,7 +193,7 @@ def cmd_maintain(args: argparse.Namespace) -> None:
                                     unit="user")
     reports = []
     with RippleMem(args.path, user_id=users[0] if users else "default", embedder=embedder,
-                   chroma_url=args.chroma_url) as mem:
+                   **chroma_server(args)) as mem:
         for user in users:
             reports.append(mem.scope(user).maintain(dry_run=args.dry_run, strategy=args.strategy))
             report_done(len(reports))
@@ -243,16 +244,8 @@ def _path_option() -> argparse.ArgumentParser:
     return common
 
 
-def _chroma_option() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--chroma-url", metavar="URL", default=os.environ.get("RIPPLEMEM_CHROMA_URL") or None,
-                        help="keep vectors on this Chroma server, e.g. http://localhost:8000 "
-                             "(default: $RIPPLEMEM_CHROMA_URL; none: the embedded index)")
-    return common
-
-
 def _user_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False, parents=[_store_options(), _chroma_option()])
+    common = argparse.ArgumentParser(add_help=False, parents=[_store_options(), chroma_option()])
     common.add_argument("--user", default=os.environ.get("RIPPLEMEM_USER", "default"),
                         help="whose memories (default: $RIPPLEMEM_USER or 'default')")
     return common
@@ -292,9 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
         "stats": (cmd_stats, "counts, time span and store details", [user]),
         "demo": (cmd_demo, "load a sample bilingual conversation and recall from it", []),
         "reembed": (cmd_reembed, "re-embed a store with another model", [_store_options(True)]),
-        "check": (cmd_check, "check a store's consistency and repair it", [_path_option(), _chroma_option()]),
+        "check": (cmd_check, "check a store's consistency and repair it", [_path_option(), chroma_option()]),
         "maintain": (cmd_maintain, "consolidate, forget and archive (a scheduled job)",
-                     [_store_options(), _chroma_option()]),
+                     [_store_options(), chroma_option()]),
         "mcp": (cmd_mcp, "serve one user's memory tools to an MCP client over stdio", [user]),
         "viz": (cmd_viz, "draw the memory graph (or one recall's subgraph) as an HTML page", [user]),
     }
@@ -305,7 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_document_commands(sub, user)
     add_erase_command(sub, user)
     add_import_command(sub, user)
+    _core_arguments(parsers)
+    _add_json_flags(parser)
+    return parser
 
+
+def _core_arguments(parsers: dict[str, argparse.ArgumentParser]) -> None:
+    """The arguments of the commands defined in this module."""
     add = parsers["add"]
     add.add_argument("text", help="what to remember")
     add.add_argument("--type", default="episodic", help=f"one of {', '.join(MEMORY_TYPES)}")
@@ -354,8 +353,6 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--path", help="store directory (default: a temporary one)")
     demo.add_argument("--keep", action="store_true", help="keep the store afterwards")
     demo.add_argument("--embedder", help=f"{EMBEDDER_HELP} (default: minilm)")
-    _add_json_flags(parser)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

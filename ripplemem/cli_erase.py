@@ -13,12 +13,13 @@ from ripplemem.errors import StoreError
 def cmd_erase(args: argparse.Namespace) -> None:
     """Erase (or with --dry-run preview) and print the audit report; exit 1 if verification failed."""
     from ripplemem.cli import recorded_embedder, store_exists
+    from ripplemem.cli_chroma import chroma_server
     from ripplemem.memory import RippleMem
 
     if not store_exists(args.path):
         raise StoreError(f"no RippleMem store at {args.path!r} to erase from; pass --path")
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"
-    with RippleMem(args.path, user_id=args.user, embedder=embedder, chroma_url=args.chroma_url) as mem:
+    with RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args)) as mem:
         whole = args.id is None and args.matching is None
         report = mem.erase(args.id, matching=args.matching, user_id=args.user if whole else None,
                            dry_run=args.dry_run)

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ripplemem import cli_format as fmt
+from ripplemem.cli_chroma import chroma_server
 from ripplemem.errors import InvalidInputError
 from ripplemem.ingest import IngestReport
 from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
@@ -23,7 +24,7 @@ def _open(args: argparse.Namespace) -> RippleMem:
     from ripplemem.memory import RippleMem
 
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"
-    return RippleMem(args.path, user_id=args.user, embedder=embedder, chroma_url=args.chroma_url)
+    return RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args))
 
 
 def report_dict(report: IngestReport) -> dict[str, Any]:

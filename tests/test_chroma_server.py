@@ -222,6 +222,45 @@ def test_headers_such_as_a_token_go_with_every_request(chroma_server_url: str, e
     assert len(proxy.seen) > 3 and set(proxy.seen) == {"Bearer s3cret"}
 
 
+def test_the_command_line_sends_headers_from_an_option_or_the_environment(
+        tmp_path: Path, chroma_server_url: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy = _RecordingProxy(chroma_server_url)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    path, url = str(tmp_path / "memdb"), f"http://127.0.0.1:{proxy.server_address[1]}"
+    try:
+        assert main(["add", "The spare key is under the blue pot", "--path", path, "--user", "mei",
+                     "--embedder", "hashing", "--chroma-url", url,
+                     "--chroma-header", "Authorization: Bearer from-option"]) == 0
+        capsys.readouterr()
+        monkeypatch.setenv("RIPPLEMEM_CHROMA_HEADERS", '{"Authorization": "Bearer from-env"}')
+        assert main(["recall", "spare key", "--mode", "dense", "--path", path, "--user", "mei",
+                     "--chroma-url", url, "--json"]) == 0
+        hits = json.loads(capsys.readouterr().out)["hits"]
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert [hit["memory"]["content"] for hit in hits] == ["The spare key is under the blue pot"]
+    assert {"Bearer from-option", "Bearer from-env"} <= set(proxy.seen) and None not in proxy.seen
+
+
+@pytest.mark.parametrize(("arguments", "environment", "message"), [
+    (["--chroma-header", "Authorization Bearer x"], None, "'NAME: VALUE'"),
+    ([], "Bearer x", "RIPPLEMEM_CHROMA_HEADERS must be a JSON object"),
+    (["--chroma-header", "Authorization: Bearer x"], None, "pass chroma_url"),
+])
+def test_bad_header_options_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch, arguments: list[str],
+                                      environment: str | None, message: str) -> None:
+    monkeypatch.delenv("RIPPLEMEM_CHROMA_URL", raising=False)
+    url = [] if message == "pass chroma_url" else ["--chroma-url", "http://127.0.0.1:9"]
+    if environment is not None:
+        monkeypatch.setenv("RIPPLEMEM_CHROMA_HEADERS", environment)
+    assert main(["add", "x", "--path", str(tmp_path / "db"), "--embedder", "hashing", *url, *arguments]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()
+
+
 def test_the_command_line_takes_the_server_from_an_option_or_the_environment(
         tmp_path: Path, chroma_server_url: str, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
