@@ -71,6 +71,7 @@ from ripplemem.writes import delete_memories, update_memory, write_batch
 if TYPE_CHECKING:
     from ripplemem.bulk_import import ImportReport
     from ripplemem.extraction_llm import LLMExtractor
+    from ripplemem.lifecycle.timeparse import TimeRange
 
 
 class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods,
@@ -312,11 +313,27 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         spec = SearchSpec(k=check_k(k), mode=check_mode(mode, RECALL_MODES), flt=flt,
                           now=to_epoch(reference),  # type: ignore[arg-type]
                           queries=QueryEmbeddings(self._engine.embedder))
+        result = self._search(query, spec, plan.knowledge_bases,
+                              time_window(query, reference, time_mode), time_mode, expand_mode, llm)
+        if record_access:
+            record_recall_access(self._engine, self.user_id, result, spec.now)
+            self._wake_recalled(result, spec.now)
+        if plan.decision is not None:
+            order_by_route(result, plan.decision)
+            result.route = plan.decision
+        if history:
+            earlier = superseded_history(self._engine, self.user_id, result.hits)
+            result.hits = with_superseded(result.hits, earlier)
+        return result
+
+    def _search(self, query: str, spec: SearchSpec, knowledge_bases: tuple[str, ...],
+                window: TimeRange | None, time_mode: str, expand_mode: str | None, llm: Any) -> Recall:
+        """Recall's search: the user's scope and knowledge bases, cross-modal hits, the query's time
+        window, and the expanded queries fused by rank when asked."""
         engine = self._engine
-        window = time_window(query, reference, time_mode)
 
         def search_all(text: str, scoped: SearchSpec) -> Recall:
-            found = search_readable(engine, self.user_id, plan.knowledge_bases, text, scoped,
+            found = search_readable(engine, self.user_id, knowledge_bases, text, scoped,
                                     lambda t, s: search_scope(engine, self.user_id, t, s))
             return with_cross_modal(engine, self.user_id, text, scoped, found)
 
@@ -333,14 +350,6 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         if window is not None:
             result.time = {"phrase": window.phrase, "start": window.start, "end": window.end,
                            "how": time_mode}
-        if record_access:
-            record_recall_access(engine, self.user_id, result, spec.now)
-            self._wake_recalled(result, spec.now)
-        if plan.decision is not None:
-            order_by_route(result, plan.decision)
-            result.route = plan.decision
-        if history:
-            result.hits = with_superseded(result.hits, superseded_history(engine, self.user_id, result.hits))
         return result
 
     def ask(self, question: str, *, llm: Any = None, k: int = 8, **recall_options: Any) -> Answer:

@@ -46,7 +46,8 @@ def test_agents_partition_a_users_memories(mem: RippleMem) -> None:
 
 
 def test_hostile_ids_are_plain_data(mem: RippleMem) -> None:
-    for user in ("../../etc/passwd", "x' OR '1'='1", "MATCH (n) DETACH DELETE n", '"; DROP TABLE memories; --'):
+    hostile = ("../../etc/passwd", "x' OR '1'='1", "MATCH (n) DETACH DELETE n", '"; DROP TABLE memories; --')
+    for user in hostile:
         handle = mem.scope(user_id=user)
         handle.add(f"memory of {user}")
         assert [m.content for m in handle.list()] == [f"memory of {user}"]

@@ -200,4 +200,5 @@ def test_list_filters_by_metadata(mem: RippleMem) -> None:
     mem.add("Other note", metadata={"namespace": "todo"})
     assert {m.content for m in mem.list(metadata={"namespace": "prefs"})} == {"Namespace note one",
                                                                              "Namespace note two"}
-    assert [m.content for m in mem.list(metadata={"namespace": "prefs", "key": "tea"})] == ["Namespace note one"]
+    tea = mem.list(metadata={"namespace": "prefs", "key": "tea"})
+    assert [m.content for m in tea] == ["Namespace note one"]

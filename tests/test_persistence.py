@@ -32,7 +32,8 @@ mem = RippleMem(path=sys.argv[1], user_id="alice", vector_index=sys.argv[2])
 r = mem.recall("which book am I reading?", k=2)
 got = mem.get(sys.argv[3])
 print(json.dumps({"top": r.hits[0].memory.content, "get": got.content, "meta": got.metadata,
-                  "total": mem.stats()["total"], "bees": [h.memory.content for h in mem.recall("bees").hits]}))
+                  "total": mem.stats()["total"],
+                  "bees": [h.memory.content for h in mem.recall("bees").hits]}))
 """
 
 
