@@ -259,8 +259,11 @@ def report(n: int, embedder: str, r: dict[str, Any], disk: dict[str, int]) -> No
     print("|---|---:|---:|---:|")
     for name, size in disk.items():
         print(f"| {name} | {size / 2**20:,.1f} | {size / rows:,.0f} | {size * per / 2**30:,.2f} |")
-    print(f"\ngraph nodes (memories + entities): {r['graph_nodes']:,}; stored {r['total']:,}, "
-          f"vectors {r['vectors']:,}")
+    # A line restating a fact with a new value supersedes the earlier memory: that one stays as
+    # history (counted in `rows`) but leaves the vector index and the active count.
+    print(f"\ngraph nodes (memories + entities): {r['graph_nodes']:,}; memories stored {rows:,}, "
+          f"of which active {r['total']:,} and superseded by a later line {rows - r['total']:,}; "
+          f"vectors {r['vectors']:,} (active memories only)")
 
 
 def main() -> None:
