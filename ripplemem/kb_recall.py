@@ -56,7 +56,7 @@ def hint_names(engine: Engine, user_id: str, query: str, hits: Sequence[Hit]) ->
         return []
     floor = hits[0].score * HINT_MIN_SCORE_RATIO
     ids = [hit.memory.id for hit in hits[:HINT_HITS] if hit.score >= floor]
-    with engine.store.peek() as conn:
+    with engine.store.read() as conn:
         entity_ids = list(dict.fromkeys(mentioned_entities(conn, user_id, ids)))
     found = get_entities(engine.store, user_id, entity_ids)
     return [row.name for node in entity_ids if (row := found.get(node)) and row.type not in _NOT_HINTS]

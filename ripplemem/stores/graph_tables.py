@@ -152,7 +152,7 @@ def edges_between(store: SQLiteStore, user_id: str, nodes: Sequence[str]) -> lis
         return []
     node_list = list(dict.fromkeys(nodes))[:900]
     marks = ",".join("?" * len(node_list))
-    with store.peek() as conn:
+    with store.read() as conn:
         rows = conn.execute(
             "SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
             f"FROM edges WHERE user_id = ? AND src IN ({marks}) AND dst IN ({marks})",
@@ -163,7 +163,7 @@ def edges_between(store: SQLiteStore, user_id: str, nodes: Sequence[str]) -> lis
 
 def edges_of(store: SQLiteStore, user_id: str, node: str) -> list[EdgeRow]:
     """Every edge of the user touching `node`, in either direction."""
-    with store.peek() as conn:
+    with store.read() as conn:
         rows = conn.execute(
             "SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
             "FROM edges WHERE user_id = ? AND (src = ? OR dst = ?)",
@@ -175,7 +175,7 @@ def edges_of(store: SQLiteStore, user_id: str, node: str) -> list[EdgeRow]:
 def get_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, EntityRow]:
     """The user's entities with these ids."""
     found: dict[str, EntityRow] = {}
-    with store.peek() as conn:
+    with store.read() as conn:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start:start + 500])
             for r in conn.execute(

@@ -64,7 +64,7 @@ def readers(conn: sqlite3.Connection, kb: str) -> list[str]:
 
 def granted_kbs(store: SQLiteStore, user_id: str) -> list[str]:
     """The names of the knowledge bases a user may read, sorted."""
-    with store.peek() as conn:
+    with store.read() as conn:
         rows = conn.execute("SELECT kb FROM kb_grants WHERE user_id = ? ORDER BY kb", (user_id,)).fetchall()
     return [r[0] for r in rows]
 

@@ -7,7 +7,6 @@ import os
 import sqlite3
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,7 +23,6 @@ from ripplemem.stores.memory_rows import (
     scope_token,
     to_epoch,
 )
-from ripplemem.stores.pending_access import PendingAccesses, write_left_over
 from ripplemem.stores.schema import MIGRATIONS, SCHEMA_VERSION
 from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
@@ -56,8 +54,6 @@ class SQLiteStore:
         # Called inside every write transaction, before the caller's statements (the engine marks
         # index writes in flight with it; see ripplemem.reconcile).
         self.on_write: Callable[[sqlite3.Connection], None] | None = None
-        self._accesses = PendingAccesses()  # recall accesses not written yet
-        weakref.finalize(self, write_left_over, self._conn, self._accesses, self._lock)
         self._configure()
         self._migrate()
 
@@ -98,15 +94,12 @@ class SQLiteStore:
         """One atomic write (BEGIN IMMEDIATE ... COMMIT), rolled back on any error."""
         with self._lock:
             self._begin_immediate()
-            written: dict[str, tuple[str, int, float]] = {}
             try:
                 if self.on_write is not None:
                     self.on_write(self._conn)
-                written = self._accesses.write(self._conn)  # pending recall accesses ride along
                 yield self._conn
             except BaseException:
                 self._conn.execute("ROLLBACK")
-                self._accesses.restore(written)
                 raise
             self._conn.execute("COMMIT")
 
@@ -131,34 +124,13 @@ class SQLiteStore:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """The connection, held for a few reads (the store is shared between threads); pending
-        recall accesses are written first, so every read sees them."""
-        with self._lock:
-            self.write_accesses()
-            yield self._conn
-
-    @contextmanager
-    def peek(self) -> Iterator[sqlite3.Connection]:
-        """The connection for reads that never look at access counts or times (a recall's own
-        lookups of grants and entities): pending recall accesses stay in RAM."""
+        """The connection, held for a few reads (the store is shared between threads)."""
         with self._lock:
             yield self._conn
-
-    def write_accesses(self) -> None:
-        """Write the recall accesses held in RAM (see ripplemem.stores.pending_access)."""
-        with self._lock:
-            if not len(self._accesses):
-                return
-            if self._conn.in_transaction:
-                self._accesses.write(self._conn)
-                return
-            with self.transaction():
-                pass  # transaction() writes the pending accesses before anything else
 
     def close(self) -> None:
-        """Write pending recall accesses and close the connection (checkpointing the WAL)."""
+        """Close the connection (checkpointing the WAL)."""
         with self._lock:
-            self.write_accesses()
             self._conn.close()
 
     def get_meta(self, key: str) -> str | None:
@@ -261,17 +233,21 @@ class SQLiteStore:
         return deleted
 
     def touch(self, memory_ids: Iterable[str], user_id: str, now: float) -> None:
-        """Record one access of each memory (recall bumps access_count and last_accessed); held in
-        RAM and written in a batch, before anything reads them (ripplemem.stores.pending_access)."""
-        with self._lock:
-            self._accesses.record(memory_ids, user_id, now)
-            if self._accesses.due():
-                self.write_accesses()
+        """Record one access of each memory (recall bumps access_count and last_accessed)."""
+        ids = list(memory_ids)
+        if not ids:
+            return
+        with self.transaction() as conn:
+            conn.execute(
+                f"UPDATE memories SET access_count = access_count + 1, last_accessed = ? "
+                f"WHERE +user_id = ? AND id IN ({','.join('?' * len(ids))})",
+                [now, user_id, *ids],
+            )
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, memory_id: str, user_id: str) -> Memory | None:
         """One memory of this user by id, whatever its status, or None."""
-        with self.read():
+        with self._lock:
             row = self._conn.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
             ).fetchone()
@@ -313,8 +289,6 @@ class SQLiteStore:
         extra = ", m.embedding" if with_embeddings else ""
         found: list[sqlite3.Row] = []
         with self._lock:
-            if self._accesses.touches(memory_ids):
-                self.write_accesses()
             for start in range(0, len(memory_ids), 500):
                 chunk = list(memory_ids[start:start + 500])
                 found.extend(self._conn.execute(
@@ -356,7 +330,7 @@ class SQLiteStore:
         """Memories passing the filter, ordered by when they happened."""
         where, params = flt.where()
         order = "DESC" if newest_first else "ASC"
-        with self.read():
+        with self._lock:
             rows = self._conn.execute(
                 f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
                 f"ORDER BY COALESCE(m.event_time, m.created_at) {order}, m.rowid {order} LIMIT ? OFFSET ?",
