@@ -1,9 +1,11 @@
-"""The in-memory BM25 index: exact after adds and deletes, stemmed, and in step with the store."""
+"""The in-memory BM25 index: exact after adds and deletes, stemmed, in step with the store, and
+loaded from it page by page."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ripplemem import RippleMem
@@ -93,3 +95,23 @@ def test_possessives_meet_the_plain_name() -> None:
     assert [key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)] == ["a", "b"] or \
         {key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)} == {"a", "b"}
     assert index.search(query_terms("Calvin's"), 5)[0][0] == "a"
+
+
+def test_a_users_rows_are_read_page_by_page_each_exactly_once(tmp_path: Path, embedder: Embedder) -> None:
+    # One clock tick for everything: every row ties on created_at, so pages must continue by rowid.
+    mem = RippleMem(tmp_path / "db", user_id="alice", embedder=embedder,
+                    clock=lambda: datetime(2026, 1, 5, tzinfo=timezone.utc))
+    bob = mem.scope(user_id="bob")
+    for n in range(4):
+        mem.add_many([f"Alice note {n}-{i} about topic {i * 7 + n}" for i in range(5)])
+        bob.add(f"Bob note {n}")
+    mem.delete(mem.list(limit=1)[0].id)
+    store = mem._engine.store
+    expected = {m.id for m in mem.list(limit=100)}
+    assert len(expected) == 19
+    for pages in (list(store.iter_keyword_tokens("alice", batch=3)),
+                  [list(zip(ids, ids)) for ids, _, _ in store.iter_embeddings("alice", batch=3)]):
+        seen = [memory_id for page in pages for memory_id, _ in page]
+        assert len(pages) > 5 and sorted(seen) == sorted(expected)
+    everyone = [memory_id for ids, _, _ in store.iter_embeddings(None, batch=4) for memory_id in ids]
+    assert len(everyone) == len(set(everyone)) == 23

@@ -338,26 +338,37 @@ class SQLiteStore:
             ).fetchall()
         return [row_to_memory(row) for row in rows]
 
+    def _pages(self, select: str, where: str, params: Sequence[Any], batch: int,
+               one_user: bool) -> Iterator[list[sqlite3.Row]]:
+        """The rows of ``select ... WHERE where`` in batches, each continuing where the last stopped.
+
+        One user's rows page along the (user_id, created_at) index in its own order, every user's
+        along the rowid. (Paging one user's rows by rowid made SQLite find and sort all of the
+        remaining rows for every batch: quadratic, minutes at a million memories.)
+        """
+        key, after = ("m.created_at, m.rowid", [float("-inf"), 0]) if one_user else ("m.rowid", [0])
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    f"{select} WHERE {where} AND ({key}) > ({','.join('?' * len(after))}) "
+                    f"ORDER BY {key} LIMIT ?", [*params, *after, batch]).fetchall()
+            if not rows:
+                return
+            after = [rows[-1]["created_at"], rows[-1]["rowid"]] if one_user else [rows[-1]["rowid"]]
+            yield rows
+
     def iter_embeddings(self, user_id: str | None = None,
                         batch: int = 5000) -> Iterator[tuple[list[str], list[dict[str, Any]], np.ndarray]]:
         """Stream (ids, index metadata, vectors) of active memories, for (re)building an index.
 
         Cold memories are left out: their vectors live in the archive, not in the index.
         """
-        where = "status = 'active' AND embedding IS NOT NULL"
-        where += " AND user_id = ?" if user_id is not None else ""
-        params: list[Any] = [user_id] if user_id is not None else []
-        last = 0
-        while True:
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT rowid, id, user_id, agent_id, session_id, type, event_time, created_at, "
-                    f"embedding FROM memories WHERE {where} AND rowid > ? ORDER BY rowid LIMIT ?",
-                    [*params, last, batch],
-                ).fetchall()
-            if not rows:
-                return
-            last = rows[-1]["rowid"]
+        where = "m.status = 'active' AND m.embedding IS NOT NULL"
+        where += " AND m.user_id = ?" if user_id is not None else ""
+        select = ("SELECT m.rowid, m.id, m.user_id, m.agent_id, m.session_id, m.type, m.event_time, "
+                  "m.created_at, m.embedding FROM memories m")
+        for rows in self._pages(select, where, [user_id] if user_id is not None else [], batch,
+                                one_user=user_id is not None):
             metas = [index_metadata(r["user_id"], r["agent_id"], r["session_id"], r["type"],
                                     r["event_time"] if r["event_time"] is not None else r["created_at"])
                      for r in rows]
@@ -367,17 +378,9 @@ class SQLiteStore:
 
     def iter_contents(self, batch: int = 1000) -> Iterator[list[tuple[str, str]]]:
         """Stream (id, content) of every memory, for re-embedding a store."""
-        last = 0
-        while True:
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT rowid, id, content FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                    (last, batch),
-                ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [(r[1], r[2]) for r in rows]
+        for rows in self._pages("SELECT m.rowid, m.id, m.content FROM memories m", "1", [], batch,
+                                one_user=False):
+            yield [(r["id"], r["content"]) for r in rows]
 
     def set_embeddings(self, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
         """Replace the stored vectors of memories (used when re-embedding)."""
@@ -394,18 +397,11 @@ class SQLiteStore:
 
     def iter_keyword_tokens(self, user_id: str, batch: int = 5000) -> Iterator[list[tuple[str, str]]]:
         """Stream (memory id, space-joined keyword tokens) of a user's active memories."""
-        last = 0
-        while True:
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT m.rowid, m.id, f.tokens FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
-                    "WHERE m.user_id = ? AND m.status = 'active' AND m.rowid > ? ORDER BY m.rowid LIMIT ?",
-                    (user_id, last, batch),
-                ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [(r[1], r[2]) for r in rows]
+        select = ("SELECT m.rowid, m.created_at, m.id, f.tokens FROM memories m "
+                  "JOIN memories_fts f ON f.rowid = m.rowid")
+        for rows in self._pages(select, "m.user_id = ? AND m.status = 'active'", [user_id], batch,
+                                one_user=True):
+            yield [(r["id"], r["tokens"]) for r in rows]
 
     def data_version(self) -> int:
         """SQLite's data_version: it changes when another connection commits to the file."""
