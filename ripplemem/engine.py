@@ -15,7 +15,7 @@ from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.graph import ScopeGraph
-from ripplemem.graph_builder import edge_strength
+from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
 from ripplemem.modality_index import ModalityIndexes
@@ -23,7 +23,7 @@ from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open,
 from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.chroma import ISOLATIONS
 from ripplemem.stores.chroma_server import ChromaServer, store_namespace
-from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edges
+from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
 from ripplemem.stores.neo4j_backend import Neo4jBackend, check_backend_kept
 from ripplemem.stores.neo4j_connection import Neo4jOptions
 from ripplemem.stores.sqlite import SQLiteStore
@@ -222,10 +222,10 @@ class Engine:
                 graph = self._graphs.get(user_id)
                 if graph is None:
                     now = self.now()
-                    edges = iter_edges(self.store, user_id) if self._neo4j is None \
-                        else self._neo4j.iter_edges(user_id)
-                    graph = ScopeGraph.from_edges((e.src, e.dst, edge_strength(e, self.settings.graph, now))
-                                                  for batch in edges for e in batch)
+                    batches = iter_edge_rows(self.store, user_id) if self._neo4j is None \
+                        else (as_rows(batch) for batch in self._neo4j.iter_edges(user_id))
+                    graph = ScopeGraph.from_edges(edge for rows in batches
+                                                  for edge in weighted_edges(rows, self.settings.graph, now))
                     self._graphs[user_id] = graph
         return graph
 
@@ -237,7 +237,7 @@ class Engine:
         graph = self._graphs.get(user_id)
         if graph is not None and edges:
             now = self.now()
-            graph.add_edges((e.src, e.dst, edge_strength(e, self.settings.graph, now)) for e in edges)
+            graph.add_edges(weighted_edges(as_rows(edges), self.settings.graph, now))
 
     def edges_reinforced(self, user_id: str, pairs: Sequence[tuple[str, str]], step: float) -> None:
         """Mirror a reinforcement in the in-memory graph (the cap is applied in SQLite only)."""

@@ -5,8 +5,9 @@ ALIAS edges (DESIGN §2-3). Runs inside the batch's write transaction, without a
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -177,14 +178,33 @@ def _alias_edges(conn: sqlite3.Connection, batch: _Batch, new_ids: set[str], set
                         batch.edge(short, node, "ALIAS", weight=settings.alias_weight)
 
 
-def edge_strength(edge: EdgeRow, settings: GraphSettings, now: float) -> float:
-    """How much an edge carries when activation spreads: weight × confidence × its type's weight,
-    decayed by the time since it was last activated (or created), never below the decay floor."""
-    type_weight = settings.edge_type_weights.get(edge.type, 1.0)
-    since = edge.last_activated if edge.last_activated is not None else edge.created_at
-    age_days = max(0.0, now - since) / 86_400.0
-    decay = max(settings.decay_floor, 0.5 ** (age_days / settings.decay_half_life_days))
-    return edge.weight * edge.confidence * type_weight * decay
+def edge_strengths(rows: Sequence[Sequence[Any]], settings: GraphSettings, now: float) -> np.ndarray:
+    """How much each edge carries when activation spreads: weight × confidence × its type's weight,
+    decayed by the time since it was last activated (or created), never below the decay floor.
+
+    `rows` are edges as sequences in EdgeRow's field order (src, dst, type, weight, confidence,
+    predicate, created_at, last_activated, ...): a whole batch is computed at once.
+    """
+    n = len(rows)
+    type_weights = settings.edge_type_weights
+    factor = np.fromiter((r[3] * r[4] * type_weights.get(r[2], 1.0) for r in rows), np.float64, n)
+    since = np.fromiter((r[6] if r[7] is None else r[7] for r in rows), np.float64, n)
+    age_days = np.maximum(0.0, now - since) / 86_400.0
+    decay = np.maximum(settings.decay_floor, 0.5 ** (age_days / settings.decay_half_life_days))
+    return factor * decay
+
+
+def weighted_edges(rows: Sequence[Sequence[Any]], settings: GraphSettings,
+                   now: float) -> Iterator[tuple[str, str, float]]:
+    """(src, dst, strength) of each edge row, for the in-memory graph."""
+    strengths = edge_strengths(rows, settings, now).tolist()
+    return zip([r[0] for r in rows], [r[1] for r in rows], strengths, strict=True)
+
+
+def as_rows(edges: Sequence[EdgeRow]) -> list[tuple[Any, ...]]:
+    """Edges as tuples in EdgeRow's field order (what ``edge_strengths`` reads)."""
+    return [(e.src, e.dst, e.type, e.weight, e.confidence, e.predicate, e.created_at, e.last_activated,
+             e.activations) for e in edges]
 
 
 def alias_by_embedding(new: Sequence[EntityRow], vectors: np.ndarray, known_ids: Sequence[str],

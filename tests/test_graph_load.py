@@ -11,8 +11,10 @@ from pathlib import Path
 import numpy as np
 
 from ripplemem import RippleMem
+from ripplemem.config import GraphSettings
 from ripplemem.embeddings import Embedder
 from ripplemem.graph import ScopeGraph
+from ripplemem.graph_builder import edge_strengths, weighted_edges
 from ripplemem.stores.graph_tables import iter_edges
 
 
@@ -60,8 +62,24 @@ def test_edges_stream_page_by_page_each_exactly_once(tmp_path: Path, embedder: E
     mem.scope(user_id="bob").add("Bob met Alice in Lisbon")
     store = mem._engine.store
     with closing(sqlite3.connect(tmp_path / "db" / "ripplemem.db")) as conn:
-        stored = conn.execute("SELECT src, dst, type, predicate FROM edges WHERE user_id = 'alice'").fetchall()
+        stored = conn.execute("SELECT src, dst, type, predicate FROM edges WHERE user_id = ?",
+                              ("alice",)).fetchall()
     batches = list(iter_edges(store, "alice", batch=3))
     streamed = [(e.src, e.dst, e.type, e.predicate) for batch in batches for e in batch]
     assert len(batches) > 3 and all(len(batch) <= 3 for batch in batches)
     assert sorted(streamed) == sorted(stored) and len(set(streamed)) == len(streamed)
+
+
+def test_edge_strength_is_weight_confidence_type_weight_and_time_decay() -> None:
+    settings = GraphSettings(edge_type_weights={"MENTIONS": 0.8, "SIMILAR": 0.6}, decay_half_life_days=90.0,
+                             decay_floor=0.2)
+    now, day = 1_800_000_000.0, 86_400.0
+    rows = [
+        ("m1", "e1", "MENTIONS", 2.0, 0.5, "", now - 90 * day, None, 0),      # one half-life old
+        ("m2", "m3", "SIMILAR", 1.0, 0.9, "", now - 900 * day, now - 180 * day, 3),  # activated 2 ago
+        ("m4", "e2", "MENTIONS", 1.0, 1.0, "", now - 9_000 * day, None, 0),   # old: the floor
+        ("m5", "m6", "CUSTOM", 1.0, 1.0, "", now + day, None, 0),             # unknown type, future
+    ]
+    expected = [2.0 * 0.5 * 0.8 * 0.5, 0.9 * 0.6 * 0.25, 0.8 * 0.2, 1.0]
+    assert np.allclose(edge_strengths(rows, settings, now), expected)
+    assert [(src, dst) for src, dst, _ in weighted_edges(rows, settings, now)] == [(r[0], r[1]) for r in rows]

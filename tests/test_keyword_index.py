@@ -110,7 +110,7 @@ def test_a_users_rows_are_read_page_by_page_each_exactly_once(tmp_path: Path, em
     expected = {m.id for m in mem.list(limit=100)}
     assert len(expected) == 19
     for pages in (list(store.iter_keyword_tokens("alice", batch=3)),
-                  [list(zip(ids, ids)) for ids, _, _ in store.iter_embeddings("alice", batch=3)]):
+                  [[(i, i) for i in ids] for ids, _, _ in store.iter_embeddings("alice", batch=3)]):
         seen = [memory_id for page in pages for memory_id, _ in page]
         assert len(pages) > 5 and sorted(seen) == sorted(expected)
     everyone = [memory_id for ids, _, _ in store.iter_embeddings(None, batch=4) for memory_id in ids]

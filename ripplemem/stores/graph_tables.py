@@ -11,6 +11,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -122,10 +123,18 @@ def last_memory_in_session(conn: sqlite3.Connection, user_id: str, session_id: s
 
 _EDGE_PAGE = ("SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
               "FROM edges WHERE user_id = ? {after}ORDER BY user_id, src, dst, type, predicate LIMIT ?")
+_AFTER = "AND (src, dst, type, predicate) > (?, ?, ?, ?) "
 
 
 def iter_edges(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Iterator[list[EdgeRow]]:
-    """Stream every edge of a user (for loading the in-memory graph), batch by batch.
+    """Stream every edge of a user, batch by batch."""
+    for rows in iter_edge_rows(store, user_id, batch):
+        yield [EdgeRow(*r) for r in rows]
+
+
+def iter_edge_rows(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Iterator[list[Sequence[Any]]]:
+    """Every edge of a user as rows in EdgeRow's field order, batch by batch (loading the in-memory
+    graph reads them as columns).
 
     Each batch continues along the primary key where the last one stopped. (Paging by rowid made
     SQLite find and sort all of the user's remaining edges for every batch: quadratic, minutes
@@ -137,13 +146,12 @@ def iter_edges(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Iterato
             if after is None:
                 rows = conn.execute(_EDGE_PAGE.format(after=""), (user_id, batch)).fetchall()
             else:
-                rows = conn.execute(_EDGE_PAGE.format(after="AND (src, dst, type, predicate) > (?, ?, ?, ?) "),
-                                    (user_id, *after, batch)).fetchall()
+                rows = conn.execute(_EDGE_PAGE.format(after=_AFTER), (user_id, *after, batch)).fetchall()
         if not rows:
             return
         last = rows[-1]
         after = (last[0], last[1], last[2], last[5])
-        yield [EdgeRow(*r) for r in rows]
+        yield rows
 
 
 def edges_between(store: SQLiteStore, user_id: str, nodes: Sequence[str]) -> list[EdgeRow]:
