@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ripplemem import __version__
@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _core_arguments(parsers: dict[str, argparse.ArgumentParser]) -> None:
+def _core_arguments(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     """The arguments of the commands defined in this module."""
     add = parsers["add"]
     add.add_argument("text", help="what to remember")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -190,10 +191,11 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         strings. ``progress=True`` shows a progress bar; a callable gets (done, total).
         """
         now = self._engine.clock()
-        items = [{"content": item} if isinstance(item, str) else item for item in items]
+        entries: builtins.list[Mapping[str, Any]] = [{"content": item} if isinstance(item, str) else item
+                                                    for item in items]
         memories = [build_memory(item, position, type, now, self.scope_info, self.settings)
-                    for position, item in enumerate(items)]
-        inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in items]
+                    for position, item in enumerate(entries)]
+        inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in entries]
         report = progress_reporter(progress, len(memories))
         stored: list[Memory] = []
         for start in range(0, len(memories), batch_size):
@@ -363,7 +365,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
     def list(self, type: str | Iterable[str] | None = None, *, since: datetime | str | None = None,
              until: datetime | str | None = None, session_id: str | None = None,
              metadata: Mapping[str, Any] | None = None, limit: int = 100, offset: int = 0,
-             newest_first: bool = True) -> list[Memory]:
+             newest_first: bool = True) -> builtins.list[Memory]:
         """This user's memories, newest first, optionally of some types, a time range, a session
         or with some metadata values (equality on each given key)."""
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -390,12 +392,12 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         }
 
     # -- the graph ---------------------------------------------------------------------------
-    def neighbors(self, node: str, *, limit: int = 20) -> list[Neighbor]:
+    def neighbors(self, node: str, *, limit: int = 20) -> builtins.list[Neighbor]:
         """What an entity (by name) or a memory (by id) is linked to, strongest edges first."""
         return neighbors_in(self._engine, self.user_id, _check_node(node), check_k(limit, "limit"))
 
     def find_connections(self, source: str, target: str, *, max_hops: int = 3,
-                         limit: int = 5) -> list[Connection]:
+                         limit: int = 5) -> builtins.list[Connection]:
         """Explained paths between two entities (by name) or memories (by id), shortest first.
 
         ``mem.find_connections("Calvin", "Ferrari 488")`` -> paths such as
@@ -405,7 +407,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
                               _check_node(target, "target"), check_k(max_hops, "max_hops"),
                               check_k(limit, "limit"))
 
-    def communities(self, *, min_memories: int = 2) -> list[Community]:
+    def communities(self, *, min_memories: int = 2) -> builtins.list[Community]:
         """Topic clusters of this user's graph (label propagation), biggest first."""
         return communities_in(self._engine, self.user_id, check_k(min_memories, "min_memories"))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -339,7 +340,7 @@ class SQLiteStore:
         return [row_to_memory(row) for row in rows]
 
     def _pages(self, select: str, where: str, params: Sequence[Any], batch: int,
-               one_user: bool) -> Iterator[list[sqlite3.Row]]:
+               one_user: bool) -> Iterator[builtins.list[sqlite3.Row]]:
         """The rows of ``select ... WHERE where`` in batches, each continuing where the last stopped.
 
         One user's rows page along the (user_id, created_at) index in its own order, every user's
@@ -357,8 +358,8 @@ class SQLiteStore:
             after = [rows[-1]["created_at"], rows[-1]["rowid"]] if one_user else [rows[-1]["rowid"]]
             yield rows
 
-    def iter_embeddings(self, user_id: str | None = None,
-                        batch: int = 5000) -> Iterator[tuple[list[str], list[dict[str, Any]], np.ndarray]]:
+    def iter_embeddings(self, user_id: str | None = None, batch: int = 5000
+                        ) -> Iterator[tuple[builtins.list[str], builtins.list[dict[str, Any]], np.ndarray]]:
         """Stream (ids, index metadata, vectors) of active memories, for (re)building an index.
 
         Cold memories are left out: their vectors live in the archive, not in the index.
@@ -376,7 +377,7 @@ class SQLiteStore:
                 [np.frombuffer(r["embedding"], dtype=np.float32) for r in rows]
             )
 
-    def iter_contents(self, batch: int = 1000) -> Iterator[list[tuple[str, str]]]:
+    def iter_contents(self, batch: int = 1000) -> Iterator[builtins.list[tuple[str, str]]]:
         """Stream (id, content) of every memory, for re-embedding a store."""
         for rows in self._pages("SELECT m.rowid, m.id, m.content FROM memories m", "1", [], batch,
                                 one_user=False):
@@ -395,7 +396,8 @@ class SQLiteStore:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
-    def iter_keyword_tokens(self, user_id: str, batch: int = 5000) -> Iterator[list[tuple[str, str]]]:
+    def iter_keyword_tokens(self, user_id: str,
+                            batch: int = 5000) -> Iterator[builtins.list[tuple[str, str]]]:
         """Stream (memory id, space-joined keyword tokens) of a user's active memories."""
         select = ("SELECT m.rowid, m.created_at, m.id, f.tokens FROM memories m "
                   "JOIN memories_fts f ON f.rowid = m.rowid")
@@ -408,7 +410,7 @@ class SQLiteStore:
         with self._lock:
             return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
-    def user_ids(self) -> list[str]:
+    def user_ids(self) -> builtins.list[str]:
         """Every user with at least one memory."""
         with self._lock:
             return [r[0] for r in self._conn.execute("SELECT DISTINCT user_id FROM memories")]
