@@ -224,64 +224,49 @@ class ChromaIndex:
         with self._guard(write=True):
             self._on(user_id, remove, None)
 
+    def _nearest(self, collection: Any, user_id: str, embeddings: list[np.ndarray], k: int,
+                 where: dict[str, Any] | None) -> list[list[tuple[str, float]]]:
+        """(id, cosine) of the k nearest for each embedding; empty lists when nothing is stored."""
+        try:
+            # Chroma >= 1.0 returns fewer rows when k exceeds what it holds: no count() round trip
+            # first (2-3 ms at 10k vectors, more per user under filter isolation).
+            result = collection.query(query_embeddings=embeddings, n_results=k, where=where,
+                                      include=["distances"])
+        except Exception:
+            # An older server may refuse n_results > count: ask for at most what it holds.
+            total = self._count(collection, user_id)
+            if total == 0:
+                return [[] for _ in embeddings]
+            result = collection.query(query_embeddings=embeddings, n_results=min(k, total), where=where,
+                                      include=["distances"])
+        return [[(memory_id, 1.0 - float(distance))
+                 for memory_id, distance in zip(ids, distances, strict=True)]
+                for ids, distances in zip(result["ids"], result["distances"], strict=True)]
+
     def query(self, user_id: str, vector: np.ndarray, k: int,
               flt: VectorFilter | None = None) -> list[tuple[str, float]]:
         """Approximate (HNSW) top-k by cosine similarity."""
-        embedding = [np.asarray(vector, dtype=np.float32)]
-        where = _where(flt, self._scope(user_id))
-
-        def nearest(collection: Any) -> dict[str, Any] | None:
-            try:
-                # Chroma >= 1.0 returns fewer rows when k exceeds the collection: no count() round
-                # trip (2-3 ms at 10k vectors) on every query.
-                return collection.query(query_embeddings=embedding, n_results=k, where=where,
-                                        include=["distances"])
-            except Exception:
-                # An older server may refuse n_results > count: ask for at most what it holds.
-                total = collection.count()
-                if total == 0:
-                    return None
-                return collection.query(query_embeddings=embedding, n_results=min(k, total),
-                                        where=where, include=["distances"])
-
         if k <= 0:
             return []
+        embeddings = [np.asarray(vector, dtype=np.float32)]
+        where = _where(flt, self._scope(user_id))
         with self._guard():
-            result = self._on(user_id, nearest, None)
-        if result is None:
-            return []
-        return [(memory_id, 1.0 - float(distance))
-                for memory_id, distance in zip(result["ids"][0], result["distances"][0], strict=True)]
+            return self._on(user_id, lambda c: self._nearest(c, user_id, embeddings, k, where)[0], [])
 
     def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """Approximate top-k for each row of `vectors`, in batched queries."""
         nothing: list[list[tuple[str, float]]] = [[] for _ in range(len(vectors))]
+        if k <= 0 or not len(vectors):
+            return nothing
         where = _where(None, self._scope(user_id))
 
         def nearest(collection: Any) -> list[list[tuple[str, float]]]:
-            # No count() first (at 100k vectors, or per user under filter isolation, it costs more
-            # than the queries): Chroma >= 1.0 returns fewer rows when k exceeds what it holds.
-            n_results = k
             found: list[list[tuple[str, float]]] = []
             for start in range(0, len(vectors), 256):
                 batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
-                try:
-                    result = collection.query(query_embeddings=batch, n_results=n_results, where=where,
-                                              include=["distances"])
-                except Exception:
-                    # An older server may refuse n_results > count: ask for at most what it holds.
-                    n_results = min(k, self._count(collection, user_id))
-                    if n_results == 0:
-                        return nothing
-                    result = collection.query(query_embeddings=batch, n_results=n_results, where=where,
-                                              include=["distances"])
-                found.extend([(memory_id, 1.0 - float(distance))
-                              for memory_id, distance in zip(ids, distances, strict=True)]
-                             for ids, distances in zip(result["ids"], result["distances"], strict=True))
+                found.extend(self._nearest(collection, user_id, batch, k, where))
             return found
 
-        if k <= 0 or not len(vectors):
-            return nothing
         with self._guard():
             return self._on(user_id, nearest, nothing)
 
