@@ -19,13 +19,8 @@ from typing import Any
 from ripplemem.engine import Engine
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
-from ripplemem.lifecycle.consolidation import (
-    ConsolidationContext,
-    cluster_related,
-    decide_consolidation,
-    plan_promotions,
-    summarize_cluster,
-)
+from ripplemem.lifecycle.clusters import cluster_related, summarize_cluster
+from ripplemem.lifecycle.consolidation import ConsolidationContext, decide_consolidation, plan_promotions
 from ripplemem.lifecycle.working import WorkingItem
 from ripplemem.stores.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
 from ripplemem.stores.history_table import HistoryEvent, record_history

@@ -19,6 +19,7 @@ needs "now" takes it (or a clock), so tests drive time.
 - `resolve_time`, `find_times`: "yesterday", "上周", "三个月前" ... as time ranges.
 """
 
+from ripplemem.lifecycle.clusters import MemoryCluster, asummarize_cluster, cluster_related, summarize_cluster
 from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.lifecycle.conflicts import (
     ConflictVerdict,
@@ -31,17 +32,13 @@ from ripplemem.lifecycle.conflicts import (
 from ripplemem.lifecycle.consolidation import (
     ConsolidationContext,
     ConsolidationDecision,
-    MemoryCluster,
     Promotion,
     SentimentCue,
-    asummarize_cluster,
-    cluster_related,
     decide_consolidation,
     detect_sentiment,
     plan_promotions,
     promotion_target,
     remember_cue,
-    summarize_cluster,
 )
 from ripplemem.lifecycle.forgetting import (
     ForgetAction,
