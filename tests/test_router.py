@@ -10,8 +10,8 @@ from chat_fakes import ScriptedChatModel, timeout
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.expansion import LLMRequiredError
+from ripplemem.llm_router import LLMRouter
 from ripplemem.router import (
-    LLMRouter,
     QueryClass,
     RouteDecision,
     Router,
