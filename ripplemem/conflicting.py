@@ -33,14 +33,9 @@ import numpy as np
 from ripplemem.keyword_index import stem
 from ripplemem.lifecycle._common import normalize_text
 from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
-from ripplemem.lifecycle.conflicts import (
-    ConflictVerdict,
-    Statement,
-    clear_text_cache,
-    compare_statements,
-    parse_statement,
-)
+from ripplemem.lifecycle.conflicts import ConflictVerdict, clear_text_cache, compare_statements
 from ripplemem.lifecycle.settings import LifecycleSettings
+from ripplemem.lifecycle.statements import Statement, parse_statement
 from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.text import keyword_tokens

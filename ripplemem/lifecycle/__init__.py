@@ -21,14 +21,7 @@ needs "now" takes it (or a clock), so tests drive time.
 
 from ripplemem.lifecycle.clusters import MemoryCluster, asummarize_cluster, cluster_related, summarize_cluster
 from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
-from ripplemem.lifecycle.conflicts import (
-    ConflictVerdict,
-    Statement,
-    find_duplicate,
-    is_duplicate,
-    judge_conflict,
-    parse_statement,
-)
+from ripplemem.lifecycle.conflicts import ConflictVerdict, find_duplicate, is_duplicate, judge_conflict
 from ripplemem.lifecycle.consolidation import (
     ConsolidationContext,
     ConsolidationDecision,
@@ -53,6 +46,7 @@ from ripplemem.lifecycle.forgetting import (
     plan_forgetting,
 )
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.lifecycle.statements import Statement, parse_statement
 from ripplemem.lifecycle.tiers import (
     TierMove,
     TierPlan,
