@@ -37,7 +37,7 @@ from doc_fixtures import (
 )
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from ripplemem.rag import convert as convert_module
+from ripplemem.rag import markitdown_engine
 from ripplemem.rag.convert import (
     ConversionError,
     ConvertedDocument,
@@ -272,7 +272,7 @@ def test_audio_is_never_transcribed_offline(tmp_path: Path, monkeypatch: pytest.
         return "the spoken words"
 
     monkeypatch.setattr(_audio_converter, "transcribe_audio", fake_transcribe)
-    monkeypatch.setattr(convert_module, "exiftool_path", lambda: None)
+    monkeypatch.setattr(markitdown_engine, "exiftool_path", lambda: None)
     wav = write_wav(tmp_path / "memo.wav")
     with pytest.raises(ConversionError) as caught:
         convert_file(wav)
@@ -284,14 +284,14 @@ def test_audio_is_never_transcribed_offline(tmp_path: Path, monkeypatch: pytest.
 
 def test_without_markitdown_the_error_names_the_extra(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(convert_module, "_engines", {})
+    monkeypatch.setattr(markitdown_engine, "_engines", {})
     monkeypatch.setitem(sys.modules, "markitdown", None)
     path = write_txt(tmp_path / "note.txt")
     with pytest.raises(MissingDependencyError, match=r"ripplemem\[documents\]"):
         convert_file(path)
     with pytest.raises(MissingDependencyError):
         convert_many(tmp_path)
-    assert not convert_module.markitdown_available()
+    assert not markitdown_engine.markitdown_available()
 
 
 # --- hashes and change detection --------------------------------------------------------------

@@ -7,12 +7,12 @@ folders (see ``discover.py``), converts each, and collects per-file failures in 
 caller that chunks and stores as it goes. Given the hashes stored from an earlier run,
 both skip files whose bytes have not changed (``check_change`` is the single-file form).
 
-MarkItDown runs offline: no plugins, no LLM captions, no cloud converters, nothing fetched. Audio
-transcription (which sends the audio to a web speech service) happens only with
-``allow_network=True``. PDFs go through the same libraries MarkItDown uses (pdfminer.six, plus its
-pdfplumber table reader for pages laid out as forms/tables), one page at a time, so page
-boundaries are known; PPTX slide and XLSX sheet boundaries come from MarkItDown's own markers
-(``page_boundaries.py``). The result and report types live in ``conversion_types.py``.
+MarkItDown runs offline (``markitdown_engine.py``): no plugins, no LLM captions, no cloud
+converters, nothing fetched. Audio transcription (which sends the audio to a web speech service)
+happens only with ``allow_network=True``. PDFs go through the same libraries MarkItDown uses
+(pdfminer.six, plus its pdfplumber table reader for pages laid out as forms/tables), one page at a
+time, so page boundaries are known; PPTX slide and XLSX sheet boundaries come from MarkItDown's
+own markers (``page_boundaries.py``). The result and report types live in ``conversion_types.py``.
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ripplemem.errors import InvalidInputError, MissingDependencyError
+from ripplemem.rag import markitdown_engine
 from ripplemem.rag.conversion_types import (
     DOCUMENTS_EXTRA,
     Change,
@@ -43,6 +42,7 @@ from ripplemem.rag.conversion_types import (
     source_key,
 )
 from ripplemem.rag.discover import PathLike, discover_files
+from ripplemem.rag.markitdown_engine import markitdown_available
 from ripplemem.rag.page_boundaries import (
     convert_pdf,
     office_title,
@@ -79,73 +79,6 @@ _UNSUPPORTED_HINTS = {
     ".odt": "OpenDocument text is not supported; save it as .docx",
     ".zip": "archives are not unpacked; extract the files and ingest the folder",
 }
-# --- MarkItDown, offline ---------------------------------------------------------------------
-
-def _import_markitdown() -> Any:
-    try:
-        import markitdown
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"Document conversion needs MarkItDown, which is not installed: {DOCUMENTS_EXTRA}"
-        ) from exc
-    return markitdown
-
-
-def markitdown_available() -> bool:
-    """Whether MarkItDown can be imported (the ``documents`` extra is installed)."""
-    try:
-        _import_markitdown()
-    except MissingDependencyError:
-        return False
-    return True
-
-
-def _build_markitdown(allow_network: bool) -> Any:
-    """A MarkItDown with only local converters: no plugins, LLM, cloud or web-page converters."""
-    markitdown = _import_markitdown()
-    from markitdown import converters as c
-
-    class OfflineAudioConverter(c.AudioConverter):  # type: ignore[misc, name-defined]
-        """Audio metadata (exiftool) only: MarkItDown transcribes through a web speech service."""
-
-        def convert(self, file_stream: Any, stream_info: Any, **kwargs: Any) -> Any:
-            if not allow_network:
-                # An unknown extension and mimetype give the converter no audio format to
-                # transcribe, so it returns the metadata alone.
-                stream_info = stream_info.copy_and_update(
-                    extension=".no-transcription", mimetype="application/x-no-transcription")
-            return super().convert(file_stream, stream_info, **kwargs)
-
-    engine = markitdown.MarkItDown(enable_builtins=False, enable_plugins=False)
-    generic = markitdown.PRIORITY_GENERIC_FILE_FORMAT
-    engine.register_converter(c.PlainTextConverter(), priority=generic)
-    engine.register_converter(c.HtmlConverter(), priority=generic)
-    for converter in (c.RssConverter(), c.DocxConverter(), c.XlsxConverter(), c.XlsConverter(),
-                      c.PptxConverter(), OfflineAudioConverter(), c.ImageConverter(), c.IpynbConverter(),
-                      c.PdfConverter(), c.OutlookMsgConverter(), c.EpubConverter(), c.CsvConverter()):
-        engine.register_converter(converter)
-    return engine
-
-
-_engines: dict[bool, Any] = {}
-_engines_lock = threading.Lock()
-
-
-def _engine(allow_network: bool) -> Any:
-    engine = _engines.get(allow_network)
-    if engine is None:
-        with _engines_lock:
-            engine = _engines.get(allow_network)
-            if engine is None:
-                engine = _engines[allow_network] = _build_markitdown(allow_network)
-    return engine
-
-
-def exiftool_path() -> str | None:
-    """The exiftool MarkItDown may read image/audio metadata with ($EXIFTOOL_PATH or on PATH)."""
-    return os.environ.get("EXIFTOOL_PATH") or shutil.which("exiftool")
-
-
 # --- converting one file ---------------------------------------------------------------------
 
 def detect_format(path: PathLike, data: bytes | None = None) -> str:
@@ -213,7 +146,7 @@ def _convert_bytes(path: Path, data: bytes, mtime: float, options: _Options,
     fmt = detect_format(path, data)
     if fmt in TEXT_FORMATS and _looks_binary(data):
         raise ConversionError(path, f"this .{fmt} file holds binary data, not text", "corrupt")
-    engine = _engine(options.allow_network)  # raises MissingDependencyError without MarkItDown
+    engine = markitdown_engine.offline_engine(options.allow_network)  # MissingDependencyError without it
     title: str | None = None
     page_starts: list[int] = []
     unit: str | None = None
@@ -258,7 +191,7 @@ def _convert_with_markitdown(engine: Any, path: Path, fmt: str, data: bytes) -> 
     info = StreamInfo(extension=path.suffix.lower() or None, filename=path.name, charset=charset)
     kwargs: dict[str, Any] = {}
     if fmt in ("image", "audio"):
-        tool = exiftool_path()
+        tool = markitdown_engine.exiftool_path()
         if tool:
             kwargs["exiftool_path"] = tool
     try:
@@ -342,7 +275,7 @@ def iter_convert(
     options = _Options(allow_network, pdf_tables)
     paths = [Path(files)] if isinstance(files, (str, os.PathLike)) else [Path(item) for item in files]
     if paths:
-        _engine(allow_network)
+        markitdown_engine.offline_engine(allow_network)
     known = {source_key(key): value for key, value in (known_hashes or {}).items()}
     total = len(paths)
     for done, path in enumerate(paths, start=1):
