@@ -16,14 +16,6 @@ from ripplemem.engine import Clock, Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
 from ripplemem.expansion import check_expand
 from ripplemem.graph_builder import GraphInput
-from ripplemem.graph_queries import (
-    Community,
-    Connection,
-    Neighbor,
-    communities_in,
-    connections_in,
-    neighbors_in,
-)
 from ripplemem.items import build_memory
 from ripplemem.kb_recall import record_recall_access, search_readable
 from ripplemem.knowledge_bases import check_kb_names
@@ -31,6 +23,7 @@ from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporte
 from ripplemem.memory_analysis import AnalysisMethods
 from ripplemem.memory_async import CoreAsyncMethods
 from ripplemem.memory_documents import DocumentMethods
+from ripplemem.memory_graph import GraphMethods
 from ripplemem.memory_history import HistoryMethods, superseded_history, with_superseded
 from ripplemem.memory_lifecycle import LifecycleMethods
 from ripplemem.memory_perceptual import PerceptualMethods
@@ -76,7 +69,7 @@ if TYPE_CHECKING:
 
 
 class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods,
-                PerceptualMethods, AnalysisMethods, PrivacyMethods):
+                PerceptualMethods, GraphMethods, AnalysisMethods, PrivacyMethods):
     """Tiered, associative long-term memory for one user (optionally one agent and session).
 
     ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
@@ -391,26 +384,6 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
             "disk_bytes": disk_bytes(engine.path),
         }
 
-    # -- the graph ---------------------------------------------------------------------------
-    def neighbors(self, node: str, *, limit: int = 20) -> builtins.list[Neighbor]:
-        """What an entity (by name) or a memory (by id) is linked to, strongest edges first."""
-        return neighbors_in(self._engine, self.user_id, _check_node(node), check_k(limit, "limit"))
-
-    def find_connections(self, source: str, target: str, *, max_hops: int = 3,
-                         limit: int = 5) -> builtins.list[Connection]:
-        """Explained paths between two entities (by name) or memories (by id), shortest first.
-
-        ``mem.find_connections("Calvin", "Ferrari 488")`` -> paths such as
-        [Calvin] -MENTIONS- "Calvin bought a Ferrari 488" -MENTIONS- [Ferrari 488].
-        """
-        return connections_in(self._engine, self.user_id, _check_node(source, "source"),
-                              _check_node(target, "target"), check_k(max_hops, "max_hops"),
-                              check_k(limit, "limit"))
-
-    def communities(self, *, min_memories: int = 2) -> builtins.list[Community]:
-        """Topic clusters of this user's graph (label propagation), biggest first."""
-        return communities_in(self._engine, self.user_id, check_k(min_memories, "min_memories"))
-
     def _filter(self, **narrowing: Any) -> MemoryFilter:
         base = MemoryFilter(user_id=self.user_id, agent_id=self.scope_info.agent_id)
         return replace(base, **{k: v for k, v in narrowing.items() if v is not None and v != ()})
@@ -436,13 +409,6 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         crash; this is the explicit, reported version. Returns what was found and fixed. A store
         whose vectors are on a Chroma server needs its ``chroma_url``."""
         return check_path(path, repair=repair, server=server_option(chroma_url, chroma_headers))
-
-
-def _check_node(value: Any, name: str = "node") -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidTypeError(
-            f"{name} must be an entity name or a memory id (a non-empty string), got {value!r}")
-    return value
 
 
 def _check_memory_id(memory_id: Any) -> None:
