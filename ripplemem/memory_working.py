@@ -64,7 +64,9 @@ class WorkingMethods:
             raise InvalidTypeError(f"summarize must be True, False or None, got {type(summarize).__name__}")
         if summarize:
             require_llm(self.llm, "consolidate(summarize=True)")
-        sessions = [session] if session is not None else engine.working(self.user_id).sessions()
+        sessions: list[str | None] = [session]
+        if session is None:
+            sessions = engine.working(self.user_id).sessions()
         report = ConsolidationReport(dry_run=bool(dry_run))
         consolidate_working(engine, self.user_id, sessions, report.dry_run, self.add, report)
         promote_stored(engine, self.user_id, report.dry_run, report)

@@ -188,7 +188,7 @@ def _held_elsewhere(engine: Engine, text: str) -> bool:
 
 
 def _files(root: str) -> list[str]:
-    found = []
+    found: list[str] = []
     for folder, _, names in os.walk(root):
         found.extend(os.path.join(folder, name) for name in names)
     return sorted(found)

@@ -142,5 +142,6 @@ def expanded_search(search: Callable[[str, int], Recall], queries: list[str], k:
 def expand_query(llm: object, query: str, mode: str) -> tuple[list[str], dict[str, object]]:
     """The texts to search for an expanded query (original first) and a record of the expansion."""
     expansion = QueryExpander(llm).expansion(query, mode)  # type: ignore[arg-type]
-    described = {"mode": mode, "queries": expansion.queries, "problems": list(expansion.problems)}
+    described: dict[str, object] = {"mode": mode, "queries": expansion.queries,
+                                    "problems": list(expansion.problems)}
     return expansion.queries, described

@@ -101,8 +101,8 @@ def record_readings(engine: Engine, scope: Scope, incoming: list[_Incoming]) -> 
     with engine.write_lock:
         latest_before = {m: _newest(engine, user_id, m) for m in dict.fromkeys(r.metric for r in incoming)}
         with engine.store.transaction() as conn:
-            rows = [(r.metric, r.value, r.unit, to_epoch(r.at) or 0.0, r.source, None) for r in incoming]
-            ids = insert_readings(conn, user_id, rows)
+            values = [(r.metric, r.value, r.unit, to_epoch(r.at) or 0.0, r.source, None) for r in incoming]
+            ids = insert_readings(conn, user_id, values)
         for reading, rid in zip(incoming, ids, strict=True):
             reading.id = rid
         for metric, previous in latest_before.items():

@@ -42,7 +42,8 @@ _SELECT = "SELECT id, metric, value, unit, at, source, memory_id FROM readings"
 
 def _window(user_id: str, metric: str | None, since: float | None,
             until: float | None) -> tuple[str, list[object]]:
-    clauses, params = ["user_id = ?"], [user_id]
+    clauses = ["user_id = ?"]
+    params: list[object] = [user_id]
     if metric is not None:
         clauses.append("metric = ?")
         params.append(metric)
