@@ -6,7 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ripplemem import RippleMem
-from ripplemem.errors import InvalidTypeError
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.validation import check_identifier
+
+# Where a run may name its user: ours, then LangGraph's auth and langmem's conventions.
+USER_KEYS = ("user_id", "langgraph_auth_user_id", "langgraph_user_id")
 
 
 def check_memory(value: Any, name: str = "memory") -> RippleMem:
@@ -20,13 +24,16 @@ def check_memory(value: Any, name: str = "memory") -> RippleMem:
 
 def run_scope(memory: RippleMem, config: Mapping[str, Any] | None = None,
               context: Any = None) -> RippleMem:
-    """The handle for one run: ``user_id`` and ``session_id`` from the run's context or
-    ``config["configurable"]`` (a LangGraph ``thread_id`` is the session), else the handle's own.
+    """The handle for one run: the user from the run's context or ``config["configurable"]``
+    (``user_id``, ``langgraph_auth_user_id`` or ``langgraph_user_id``) and ``session_id`` likewise
+    (a LangGraph ``thread_id`` is the session), else the handle's own.
 
     One agent can so serve many users on one store: each run reads and writes only its user's memory.
+    A user key that is present but not a valid id (``""``, ``0``, ``None``), or keys naming two
+    different users, raise InvalidInputError: the run never falls back to the handle's own user.
     """
     configurable = (config or {}).get("configurable") or {}
-    user_id = _pick("user_id", context, configurable)
+    user_id = _run_user(context, configurable)
     session_id = _pick("session_id", context, configurable) or configurable.get("thread_id")
     if user_id is None and session_id is None:
         return memory
@@ -35,6 +42,34 @@ def run_scope(memory: RippleMem, config: Mapping[str, Any] | None = None,
         return memory
     return memory.scope(user_id or own.user_id, agent_id=own.agent_id,
                         session_id=_as_text(session_id) or own.session_id)
+
+
+def _run_user(context: Any, configurable: Mapping[str, Any]) -> str | None:
+    """The one user a run names (checked), or None when it names none."""
+    named: dict[str, str] = {}
+    for where, key, value in _user_values(context, configurable):
+        try:
+            named[f"{where}[{key!r}]"] = check_identifier(key, value, required=True)  # type: ignore[assignment]
+        except (InvalidInputError, InvalidTypeError) as exc:
+            raise InvalidInputError(f"the run's {where}[{key!r}] = {value!r} is not a valid user ({exc}); "
+                                    "pass the user's id, or leave the key out to use the handle's user") \
+                from None
+    if len(set(named.values())) > 1:
+        users = ", ".join(f"{where}={user!r}" for where, user in named.items())
+        raise InvalidInputError(f"the run names two users ({users}); name one")
+    return next(iter(named.values()), None)
+
+
+def _user_values(context: Any, configurable: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """(where, key, value) of every user key the run carries; a key present with None counts
+    (an object context's attribute left at None does not: it is the schema's default)."""
+    found = [("configurable", key, configurable[key]) for key in USER_KEYS if key in configurable]
+    if isinstance(context, Mapping):
+        found += [("context", key, context[key]) for key in USER_KEYS if key in context]
+    elif context is not None:
+        found += [("context", key, getattr(context, key)) for key in USER_KEYS
+                  if getattr(context, key, None) is not None]
+    return found
 
 
 def _pick(name: str, context: Any, configurable: Mapping[str, Any]) -> Any:

@@ -80,8 +80,10 @@ class _MemoryTool(BaseTool):
         kwargs.pop("run_manager", None)
         if args:  # tool.invoke("cats"): a plain string is the first argument (the query, the content ...)
             kwargs[next(iter(self.args))] = args[0]
+        # Outside the try: a run naming an invalid user is the caller's error, not the model's.
+        memory = run_scope(self.memory, config)
         try:
-            return self._call(run_scope(self.memory, config), **kwargs)
+            return self._call(memory, **kwargs)
         except RippleMemError as error:
             raise ToolException(f"{self.name} failed: {error}") from error
 

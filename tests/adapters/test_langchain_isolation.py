@@ -17,7 +17,7 @@ from langchain_ripplemem import (
     RippleMemStore,
     RippleMemToolkit,
 )
-from ripplemem import Memory, RippleMem
+from ripplemem import Memory, RippleMem, RippleMemError
 from ripplemem.embeddings import Embedder
 
 SECRET = "Alice's bank PIN is 4921 and her safe is behind the Monet print."
@@ -81,3 +81,52 @@ def test_legacy_memory(shared: tuple[RippleMem, Memory]) -> None:
     legacy = RippleMemMemory(memory=alice.scope("bob"))
     history = legacy.load_memory_variables({"input": "bank PIN"})["history"]
     assert "4921" not in history and "vintage cameras" in history
+
+
+USER_KEYS = ("user_id", "langgraph_auth_user_id", "langgraph_user_id")
+BAD_USERS = ("", "   ", 0, None, "bad\x00id")
+
+
+@pytest.mark.parametrize("key", USER_KEYS)
+@pytest.mark.parametrize("user", BAD_USERS)
+def test_tools_refuse_a_run_config_with_an_invalid_user(shared: tuple[RippleMem, Memory], key: str,
+                                                        user: Any) -> None:
+    alice, secret = shared
+    tools = {t.name: t for t in RippleMemToolkit(memory=alice).get_tools()}
+    config = {"configurable": {key: user}}
+    with pytest.raises(RippleMemError, match=key):
+        tools["recall_memory"].invoke({"query": "bank PIN safe", "k": 20}, config=config)
+    with pytest.raises(RippleMemError, match=key):
+        tools["forget_memory"].invoke({"memory_id": secret.id}, config=config)
+    with pytest.raises(RippleMemError, match=key):
+        tools["store_memory"].invoke({"content": "Planted by a run with no valid user."}, config=config)
+    assert [m.content for m in alice.list()] == [SECRET]
+
+
+def test_tools_refuse_a_run_that_names_two_users(shared: tuple[RippleMem, Memory]) -> None:
+    alice, _ = shared
+    recall = RippleMemToolkit(memory=alice).get_tools()[1]
+    config = {"configurable": {"user_id": "alice", "langgraph_auth_user_id": "bob"}}
+    with pytest.raises(RippleMemError, match="two users"):
+        recall.invoke({"query": "bank PIN safe"}, config=config)
+
+
+@pytest.mark.parametrize("key", USER_KEYS[1:])
+def test_tools_run_as_the_langgraph_user(shared: tuple[RippleMem, Memory], key: str) -> None:
+    alice, _ = shared
+    recall = RippleMemToolkit(memory=alice).get_tools()[1]
+    recalled = recall.invoke({"query": "bank PIN safe", "k": 20}, config={"configurable": {key: "bob"}})
+    assert "4921" not in recalled and "Bob collects vintage cameras." in recalled
+
+
+@pytest.mark.parametrize("user", BAD_USERS)
+def test_middleware_refuses_a_run_with_an_invalid_user(shared: tuple[RippleMem, Memory], script: Any,
+                                                       user: Any) -> None:
+    alice, _ = shared
+    model = script(AIMessage("Your PIN is ..."))
+    agent = create_agent(model, [], middleware=[RippleMemMiddleware(memory=alice)])
+    with pytest.raises(RippleMemError, match="user_id"):
+        agent.invoke({"messages": [HumanMessage("What is my bank PIN?")]},
+                     config={"configurable": {"user_id": user, "thread_id": "x1"}})
+    assert model.seen == []
+    assert alice.working("x1").items() == []
