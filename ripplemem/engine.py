@@ -29,6 +29,7 @@ from ripplemem.stores.neo4j_connection import Neo4jOptions
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
 from ripplemem.types import Memory
+from ripplemem.validation import checked_clock
 
 VECTOR_INDEXES = ("auto", "chroma", "numpy")
 Clock = Callable[[], datetime]
@@ -112,7 +113,7 @@ class Engine:
         self._neo4j = None if neo4j is None else Neo4jBackend(neo4j)
         self.path = None if path is None else _prepare_directory(path)
         self.settings = settings
-        self.clock: Clock = clock or utc_now
+        self.clock: Clock = utc_now if clock is None else checked_clock(clock)
         self.embedder = resolve_embedder(embedder)
         self.store = SQLiteStore(self.path)
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).

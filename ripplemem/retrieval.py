@@ -15,7 +15,7 @@ from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder
 from ripplemem.keyword_index import KeywordIndex, query_terms
 from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
-from ripplemem.stores.memory_rows import MemoryFilter, row_to_memory
+from ripplemem.stores.memory_rows import MemoryFilter, row_to_memory, stored_epoch
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
@@ -107,7 +107,13 @@ def _scoring_columns(rows: list[Any]) -> dict[str, list[Any]]:
     names = ("type", "importance", "created_at", "event_time", "last_accessed", "access_count")
     keys = rows[0].keys()
     positions = [keys.index(name) for name in names]
-    return {name: [row[position] for row in rows] for name, position in zip(names, positions, strict=True)}
+    columns = {name: [row[position] for row in rows] for name, position in zip(names, positions, strict=True)}
+    # A time that is not a number (a damaged row) reads as unknown; an unknown creation time as
+    # the epoch, so the memory scores the recency floor instead of breaking the recall.
+    for name in ("event_time", "last_accessed"):
+        columns[name] = [stored_epoch(value) for value in columns[name]]
+    columns["created_at"] = [stored_epoch(value) or 0.0 for value in columns["created_at"]]
+    return columns
 
 
 def score_pool(found: CandidatePool, relevance: np.ndarray, now: float, settings: Settings,

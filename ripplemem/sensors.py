@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.stores.memory_rows import READABLE_EPOCHS, from_epoch
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,11 @@ def _number(value: float) -> str:
 
 
 def local_time(at: float, tz: timezone | None) -> datetime:
-    """An epoch time as a datetime in the reading's own time zone (UTC when it had none)."""
-    return datetime.fromtimestamp(at, tz=tz or timezone.utc)
+    """An epoch time as a datetime in the reading's own time zone (UTC when it had none); a stored
+    time no datetime can hold (recorded before times were checked) is clamped to the nearest one."""
+    utc = from_epoch(min(max(at, READABLE_EPOCHS[0]), READABLE_EPOCHS[1]))
+    assert utc is not None
+    return utc.astimezone(tz or timezone.utc)
 
 
 def _clock(when: datetime) -> str:

@@ -43,6 +43,7 @@ from ripplemem.lifecycle.consolidation import (
 )
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
 from ripplemem.text import estimate_tokens
+from ripplemem.validation import check_time_range
 
 Clock = Callable[[], datetime]
 DropCallback = Callable[["WorkingItem", str], None]
@@ -238,7 +239,7 @@ class WorkingMemory:
         return budget
 
     def _now(self) -> datetime:
-        return aware(self._clock(), "clock()")
+        return check_time_range("clock()", aware(self._clock(), "clock()"))
 
     def _priority(self, item: WorkingItem, now: datetime) -> float:
         s = self.settings

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.stores.memory_rows import index_metadata
+from ripplemem.stores.memory_rows import index_metadata, stored_epoch
 from ripplemem.stores.sqlite import SQLiteStore
 
 PREVIEW_CHARS = 60
@@ -25,7 +25,7 @@ class LifecycleRows:
     tiers: np.ndarray
     importance: np.ndarray
     access_count: np.ndarray
-    created_at: np.ndarray
+    created_at: np.ndarray  # NaN for a stored time that is not a number (reads as brand new)
     last_accessed: np.ndarray  # NaN for never accessed
 
     def __len__(self) -> int:
@@ -34,11 +34,12 @@ class LifecycleRows:
     def days_idle(self, now: float) -> np.ndarray:
         """Days since the last access, or since creation for memories never accessed."""
         last = np.where(np.isnan(self.last_accessed), self.created_at, self.last_accessed)
-        return np.maximum(now - last, 0.0) / 86400.0
+        return np.nan_to_num(np.maximum(now - last, 0.0) / 86400.0, nan=0.0)
 
     def age_days(self, now: float) -> np.ndarray:
-        """Days since each memory was stored."""
-        return np.maximum(now - self.created_at, 0.0) / 86400.0
+        """Days since each memory was stored (0 when its stored time is unknown: nothing is
+        forgotten for an age it may not have)."""
+        return np.nan_to_num(np.maximum(now - self.created_at, 0.0) / 86400.0, nan=0.0)
 
 
 def read_lifecycle_rows(store: SQLiteStore, user_id: str, agent_id: str | None = None) -> LifecycleRows:
@@ -56,9 +57,14 @@ def read_lifecycle_rows(store: SQLiteStore, user_id: str, agent_id: str | None =
         tiers=np.array([r[2] for r in rows], dtype=object),
         importance=np.array([r[3] for r in rows], dtype=np.float64),
         access_count=np.array([r[4] for r in rows], dtype=np.float64),
-        created_at=np.array([r[5] for r in rows], dtype=np.float64),
-        last_accessed=np.array([np.nan if r[6] is None else r[6] for r in rows], dtype=np.float64),
+        created_at=np.array([_epoch(r[5]) for r in rows], dtype=np.float64),
+        last_accessed=np.array([_epoch(r[6]) for r in rows], dtype=np.float64),
     )
+
+
+def _epoch(value: object) -> float:
+    epoch = stored_epoch(value)
+    return np.nan if epoch is None else epoch
 
 
 def _preview(text: str) -> str:

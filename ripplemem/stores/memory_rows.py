@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# The epoch seconds any datetime can hold (years 1 to 9999, a day inside either end): a stored time
+# outside them (written before RippleMem checked the range) reads as unknown.
+READABLE_EPOCHS = (-62135510400.0, 253402214400.0)
+_log = logging.getLogger(__name__)
+_reported: set[str] = set()  # memories whose unreadable time was already logged
 
 
 @dataclass(frozen=True)
@@ -82,21 +90,44 @@ def to_epoch(value: datetime | None) -> float | None:
 
 
 def from_epoch(value: float | None) -> datetime | None:
-    """A timezone-aware UTC datetime, or None."""
-    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+    """A timezone-aware UTC datetime, or None.
+
+    Computed as epoch + timedelta rather than fromtimestamp, which fails before 1970 on Windows.
+    """
+    return None if value is None else _EPOCH + timedelta(seconds=value)
+
+
+def stored_time(value: object, memory_id: str, column: str) -> datetime | None:
+    """A memory's stored time, or None (unknown) when no datetime can hold it, e.g. year 10000 from
+    an older RippleMem that did not check the range; logged once per memory, the read goes on."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and READABLE_EPOCHS[0] <= value <= READABLE_EPOCHS[1]:
+        return from_epoch(value)
+    if memory_id not in _reported:
+        _reported.add(memory_id)
+        _log.warning("memory %s: its stored %s %r is no date a datetime can hold, so it reads as "
+                     "unknown; set a valid time with update(event_time=...) or delete the memory",
+                     memory_id, column, value)
+    return None
+
+
+def stored_epoch(value: object) -> float | None:
+    """A stored time as epoch seconds for arithmetic, or None (unknown) when it is not a number."""
+    return float(value) if isinstance(value, int | float) else None
 
 
 def row_to_memory(row: sqlite3.Row) -> Memory:
-    """A Memory from a row of the memories table."""
+    """A Memory from a row of the memories table (an unreadable stored time reads as None)."""
+    memory_id = row["id"]
+    times = {column: stored_time(row[column], memory_id, column)
+             for column in ("created_at", "event_time", "last_accessed", "valid_from", "valid_to")}
     return Memory(
-        id=row["id"], user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
+        id=memory_id, user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
         type=row["type"], content=row["content"], modality=row["modality"],
-        importance=row["importance"], created_at=from_epoch(row["created_at"]),
-        event_time=from_epoch(row["event_time"]), last_accessed=from_epoch(row["last_accessed"]),
-        access_count=row["access_count"], mention_count=row["mention_count"], tier=row["tier"],
-        status=row["status"], valid_from=from_epoch(row["valid_from"]),
-        valid_to=from_epoch(row["valid_to"]), source=row["source"],
-        metadata=json.loads(row["metadata"]),
+        importance=row["importance"], access_count=row["access_count"], mention_count=row["mention_count"],
+        tier=row["tier"], status=row["status"], source=row["source"],
+        metadata=json.loads(row["metadata"]), **times,
     )
 
 

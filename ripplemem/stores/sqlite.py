@@ -16,6 +16,7 @@ import numpy as np
 
 from ripplemem.errors import SchemaVersionError, StoreError
 from ripplemem.stores.memory_rows import (
+    READABLE_EPOCHS,
     MemoryFilter,
     from_epoch,
     fts_query,
@@ -427,10 +428,13 @@ class SQLiteStore:
             by_status = dict(self._conn.execute(
                 "SELECT status, COUNT(*) FROM memories WHERE user_id=? GROUP BY status",
                 (user_id,)).fetchall())
+            # A time no datetime can hold (stored by an older version) is left out of the span.
             span = self._conn.execute(
-                "SELECT MIN(COALESCE(event_time, created_at)), MAX(COALESCE(event_time, created_at)), "
-                "COUNT(DISTINCT session_id) FROM memories WHERE user_id=? AND status='active'",
-                (user_id,)).fetchone()
+                "SELECT MIN(CASE WHEN w BETWEEN ? AND ? THEN w END), "
+                "MAX(CASE WHEN w BETWEEN ? AND ? THEN w END), "
+                "COUNT(DISTINCT session_id) FROM (SELECT COALESCE(event_time, created_at) AS w, session_id "
+                "FROM memories WHERE user_id=? AND status='active')",
+                (*READABLE_EPOCHS, *READABLE_EPOCHS, user_id)).fetchone()
         return {"by_type": by_type, "by_tier": by_tier, "by_status": by_status,
                 "oldest": from_epoch(span[0]), "newest": from_epoch(span[1]), "sessions": span[2]}
 
