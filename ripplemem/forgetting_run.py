@@ -16,7 +16,7 @@ import time
 from ripplemem.archiving import move_to_cold
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError
-from ripplemem.lifecycle.forgetting import STRATEGIES, ForgetPlan, plan_forgetting
+from ripplemem.lifecycle.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
 from ripplemem.lifecycle_report import LifecycleEntry, LifecycleReport
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.lifecycle_rows import (
@@ -49,6 +49,7 @@ def run_forget(engine: Engine, user_id: str, agent_id: str | None, strategy: str
                threshold: float | None = None, max_age_days: float | None = None,
                capacity: int | None = None) -> LifecycleReport:
     """Plan forgetting over a user's active memories and apply it unless dry_run."""
+    check_forget_options(strategy, threshold=threshold, max_age_days=max_age_days, capacity=capacity)
     started = time.perf_counter()
     rows = read_lifecycle_rows(engine.store, user_id, agent_id)
     now = engine.now()

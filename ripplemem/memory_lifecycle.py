@@ -7,9 +7,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.archiving import run_tier_moves, wake_memories
-from ripplemem.errors import InvalidTypeError
 from ripplemem.forgetting_run import check_strategy, run_forget
 from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
+from ripplemem.validation import check_flag
 
 if TYPE_CHECKING:
     from ripplemem.consolidating import ConsolidationReport
@@ -40,7 +40,7 @@ class LifecycleMethods:
         ``dry_run=True`` returns the same report and changes nothing.
         """
         return run_forget(self._engine, self.user_id, self.scope_info.agent_id, check_strategy(strategy),
-                          _check_flag(dry_run), threshold=threshold, max_age_days=max_age_days,
+                          check_flag(dry_run), threshold=threshold, max_age_days=max_age_days,
                           capacity=capacity)
 
     def archive(self, *, dry_run: bool = False) -> LifecycleReport:
@@ -52,7 +52,7 @@ class LifecycleMethods:
         after 90 days without access and importance < 0.3. A recall that reaches a cold memory
         brings it back to hot. ``dry_run=True`` changes nothing.
         """
-        return run_tier_moves(self._engine, self.user_id, self.scope_info.agent_id, _check_flag(dry_run))
+        return run_tier_moves(self._engine, self.user_id, self.scope_info.agent_id, check_flag(dry_run))
 
     def maintain(self, *, dry_run: bool = False, strategy: str = "score",
                  session_id: str | None = None) -> MaintenanceReport:
@@ -62,7 +62,7 @@ class LifecycleMethods:
         default). ``dry_run=True`` reports what each step would do and changes nothing; each step
         then sees the store as it is, not as the earlier steps would leave it.
         """
-        dry = _check_flag(dry_run)
+        dry = check_flag(dry_run)
         strategy = check_strategy(strategy)
         tiers_before = self._tier_counts()
         seconds: dict[str, float] = {}
@@ -100,8 +100,3 @@ class LifecycleMethods:
         """Async twin of maintain."""
         return await asyncio.to_thread(self.maintain, **kwargs)
 
-
-def _check_flag(value: Any, name: str = "dry_run") -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{name} must be True or False, got {value!r}")
-    return value

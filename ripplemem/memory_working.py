@@ -16,7 +16,7 @@ from ripplemem.consolidating import (
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
 from ripplemem.observing import observe_turn
-from ripplemem.validation import check_identifier
+from ripplemem.validation import check_flag, check_identifier
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
@@ -60,6 +60,7 @@ class WorkingMethods:
         """
         engine = self._engine
         session = check_identifier("session_id", session_id, required=False)
+        dry = check_flag(dry_run)
         if summarize is not None and not isinstance(summarize, bool):
             raise InvalidTypeError(f"summarize must be True, False or None, got {type(summarize).__name__}")
         if summarize:
@@ -67,7 +68,7 @@ class WorkingMethods:
         sessions: list[str | None] = [session]
         if session is None:
             sessions = engine.working(self.user_id).sessions()
-        report = ConsolidationReport(dry_run=bool(dry_run))
+        report = ConsolidationReport(dry_run=dry)
         consolidate_working(engine, self.user_id, sessions, report.dry_run, self.add, report)
         promote_stored(engine, self.user_id, report.dry_run, report)
         if summarize or (summarize is None and self.llm is not None):

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.stores.memory_rows import READABLE_EPOCHS, from_epoch
+from ripplemem.validation import shown_number
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,16 @@ class SensorSettings:
     episode_gap_minutes: float = 30.0
     # ours: an out-of-range episode is worth remembering (seed 001 promotes working memory at 0.7).
     episode_importance: float = 0.7
+
+    def __post_init__(self) -> None:
+        # The gap is added to reading times: a finite span up to a century keeps every sum a date.
+        for name, high in (("episode_gap_minutes", 100 * 365 * 24 * 60), ("episode_importance", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidTypeError(f"SensorSettings.{name} must be a number, got {type(value).__name__}")
+            if not 0 <= value <= high:  # NaN fails too
+                raise InvalidInputError(f"SensorSettings.{name} must be in [0, {high}], "
+                                        f"got {shown_number(value)}")
 
     def rule(self, metric: str) -> MetricRule | None:
         """The rule of a metric, or None for a metric without one (any unit, no range)."""

@@ -265,3 +265,17 @@ def check_mode(value: Any, modes: tuple[str, ...]) -> str:
     if value not in modes:
         raise InvalidInputError(f"mode must be one of {', '.join(modes)}; got {value!r}")
     return str(value)
+
+
+def check_flag(value: Any, name: str = "dry_run") -> bool:
+    """A switch such as dry_run: True or False only (bool("no") is True, and a dry run taken for a
+    real one would change the store)."""
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def shown_number(value: float) -> str:
+    """A number as an error message shows it: itself, or "a huge integer" (an int of thousands of
+    digits is unreadable, and str() refuses one past 4300 digits)."""
+    return repr(value) if isinstance(value, float) or abs(value) < 10**30 else "a huge integer"

@@ -24,6 +24,7 @@ neglected memory towards deletion.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ import numpy as np
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle._common import as_float_array, as_ids
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.validation import shown_number
 
 FORGET_ACTIONS: tuple[str, ...] = ("delete", "deprioritize", "archive", "keep")
 STRATEGIES: tuple[str, ...] = ("score", "importance", "time", "capacity")
@@ -172,7 +174,7 @@ def plan_by_importance(ids: Sequence[Any], *, importance: Any, threshold: float 
     """Seed 001 importance-based: delete memories whose importance is below the threshold (0.1)."""
     id_list = as_ids(ids)
     imp = as_float_array(importance, "importance", len(id_list))
-    bar = settings.forget_min_importance if threshold is None else _number("threshold", threshold)
+    bar = settings.forget_min_importance if threshold is None else check_threshold(threshold)
     actions = np.where(imp < bar, "delete", "keep").astype(object)
 
     def reason(i: int) -> str:
@@ -187,7 +189,7 @@ def plan_by_age(ids: Sequence[Any], *, age_days: Any, max_age_days: float | None
     """Seed 001 time-based: delete memories older than max_age_days (30)."""
     id_list = as_ids(ids)
     age = as_float_array(age_days, "age_days", len(id_list))
-    limit = settings.forget_max_age_days if max_age_days is None else _number("max_age_days", max_age_days)
+    limit = settings.forget_max_age_days if max_age_days is None else check_max_age_days(max_age_days)
     actions = np.where(age > limit, "delete", "keep").astype(object)
 
     def reason(i: int) -> str:
@@ -207,9 +209,7 @@ def plan_by_capacity(ids: Sequence[Any], *, importance: Any, capacity: int | Non
     id_list = as_ids(ids)
     n = len(id_list)
     imp = as_float_array(importance, "importance", n)
-    limit = settings.forget_capacity if capacity is None else capacity
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InvalidInputError(f"capacity must be a non-negative integer, got {capacity!r}")
+    limit = settings.forget_capacity if capacity is None else check_capacity(capacity)
     idle = (np.zeros(n) if days_since_access is None
             else as_float_array(days_since_access, "days_since_access", n))
     age = np.zeros(n) if age_days is None else as_float_array(age_days, "age_days", n)
@@ -243,6 +243,7 @@ def plan_forgetting(ids: Sequence[Any], strategy: str = "score", *, importance: 
     The score strategy needs every array; "time" needs age_days; the others need importance.
     Missing access counts and degrees read as 0 for the score strategy.
     """
+    check_forget_options(strategy, threshold=threshold, max_age_days=max_age_days, capacity=capacity)
     id_list = as_ids(ids)
     n = len(id_list)
     if strategy == "score":
@@ -258,13 +259,49 @@ def plan_forgetting(ids: Sequence[Any], strategy: str = "score", *, importance: 
         if age_days is None:
             raise InvalidInputError("the time strategy needs age_days")
         return plan_by_age(id_list, age_days=age_days, max_age_days=max_age_days, settings=settings)
-    if strategy == "capacity":
-        return plan_by_capacity(id_list, importance=importance, capacity=capacity,
-                                days_since_access=days_since_access, age_days=age_days, settings=settings)
-    raise InvalidInputError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    return plan_by_capacity(id_list, importance=importance, capacity=capacity,
+                            days_since_access=days_since_access, age_days=age_days, settings=settings)
 
 
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise InvalidInputError(f"{name} must be a number, got {value!r}")
+def check_forget_options(strategy: str, *, threshold: Any, max_age_days: Any, capacity: Any) -> None:
+    """Each option given is valid and is one its strategy reads (an option another strategy reads
+    would be ignored without a word, and the memories forgotten by rules the caller did not ask for)."""
+    if strategy not in STRATEGIES:
+        raise InvalidInputError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    for name, value, check, owner in (("threshold", threshold, check_threshold, "importance"),
+                                      ("max_age_days", max_age_days, check_max_age_days, "time"),
+                                      ("capacity", capacity, check_capacity, "capacity")):
+        if value is None:
+            continue
+        check(value)
+        if strategy != owner:
+            raise InvalidInputError(f"{name} is an option of strategy={owner!r}, not of {strategy!r}")
+
+
+def check_threshold(value: Any) -> float:
+    """The importance strategy's bar: a finite number in [0, 1] (importance lives there)."""
+    return _number("threshold", value, 1.0)
+
+
+def check_max_age_days(value: Any) -> float:
+    """The time strategy's age limit: a finite number of days >= 0 (-1 would make every memory,
+    even one a second old, too old)."""
+    return _number("max_age_days", value, math.inf)
+
+
+def check_capacity(value: Any) -> int:
+    """The capacity strategy's limit: an integer >= 0 (how many memories stay)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        shown = shown_number(value) if isinstance(value, int | float) else repr(value)
+        raise InvalidInputError(f"capacity must be a non-negative integer, got {shown}")
+    return value
+
+
+def _number(name: str, value: Any, high: float) -> float:
+    """A real, finite number in [0, high]; every error is InvalidInputError, as it always was here."""
+    limits = f"in [0, {high:g}]" if math.isfinite(high) else ">= 0"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"{name} must be a number {limits}, got {value!r}")
+    if not -1e300 < value < 1e300 or not 0.0 <= value <= high:  # NaN fails both; 10**400 has no float
+        raise InvalidInputError(f"{name} must be a finite number {limits}, got {shown_number(value)}")
     return float(value)

@@ -43,7 +43,7 @@ from ripplemem.lifecycle.consolidation import (
 )
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
 from ripplemem.text import estimate_tokens
-from ripplemem.validation import check_time_range
+from ripplemem.validation import check_flag, check_time_range
 
 Clock = Callable[[], datetime]
 DropCallback = Callable[["WorkingItem", str], None]
@@ -122,7 +122,7 @@ class WorkingMemory:
             raise InvalidInputError(f"importance must be a number in [0, 1], got {importance!r}")
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidTypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
-        explicit = bool(remember) or remember_cue(text) is not None
+        explicit = check_flag(remember, "remember") or remember_cue(text) is not None
         entities = tuple(dict.fromkeys(
             entity.canonical for entity in self._extract(text) if entity.type not in _MENTION_KINDS_SKIPPED))
         meta = MappingProxyType(dict(metadata or {}))
