@@ -1,7 +1,10 @@
 """Erase with verification and an audit report (seed 000 §9): one memory, everything a text points
 to, or a whole user ("forget me"), through every layer, then a search of every layer and of the raw
 files for residues. The report says what went where and whether anything is left; it holds ids,
-counts and hashes, never the erased text."""
+counts and hashes, never the erased text (only a dry run's preview shows the texts it would take).
+
+The removal holds the write lock in short batches and the verification runs outside it, so other
+users' writes keep moving during a large erase."""
 
 from __future__ import annotations
 
@@ -16,9 +19,11 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.privacy_scrub import compact_store, remove_everywhere
 from ripplemem.privacy_targets import EraseTargets, select_matching, select_memory, select_user
 from ripplemem.privacy_verify import verify_erased
+from ripplemem.validation import check_content
 
 # MiniLM cosine of "my medical condition" to medical memories is 0.26-0.36, to unrelated ones <= 0.1.
 DEFAULT_MIN_SIMILARITY = 0.25
+PREVIEW_CHARS = 120  # of each text in a dry run's summary()
 
 
 @dataclass
@@ -26,7 +31,8 @@ class EraseReport:
     """The audit record of one erase (or its dry-run preview): ids, counts per layer, verification.
 
     ``request_hash`` is a SHA-256 of the request (mode, user, id or text), so an auditor holding
-    the request can match it; the text itself is never kept.
+    the request can match it; the text itself is never kept. Only a dry run fills ``preview`` with
+    (id, text) of each memory it would erase, for the person deciding.
     """
 
     mode: str
@@ -40,6 +46,7 @@ class EraseReport:
     removed: dict[str, int] = field(default_factory=dict)
     compaction: dict[str, bool] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
+    preview: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -60,6 +67,9 @@ class EraseReport:
         lines = [f"{what} {len(self.memory_ids)} memories ({self.mode} request {self.request_hash[:12]})"]
         counts = self.planned if self.dry_run else self.removed
         lines += [f"  {layer}: {count}" for layer, count in counts.items() if count]
+        if self.preview:
+            lines.append("memories it would erase:")
+            lines += [f"  {memory_id}: {_shortened(text)}" for memory_id, text in self.preview]
         if not self.dry_run:
             residues = {k: v for k, v in self.verification.get("residues", {}).items() if v}
             lines.append("verification: no residue in any layer" if self.verified
@@ -76,8 +86,9 @@ def digest(*parts: str) -> str:
     return hasher.hexdigest()
 
 
-def check_request(memory_id: Any, matching: Any, whole_user: bool) -> str:
-    """The erase mode of a request: exactly one of memory_id, matching or user_id must be given."""
+def check_request(memory_id: Any, matching: Any, whole_user: bool, max_chars: int) -> str:
+    """The erase mode of a request: exactly one of memory_id, matching or user_id must be given;
+    a matching text is capped like a recall query (``max_chars``)."""
     given = [name for name, value in (("memory_id", memory_id), ("matching", matching)) if value is not None]
     if whole_user:
         given.append("user_id")
@@ -87,6 +98,8 @@ def check_request(memory_id: Any, matching: Any, whole_user: bool) -> str:
     for name, value in (("memory_id", memory_id), ("matching", matching)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidTypeError(f"{name} must be a non-empty string, got {value!r}")
+    if matching is not None:
+        check_content(matching, max_chars, field="matching")
     return {"memory_id": "memory", "matching": "matching", "user_id": "user"}[given[0]]
 
 
@@ -97,7 +110,7 @@ def erase(engine: Engine, user_id: str, *, memory_id: str | None = None, matchin
 
     ``dry_run=True`` returns the preview (ids and per-layer counts) and changes nothing.
     """
-    mode = check_request(memory_id, matching, whole_user)
+    mode = check_request(memory_id, matching, whole_user, engine.settings.max_content_chars)
     if isinstance(dry_run, bool) is False:
         raise InvalidTypeError(f"dry_run must be True or False, got {dry_run!r}")
     if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) \
@@ -106,19 +119,20 @@ def erase(engine: Engine, user_id: str, *, memory_id: str | None = None, matchin
     report = EraseReport(mode=mode, subject=digest("user", user_id),
                          request_hash=digest(mode, user_id, memory_id or matching or ""),
                          dry_run=dry_run, started_at=_now())
-    with engine.write_lock:
-        if mode == "memory":
-            targets = select_memory(engine, user_id, memory_id or "")
-        elif mode == "matching":
-            targets = select_matching(engine, user_id, matching or "", float(min_similarity))
-        else:
-            targets = select_user(engine, user_id)
-        report.memory_ids = list(targets.memory_ids)
-        report.planned = planned_counts(targets)
-        if not dry_run:
-            report.removed = remove_everywhere(engine, targets)
-            report.compaction = compact_store(engine)
-            report.verification = verify_erased(engine, targets).as_dict()
+    if mode == "memory":
+        targets = select_memory(engine, user_id, memory_id or "")
+    elif mode == "matching":
+        targets = select_matching(engine, user_id, matching or "", float(min_similarity))
+    else:
+        targets = select_user(engine, user_id)
+    report.memory_ids = list(targets.memory_ids)
+    report.planned = planned_counts(targets)
+    if dry_run:
+        report.preview = list(targets.texts_by_id.items())
+    else:
+        report.removed = remove_everywhere(engine, targets)
+        report.compaction = compact_store(engine)
+        report.verification = verify_erased(engine, targets, report.compaction["wal_truncated"]).as_dict()
     report.finished_at = _now()
     return report
 
@@ -130,6 +144,11 @@ def planned_counts(targets: EraseTargets) -> dict[str, int]:
             "modality_vectors": sum(len(v) for v in targets.modality_vectors.values()),
             "readings": len(targets.reading_ids), "knowledge_bases": len(targets.kb_alone),
             "knowledge_base_grants": len(targets.kb_shared)}
+
+
+def _shortened(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS - 1] + "…"
 
 
 def _now() -> str:

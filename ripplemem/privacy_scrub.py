@@ -1,5 +1,7 @@
 """The erase steps past an ordinary delete: the change log, sensor readings, knowledge-base grants,
-in-process caches, and the bytes SQLite keeps after a delete (FTS5 segments, the WAL file)."""
+in-process caches, and the bytes SQLite keeps after a delete (FTS5 segments, the WAL file). The
+memories go in batches, each under its own short hold of the write lock, so other users' writes
+keep moving during a large erase."""
 
 from __future__ import annotations
 
@@ -11,10 +13,14 @@ from typing import Any
 
 from ripplemem.engine import Engine
 from ripplemem.knowledge_bases import delete_knowledge_base
+from ripplemem.privacy_files import checkpoint_wal
+from ripplemem.privacy_matcher import Needles
 from ripplemem.privacy_targets import EraseTargets
 from ripplemem.writes import delete_memories
 
 ERASED_USER = "(erased user)"
+# Memories deleted per hold of the write lock (a few hundred milliseconds with Chroma).
+REMOVE_BATCH = 250
 
 
 def text_needles(text: str) -> list[str]:
@@ -33,8 +39,10 @@ def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
             delete_knowledge_base(engine, kb, user_id)
     removed["knowledge_bases"] = len(targets.kb_alone)
     # Working items first: an expiring one could otherwise be consolidated back after the delete.
-    removed["working_items"] = _drop_working(engine, targets)
-    delete_memories(engine, user_id, targets.memory_ids)
+    with engine.write_lock:
+        removed["working_items"] = _drop_working(engine, targets)
+    for batch in _chunks(targets.memory_ids, REMOVE_BATCH):
+        delete_memories(engine, user_id, batch)
     with engine.write_lock:
         with engine.store.transaction() as conn:
             removed["history"] = _delete_history(conn, targets)
@@ -84,17 +92,20 @@ def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
 
 
 def _delete_history(conn: sqlite3.Connection, targets: EraseTargets) -> int:
-    """The change log of the erased memories, and any other event of the user quoting their text."""
+    """The change log of the erased memories, and any other event of the user quoting their text
+    or the request text (one pass over the user's log)."""
     if targets.mode == "user":
         return conn.execute("DELETE FROM history WHERE user_id = ?", (targets.user_id,)).rowcount
     gone = 0
     for chunk in _chunks(targets.memory_ids):
         gone += conn.execute(f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({_marks(chunk)})",
                              [targets.user_id, *chunk]).rowcount
-    for text in targets.contents:
-        for needle in text_needles(text):
-            gone += conn.execute("DELETE FROM history WHERE user_id = ? AND instr(detail, ?) > 0",
-                                 (targets.user_id, needle)).rowcount
+    texts = Needles(n.encode("utf-8") for t in [*targets.contents, targets.request] if t
+                    for n in text_needles(t))
+    quoting = [r[0] for r in conn.execute("SELECT seq, detail FROM history WHERE user_id = ?",
+                                          (targets.user_id,)) if texts.scan_text(r[1])]
+    for chunk in _chunks(quoting):
+        gone += conn.execute(f"DELETE FROM history WHERE seq IN ({_marks(chunk)})", chunk).rowcount
     return gone
 
 
@@ -135,11 +146,11 @@ def _drop_working(engine: Engine, targets: EraseTargets) -> int:
     working = engine.working(targets.user_id)
     gone = 0
     erased = set(targets.memory_ids)
+    texts = Needles(t.encode("utf-8") for t in targets.contents)
     for session in working.sessions():
         memory = working.session(session)
         for item in memory.items():
-            if targets.mode == "user" or item.id in erased or any(t in item.text
-                                                                  for t in targets.contents):
+            if targets.mode == "user" or item.id in erased or texts.scan_text(item.text):
                 memory.remove(item.id)
                 gone += 1
     return gone
@@ -147,11 +158,10 @@ def _drop_working(engine: Engine, targets: EraseTargets) -> int:
 
 def compact_store(engine: Engine) -> dict[str, bool]:
     """Make SQLite forget deleted bytes: merge the FTS5 segments (deleted tokens stay in old segments
-    until merged), then checkpoint and truncate the WAL (old page images live on there).
+    until merged), then checkpoint and truncate the WAL (old page images live on there), from a
+    second connection so this process's other threads keep the store's own.
     secure_delete=ON (set on open) already zeroes freed cells and pages in the database file."""
-    with engine.write_lock:
-        with engine.store.transaction() as conn:
-            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-        with engine.store.read() as conn:
-            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] if engine.path else 0
-    return {"keyword_segments_merged": True, "wal_truncated": not busy}
+    with engine.store.transaction() as conn:
+        conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+    return {"keyword_segments_merged": True,
+            "wal_truncated": engine.path is None or checkpoint_wal(engine.path)}

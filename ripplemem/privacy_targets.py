@@ -4,23 +4,26 @@ they never reach a report, a log or a file."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ripplemem.engine import Engine
 from ripplemem.errors import MemoryNotFoundError
-from ripplemem.memory_history import version_chain
+from ripplemem.privacy_matching import (
+    dense_matches,
+    entity_matches,
+    exact_matches,
+    keyword_matches,
+    through_entities,
+)
 from ripplemem.stores import kb_tables
-from ripplemem.stores.memory_rows import fts_query, scope_token
 from ripplemem.stores.modality_vectors import vectors_of
+from ripplemem.stores.revision_rows import linked_pairs
 
 MODES = ("memory", "matching", "user")
-# A match's entities lead to the other memories mentioning them, unless the entity is a hub
-# (the user's own name, "today"): followed only when it is mentioned by at most this many memories.
-ENTITY_FANOUT = 5
+_CHUNK = 500  # ids per IN (...) list
 
 
 @dataclass
@@ -41,6 +44,9 @@ class EraseTargets:
     kb_shared: list[str] = field(default_factory=list)
     # Images' and sounds' own vectors, per modality (each in its encoder's space).
     modality_vectors: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    # Each memory's text (a dry run's preview), and the text of a matching request (verification).
+    texts_by_id: dict[str, str] = field(default_factory=dict)
+    request: str = ""
 
 
 def select_memory(engine: Engine, user_id: str, memory_id: str) -> EraseTargets:
@@ -51,17 +57,20 @@ def select_memory(engine: Engine, user_id: str, memory_id: str) -> EraseTargets:
 
 
 def select_matching(engine: Engine, user_id: str, text: str, min_similarity: float) -> EraseTargets:
-    """Every memory of the user a text points to: dense cosine >= min_similarity over all of the
-    user's vectors (cold ones from the archive), every keyword of the text (FTS), or a mention of an
-    entity the text names; then the memories their specific entities point to (ENTITY_FANOUT), and
-    all their versions and summaries. Knowledge-base chunks are never in it."""
-    found: list[str] = []
-    found += _dense_matches(engine, user_id, np.asarray(engine.embedder.embed_query(text), dtype=np.float32),
-                            min_similarity)
-    found += _keyword_matches(engine, user_id, text)
-    found += _entity_matches(engine, user_id, text)
-    found += _through_entities(engine, user_id, list(dict.fromkeys(found)))
-    return _targets(engine, "matching", user_id, _with_derived(engine, user_id, list(dict.fromkeys(found))))
+    """Every memory of the user a text points to, evidence first: the text itself in a memory's
+    content or metadata (any case), all its keywords (FTS), or an entity it names; dense similarity
+    only when nothing holds the text itself (dense_matches); then the memories their specific
+    entities point to (ENTITY_FANOUT), and all their versions and summaries. Knowledge-base chunks
+    are never in it."""
+    exact = exact_matches(engine.store, user_id, text)
+    found = [*exact, *keyword_matches(engine.store, user_id, text), *entity_matches(engine.store, user_id, text)]
+    if not exact:
+        query = np.asarray(engine.embedder.embed_query(text), dtype=np.float32)
+        found += dense_matches(_all_vectors(engine, user_id), query, min_similarity)
+    found += through_entities(engine.store, user_id, list(dict.fromkeys(found)))
+    targets = _targets(engine, "matching", user_id, _with_derived(engine, user_id, list(dict.fromkeys(found))))
+    targets.request = text
+    return targets
 
 
 def select_user(engine: Engine, user_id: str) -> EraseTargets:
@@ -78,27 +87,23 @@ def select_user(engine: Engine, user_id: str) -> EraseTargets:
 
 
 def _with_derived(engine: Engine, user_id: str, ids: Sequence[str]) -> list[str]:
-    """The ids, every version linked to them, and the summaries made from any of them."""
-    chained: list[str] = []
-    for memory_id in ids:
-        if memory_id not in chained:
-            chained.extend(i for i in version_chain(engine, user_id, memory_id) if i not in chained)
+    """The ids, every version linked to them (SUPERSEDES, either way), and the summaries of any."""
+    chained = list(dict.fromkeys(ids))
+    seen = set(chained)
+    frontier = chained
+    while frontier:
+        pairs = linked_pairs(engine.store, user_id, frontier, "SUPERSEDES")
+        frontier = list(dict.fromkeys(node for pair in pairs for node in pair if node not in seen))
+        seen.update(frontier)
+        chained.extend(frontier)
     if not chained:
         return []
     with engine.store.read() as conn:
-        summaries = [r[0] for r in conn.execute(
+        summaries = [r[0] for start in range(0, len(chained), _CHUNK) for r in conn.execute(
             f"SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'SUMMARIZES' "
-            f"AND dst IN ({','.join('?' * len(chained))})", [user_id, *chained])]
+            f"AND dst IN ({','.join('?' * len(chained[start:start + _CHUNK]))})",
+            [user_id, *chained[start:start + _CHUNK]])]
     return list(dict.fromkeys([*chained, *summaries]))
-
-
-def _dense_matches(engine: Engine, user_id: str, query: np.ndarray, floor: float) -> list[str]:
-    rows = _all_vectors(engine, user_id)
-    if not rows:
-        return []
-    ids = list(rows)
-    scores = np.stack([rows[i] for i in ids]) @ query
-    return [ids[i] for i in np.argsort(-scores) if scores[i] >= floor]
 
 
 def _all_vectors(engine: Engine, user_id: str, ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
@@ -114,54 +119,6 @@ def _all_vectors(engine: Engine, user_id: str, ids: Sequence[str] | None = None)
     archived = {r[0]: r[2] for r in rows if r[1] is None and r[2] is not None}
     vectors.update(engine.archive.vectors(user_id, archived))
     return vectors
-
-
-def _keyword_matches(engine: Engine, user_id: str, text: str) -> list[str]:
-    """Memories holding every keyword of the text (any status), through the FTS index."""
-    match = fts_query(text)
-    if match is None:
-        return []
-    every = match.replace(" OR ", " AND ")
-    with engine.store.read() as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.user_id = ?",
-            (f'scope:"{scope_token(user_id)}" AND tokens:({every})', user_id))]
-
-
-def _entity_matches(engine: Engine, user_id: str, text: str) -> list[str]:
-    """Memories mentioning an entity of the user whose name the text contains as whole words."""
-    lowered = text.casefold()
-    with engine.store.read() as conn:
-        entities = conn.execute("SELECT id, name, canonical FROM entities WHERE user_id = ?",
-                                (user_id,)).fetchall()
-        named = [r[0] for r in entities if _names_in(lowered, (r[1], r[2]))]
-        if not named:
-            return []
-        return [r[0] for r in conn.execute(
-            f"SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
-            f"AND dst IN ({','.join('?' * len(named))})", [user_id, *named])]
-
-
-def _through_entities(engine: Engine, user_id: str, ids: Sequence[str]) -> list[str]:
-    """Memories sharing a specific (non-hub) entity with one of the matched memories."""
-    if not ids:
-        return []
-    with engine.store.read() as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT DISTINCT e.src FROM edges e WHERE e.user_id = ? AND e.type = 'MENTIONS' AND e.dst IN ("
-            "  SELECT m.dst FROM edges m WHERE m.user_id = ? AND m.type = 'MENTIONS' "
-            f"  AND m.src IN ({','.join('?' * len(ids))})) "
-            "AND (SELECT COUNT(*) FROM edges c WHERE c.user_id = e.user_id AND c.type = 'MENTIONS' "
-            "     AND c.dst = e.dst) <= ?", [user_id, user_id, *ids, ENTITY_FANOUT])]
-
-
-def _names_in(lowered: str, names: Iterable[str]) -> bool:
-    for name in names:
-        needle = name.casefold().strip()
-        if needle and re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", lowered):
-            return True
-    return False
 
 
 def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTargets:
@@ -186,6 +143,7 @@ def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTa
             "SELECT id FROM readings WHERE user_id = ?" + chosen.replace(" id IN", " memory_id IN"), params)]
     memory_ids = [r[1] for r in rows]
     return EraseTargets(mode=mode, user_id=user_id, memory_ids=memory_ids, rowids=[r[0] for r in rows],
+                        texts_by_id={r[1]: r[2] for r in rows},
                         contents=list(dict.fromkeys(r[2] for r in rows)),
                         vectors=_all_vectors(engine, user_id, None if whole else memory_ids),
                         cold=cold, entity_ids=[r[0] for r in entities], entity_names=[r[1] for r in entities],

@@ -1,22 +1,30 @@
 """The verification pass after an erase: search every layer by id, by content and by entity name,
-and the raw bytes of every file under the store, for anything of the erased memories."""
+and the raw bytes of every file under the store, for anything of the erased memories or of the
+request text. Every probe is batched and every file read once, so the pass is linear in the size
+of the store; it runs outside the write lock (other users' writes go on meanwhile)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ripplemem.engine import Engine
-from ripplemem.keyword_index import query_terms
+from ripplemem.privacy_files import checkpoint_wal, store_files
+from ripplemem.privacy_matcher import Needles
 from ripplemem.privacy_scrub import text_needles
 from ripplemem.privacy_targets import EraseTargets
-from ripplemem.stores.memory_rows import fts_query, scope_token
+from ripplemem.stores.memory_rows import scope_token
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.
 NEAR_DUPLICATE = 0.999
 USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants", "modality_vectors")
+# Shorter texts occur by chance in binary files (a 3-byte string about once in 16 MB).
+MIN_RAW_CHARS = 4
+_CHUNK = 500  # values per IN (...) list
 
 
 @dataclass
@@ -26,11 +34,12 @@ class Verification:
     residues: dict[str, int] = field(default_factory=dict)
     probes: dict[str, int] = field(default_factory=dict)
     files_scanned: int = 0
+    files_skipped: list[str] = field(default_factory=list)
     texts_held_elsewhere: int = 0
 
     @property
     def passed(self) -> bool:
-        """True when no layer holds anything of the erased memories."""
+        """True when no layer holds anything of the erased memories or of the request text."""
         return not any(self.residues.values())
 
     def found(self, layer: str, residues: int, probes: int) -> None:
@@ -41,93 +50,117 @@ class Verification:
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values."""
         return {"passed": self.passed, "residues": dict(self.residues), "probes": dict(self.probes),
-                "files_scanned": self.files_scanned, "texts_held_elsewhere": self.texts_held_elsewhere}
+                "files_scanned": self.files_scanned, "files_skipped": list(self.files_skipped),
+                "texts_held_elsewhere": self.texts_held_elsewhere}
 
 
-def verify_erased(engine: Engine, targets: EraseTargets) -> Verification:
-    """Look for the erased memories in every layer; the result counts residues, never shows them."""
+def verify_erased(engine: Engine, targets: EraseTargets, wal_truncated: bool = True) -> Verification:
+    """Look for the erased memories in every layer; the result counts residues, never shows them.
+    ``wal_truncated`` is the compaction's result: a WAL it could not empty is tried once more."""
     result = Verification()
-    ids = targets.memory_ids
-    user_id = targets.user_id
+    texts = Needles(n.encode("utf-8") for t in _texts(targets) for n in text_needles(t))
     with engine.store.read() as conn:
-        by_id = sum(conn.execute("SELECT COUNT(*) FROM memories WHERE id = ?", (i,)).fetchone()[0]
-                    for i in ids)
-        result.found("memories_by_id", by_id, len(ids))
-        by_text = sum(conn.execute("SELECT COUNT(*) FROM memories WHERE user_id = ? AND content = ?",
-                                   (user_id, t)).fetchone()[0] for t in targets.contents)
-        result.found("memories_by_content", by_text, len(targets.contents))
-        fts = sum(conn.execute("SELECT COUNT(*) FROM memories_fts WHERE rowid = ? AND rowid NOT IN "
-                               "(SELECT rowid FROM memories)", (r,)).fetchone()[0] for r in targets.rowids)
-        result.found("keyword_index_by_row", fts, len(targets.rowids))
-        edges = sum(conn.execute("SELECT COUNT(*) FROM edges WHERE src = ? OR dst = ?", (i, i)).fetchone()[0]
-                    for i in ids)
-        result.found("edges", edges, len(ids))
-        history = sum(conn.execute("SELECT COUNT(*) FROM history WHERE memory_id = ?", (i,)).fetchone()[0]
-                      for i in ids)
-        history += sum(conn.execute("SELECT COUNT(*) FROM history WHERE user_id = ? AND instr(detail, ?) > 0",
-                                    (user_id, n)).fetchone()[0]
-                       for t in targets.contents for n in text_needles(t))
-        result.found("history", history, len(ids) + len(targets.contents))
-        readings = sum(conn.execute("SELECT COUNT(*) FROM readings WHERE id = ?", (r,)).fetchone()[0]
-                       for r in targets.reading_ids)
-        result.found("readings", readings, len(targets.reading_ids))
-        gone = [(i, n) for i, n in zip(targets.entity_ids, targets.entity_names, strict=True)
-                if conn.execute("SELECT 1 FROM entities WHERE id = ?", (i,)).fetchone() is None]
-        by_name = sum(conn.execute("SELECT COUNT(*) FROM entities WHERE user_id = ? AND name = ?",
-                                   (user_id, n)).fetchone()[0] for _, n in gone)
-        result.found("entities_by_name", by_name, len(gone))
-        if targets.mode == "user":
-            left = sum(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?",
-                                    (user_id,)).fetchone()[0] for table in USER_TABLES)
-            result.found("user_rows", left, len(USER_TABLES))
-    result.found("keyword_index_by_content", _fts_residues(engine, targets), len(targets.contents))
-    result.found("keyword_cache", _cache_residues(engine, targets), len(targets.contents))
-    result.found("graph_cache", sum(node in engine.graph(user_id) for node in ids), len(ids))
+        gone = _row_residues(conn, targets, result)
+        result.found("history", _text_rows(conn, "SELECT detail FROM history WHERE user_id = ?",
+                                           targets.user_id, texts), len(targets.contents))
+        if targets.request:
+            request = Needles(n.encode("utf-8") for n in text_needles(targets.request))
+            result.found("request_text", _request_residues(conn, targets.user_id, request), 1)
+    result.found("keyword_cache", _cache_residues(engine, targets), len(targets.memory_ids))
+    result.found("graph_cache", sum(node in engine.graph(targets.user_id) for node in targets.memory_ids),
+                 len(targets.memory_ids))
     result.found("vectors", _dense_residues(engine, targets), len(targets.vectors))
     result.found("modality_vectors", _modality_residues(engine, targets),
                  sum(len(v) for v in targets.modality_vectors.values()))
-    result.found("archive", _archive_residues(engine, targets), len(targets.cold) or len(ids))
-    result.found("working_memory", _working_residues(engine, targets), len(targets.contents))
-    _scan_files(engine, targets, [n for _, n in gone], result)
+    result.found("archive", _archive_residues(engine, targets), len(targets.cold) or len(targets.memory_ids))
+    result.found("working_memory", _working_residues(engine, targets, texts), len(targets.contents))
+    if engine.path is not None:
+        result.found("sqlite_wal", 0 if wal_truncated or checkpoint_wal(engine.path) else 1, 1)
+        _scan_files(engine, targets, gone, result)
     return result
 
 
-def _fts_residues(engine: Engine, targets: EraseTargets) -> int:
-    """FTS rows of the user matching all keywords of an erased text that no memory row backs."""
-    found = 0
-    with engine.store.read() as conn:
-        for text in targets.contents:
-            match = fts_query(text)
-            if match is None:
-                continue
-            rows = conn.execute(
-                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid NOT IN "
-                "(SELECT rowid FROM memories)",
-                (f'scope:"{scope_token(targets.user_id)}" AND tokens:({match.replace(" OR ", " AND ")})',))
-            found += len(rows.fetchall())
-    return found
+def _texts(targets: EraseTargets) -> list[str]:
+    """The erased texts, and the request text of a matching erase."""
+    return list(dict.fromkeys([*targets.contents, *([targets.request] if targets.request else [])]))
+
+
+def _row_residues(conn: sqlite3.Connection, targets: EraseTargets, result: Verification) -> list[str]:
+    """The SQLite layers, probed in batches; returns the names of the erased memories' entities
+    that no row holds any more (the raw scan looks for them)."""
+    user_id, ids = targets.user_id, targets.memory_ids
+    result.found("memories_by_id", _count_in(conn, "SELECT COUNT(*) FROM memories WHERE id IN ({})", ids),
+                 len(ids))
+    result.found("memories_by_content", _count_in(
+        conn, "SELECT COUNT(*) FROM memories WHERE user_id = ? AND content IN ({})", targets.contents,
+        [user_id]), len(targets.contents))
+    result.found("keyword_index_by_row", _count_in(
+        conn, "SELECT COUNT(*) FROM memories_fts f WHERE rowid IN ({}) AND NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)", targets.rowids), len(targets.rowids))
+    # FTS rows of the user that no memory backs: what is left of an erased text's keywords.
+    result.found("keyword_index_orphans", conn.execute(
+        "SELECT COUNT(*) FROM memories_fts f WHERE memories_fts MATCH ? AND NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
+        (f'scope:"{scope_token(user_id)}"',)).fetchone()[0], 1)
+    result.found("edges", _count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND src IN ({})",
+                                    ids, [user_id])
+                 + _count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND dst IN ({})",
+                             ids, [user_id]), len(ids))
+    result.found("history_by_id", _count_in(
+        conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", ids, [user_id]), len(ids))
+    result.found("readings", _count_in(conn, "SELECT COUNT(*) FROM readings WHERE id IN ({})",
+                                       targets.reading_ids), len(targets.reading_ids))
+    kept = {r[0] for chunk in _chunks(targets.entity_ids) for r in conn.execute(
+        f"SELECT id FROM entities WHERE id IN ({_marks(chunk)})", chunk)}
+    gone = [n for i, n in zip(targets.entity_ids, targets.entity_names, strict=True) if i not in kept]
+    result.found("entities_by_name", _count_in(
+        conn, "SELECT COUNT(*) FROM entities WHERE user_id = ? AND name IN ({})", gone, [user_id]), len(gone))
+    if targets.mode == "user":
+        left = sum(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?",
+                                (user_id,)).fetchone()[0] for table in USER_TABLES)
+        result.found("user_rows", left, len(USER_TABLES))
+    return gone
+
+
+def _count_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], before: Sequence[Any] = ()) -> int:
+    """Sum of a COUNT(*) query whose ``{}`` is an IN list, over the values in chunks."""
+    return sum(conn.execute(sql.format(_marks(chunk)), [*before, *chunk]).fetchone()[0]
+               for chunk in _chunks(values))
+
+
+def _text_rows(conn: sqlite3.Connection, sql: str, user_id: str, texts: Needles) -> int:
+    """Rows of the user (one text column) holding any of the texts, in one pass."""
+    return sum(1 for (value,) in conn.execute(sql, (user_id,)) if value and texts.scan_text(value))
+
+
+def _request_residues(conn: sqlite3.Connection, user_id: str, request: Needles) -> int:
+    """The user's memories (content or metadata) and entities that still hold the request text."""
+    return (_text_rows(conn, "SELECT content || char(0) || metadata FROM memories WHERE user_id = ?",
+                       user_id, request)
+            + _text_rows(conn, "SELECT name || char(0) || aliases FROM entities WHERE user_id = ?",
+                         user_id, request))
 
 
 def _cache_residues(engine: Engine, targets: EraseTargets) -> int:
-    """Erased ids the in-memory BM25 index still holds, or returns for an erased text."""
+    """Erased ids the in-memory BM25 index still holds (a search can only return what it holds)."""
     index = engine.keyword_index(targets.user_id)
-    erased = set(targets.memory_ids)
-    held = sum(memory_id in index for memory_id in erased)
-    for text in targets.contents:
-        held += sum(1 for memory_id, _ in index.search(query_terms(text), 20) if memory_id in erased)
-    return held
+    return sum(memory_id in index for memory_id in set(targets.memory_ids))
 
 
 def _dense_residues(engine: Engine, targets: EraseTargets) -> int:
-    """Index entries that are an erased memory: by id among the nearest, or a near-duplicate vector."""
+    """Index entries that are an erased memory: by id among the nearest, or a near-duplicate vector.
+    After a whole-user erase the user has no vector at all."""
+    if targets.mode == "user":
+        return engine.index.count(targets.user_id)
     erased = set(targets.memory_ids)
-    found = 0
-    for vector in targets.vectors.values():
-        for memory_id, similarity in engine.index.query(targets.user_id, vector, 5):
-            if memory_id in erased or (similarity >= NEAR_DUPLICATE and engine.store.get(
-                    memory_id, targets.user_id) is None):
-                found += 1
-    return found
+    vectors = list(targets.vectors.values())
+    if not vectors:
+        return 0
+    nearest = [hit for hits in engine.index.query_many(targets.user_id, _stack(vectors), 5) for hit in hits]
+    suspects = {memory_id for memory_id, similarity in nearest
+                if memory_id not in erased and similarity >= NEAR_DUPLICATE}
+    missing = {memory_id for memory_id in suspects if engine.store.get(memory_id, targets.user_id) is None}
+    return sum(1 for memory_id, _ in nearest if memory_id in erased or memory_id in missing)
 
 
 def _modality_residues(engine: Engine, targets: EraseTargets) -> int:
@@ -150,45 +183,58 @@ def _archive_residues(engine: Engine, targets: EraseTargets) -> int:
                for segment in engine.archive.segments(targets.user_id))
 
 
-def _working_residues(engine: Engine, targets: EraseTargets) -> int:
+def _working_residues(engine: Engine, targets: EraseTargets, texts: Needles) -> int:
     working = engine.working(targets.user_id)
     return sum(1 for session in working.sessions() for item in working.session(session).items()
-               if any(text in item.text for text in targets.contents))
+               if texts.scan_text(item.text))
 
 
-def _scan_files(engine: Engine, targets: EraseTargets, entity_names: Iterable[str],
+def _scan_files(engine: Engine, targets: EraseTargets, entity_names: Sequence[str],
                 result: Verification) -> None:
-    """Search the raw bytes of every file under the store for erased text (UTF-8 and UTF-16) that no
-    remaining row of anyone holds (another user may have said the same words: that is theirs)."""
-    if engine.path is None:
-        return
-    texts = [t for t in dict.fromkeys([*targets.contents, *entity_names]) if len(t.strip()) >= 4]
-    kept = [t for t in texts if not _held_elsewhere(engine, t)]
-    result.texts_held_elsewhere = len(texts) - len(kept)
-    needles = [n.encode(codec) for t in kept for n in text_needles(t) for codec in ("utf-8", "utf-16-le")]
-    found = 0
-    for name in _files(engine.path):
-        result.files_scanned += 1
-        try:
-            with open(name, "rb") as handle:
-                data = handle.read()
-        except OSError:
+    """Search the raw bytes of every file under the store, each read once, for the erased texts,
+    the removed entity names and the request text (UTF-8, UTF-16, JSON-escaped); a text some
+    remaining row of anyone holds is not a residue (another user may have said the same words)."""
+    assert engine.path is not None
+    texts = [t for t in dict.fromkeys([*_texts(targets), *entity_names]) if len(t.strip()) >= MIN_RAW_CHARS]
+    owner = {n.encode(codec): t for t in texts for n in text_needles(t) for codec in ("utf-8", "utf-16-le")}
+    needles = Needles(owner)
+    found: set[str] = set()
+    for relative, chunks in store_files(engine.path):
+        if chunks is None:
+            result.files_skipped.append(relative)
             continue
-        found += sum(1 for needle in dict.fromkeys(needles) if needle in data)
-    result.found("raw_files", found, len(kept))
+        try:
+            found.update(owner[n] for n in needles.scan(chunks))
+        except FileNotFoundError:
+            continue  # removed meanwhile (an archive segment rewritten by another writer)
+        result.files_scanned += 1
+    held = {t for t in found if _held_elsewhere(engine, t)}
+    result.texts_held_elsewhere = len(held)
+    result.found("raw_files", len(found - held), len(texts))
 
 
 def _held_elsewhere(engine: Engine, text: str) -> bool:
-    """Whether a remaining memory (any scope) or entity still holds this text: not a residue."""
+    """Whether a remaining memory (any scope, content or metadata) or entity still holds this text."""
+    forms = text_needles(text)
     with engine.store.read() as conn:
-        row = conn.execute("SELECT 1 FROM memories WHERE instr(content, ?) > 0 UNION ALL "
-                           "SELECT 1 FROM entities WHERE instr(name, ?) > 0 OR instr(aliases, ?) > 0 LIMIT 1",
-                           (text, text, text)).fetchone()
-    return row is not None
+        for form in forms:
+            row = conn.execute(
+                "SELECT 1 FROM memories WHERE instr(content, ?) > 0 OR instr(metadata, ?) > 0 UNION ALL "
+                "SELECT 1 FROM entities WHERE instr(name, ?) > 0 OR instr(aliases, ?) > 0 LIMIT 1",
+                (form, form, form, form)).fetchone()
+            if row is not None:
+                return True
+    return False
 
 
-def _files(root: str) -> list[str]:
-    found: list[str] = []
-    for folder, _, names in os.walk(root):
-        found.extend(os.path.join(folder, name) for name in names)
-    return sorted(found)
+def _stack(vectors: list[np.ndarray]) -> np.ndarray:
+    return np.stack([np.asarray(v, dtype=np.float32) for v in vectors])
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" * len(values))
+
+
+def _chunks(values: Sequence[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(values), _CHUNK):
+        yield list(values[start:start + _CHUNK])

@@ -1,0 +1,73 @@
+"""The raw bytes of every file under a store, for erase verification, read without breaking the
+locks of a live SQLite database.
+
+On POSIX, closing any descriptor of a file drops every fcntl lock the process holds on it, so a
+plain open()/close() of ripplemem.db (or its -wal, -shm) while the store's connection is open lets
+another process checkpoint and delete the WAL under this one: its committed rows vanish. So the
+store's database is read through SQLite itself (a second connection of the same SQLite library,
+which keeps its descriptors open while the first holds locks), and the files of a database held by
+another library in this process (Chroma's chroma.sqlite3, opened by chromadb's own bundled SQLite)
+are not opened at all: RippleMem never gives Chroma any text, and the vector checks cover it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+
+from ripplemem.privacy_matcher import chunks_of, file_chunks
+from ripplemem.stores.sqlite import DB_FILENAME
+
+# SQLite's companions of a database file, and the names SQLite databases go by.
+SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+# Seconds a checkpoint waits for other processes' readers before giving up (it blocks writers).
+CHECKPOINT_PATIENCE = 1.0
+
+
+@contextlib.contextmanager
+def side_connection(root: str) -> Iterator[sqlite3.Connection]:
+    """A second connection to the store's database: the same SQLite library as the store's own, so
+    closing it keeps every lock of the store's connection (SQLite defers the close of its descriptor)."""
+    conn = sqlite3.connect(os.path.join(root, DB_FILENAME), timeout=CHECKPOINT_PATIENCE,
+                           isolation_level=None, check_same_thread=False)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def checkpoint_wal(root: str) -> bool:
+    """Copy the WAL into the database and truncate it (old page images live on there); False when
+    another process's reader kept it busy past CHECKPOINT_PATIENCE."""
+    with side_connection(root) as conn:
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    return not busy
+
+
+def database_bytes(root: str) -> bytes:
+    """Every page of the store's database as SQLite sees it now (the WAL's newest pages included),
+    freelist and unused space too: sqlite3_serialize, read through the pager."""
+    with side_connection(root) as conn:
+        return conn.serialize()
+
+
+def is_live_database(name: str) -> bool:
+    """Whether a file is (part of) a SQLite database that must not be opened with open()."""
+    return name.endswith(SIDE_FILE_SUFFIXES) or name.endswith(DATABASE_SUFFIXES)
+
+
+def store_files(root: str) -> Iterator[tuple[str, Iterable[bytes] | None]]:
+    """(path relative to the store, its bytes in chunks) for every file under the store; None for
+    the bytes of a live database that is not read (see the module docstring)."""
+    for folder, _, names in sorted(os.walk(root)):
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, root)
+            if relative == DB_FILENAME:
+                yield relative, chunks_of(database_bytes(root))
+            elif is_live_database(name):
+                yield relative, None
+            else:
+                yield relative, file_chunks(path)

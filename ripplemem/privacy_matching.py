@@ -1,0 +1,104 @@
+"""What an erase text points to, among one user's memories: the text itself in a memory's content
+or metadata, all its keywords, an entity it names, a memory whose vector stands out from the rest,
+and the memories sharing a specific entity with those. Each rule costs one pass or one query,
+whatever the length of the text (it is capped like a recall query)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from ripplemem.stores.memory_rows import scope_token
+from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.text import keyword_tokens
+
+# A match's entities lead to the other memories mentioning them, unless the entity is a hub
+# (the user's own name, "today"): followed only when it is mentioned by at most this many memories.
+ENTITY_FANOUT = 5
+# The keyword rule asks for at most this many of the text's distinct keywords (one FTS5 query).
+MAX_KEYWORDS = 32
+# Dense-only matches: within DENSE_MARGIN of the best cosine and DENSE_GAP above the next memory.
+# MiniLM puts "my medical condition" at 0.34 to a diagnosis and 0.21 or less to everything else.
+DENSE_MARGIN = 0.15
+DENSE_GAP = 0.1
+_WORD_RE = re.compile(r"\w+")
+
+
+def exact_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
+    """The user's memories (any status) holding the text in their content or metadata, any case."""
+    wanted = text.casefold()
+    escaped = {wanted, json.dumps(wanted)[1:-1], json.dumps(wanted, ensure_ascii=False)[1:-1]}
+    with store.read() as conn:
+        rows = conn.execute("SELECT id, content, metadata FROM memories WHERE user_id = ?", (user_id,))
+        return [r[0] for r in rows if wanted in r[1].casefold()
+                or any(form in (r[2] or "").casefold() for form in escaped)]
+
+
+def keyword_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
+    """The user's memories (any status) holding every one of the text's first MAX_KEYWORDS keywords."""
+    terms = list(dict.fromkeys(keyword_tokens(text, drop_stopwords=True)))[:MAX_KEYWORDS]
+    if not terms:
+        return []
+    every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    with store.read() as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+            "WHERE memories_fts MATCH ? AND m.user_id = ?",
+            (f'scope:"{scope_token(user_id)}" AND tokens:({every})', user_id))]
+
+
+def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
+    """The user's memories mentioning an entity whose name (or canonical name) the text contains as
+    whole words: the text's word runs of each name length, looked up in one set."""
+    words = _WORD_RE.findall(text.casefold())
+    with store.read() as conn:
+        entities = conn.execute("SELECT id, name, canonical FROM entities WHERE user_id = ?",
+                                (user_id,)).fetchall()
+        keys = {r[0]: {" ".join(_WORD_RE.findall(n.casefold())) for n in (r[1], r[2])} - {""}
+                for r in entities}
+        lengths = {key.count(" ") + 1 for names in keys.values() for key in names}
+        runs = {" ".join(words[i:i + n]) for n in lengths for i in range(len(words) - n + 1)}
+        named = [entity_id for entity_id, names in keys.items() if names & runs]
+        if not named:
+            return []
+        return [r[0] for start in range(0, len(named), 500) for r in conn.execute(
+            f"SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
+            f"AND dst IN ({','.join('?' * len(named[start:start + 500]))})",
+            [user_id, *named[start:start + 500]])]
+
+
+def dense_matches(vectors: dict[str, np.ndarray], query: np.ndarray, floor: float) -> list[str]:
+    """The memories whose cosine to the query stands out: at least ``floor``, within DENSE_MARGIN
+    of the best, and followed by a drop of at least DENSE_GAP to the next of the user's memories
+    (the largest such clean break is the cut). A similarity with no clear break (an e-mail address
+    at 0.27 among memories at 0.2-0.26) takes nothing."""
+    if not vectors:
+        return []
+    ids = list(vectors)
+    scores = np.stack([vectors[i] for i in ids]) @ query
+    order = np.argsort(-scores)
+    ranked = [float(scores[i]) for i in order]
+    taken = 0
+    for k, score in enumerate(ranked):
+        if score < floor or score < ranked[0] - DENSE_MARGIN:
+            break
+        following = ranked[k + 1] if k + 1 < len(ranked) else 0.0
+        if score - following >= DENSE_GAP:
+            taken = k + 1
+    return [ids[i] for i in order[:taken]]
+
+
+def through_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[str]:
+    """Memories sharing a specific (non-hub) entity with one of the matched memories."""
+    if not ids:
+        return []
+    with store.read() as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT DISTINCT e.src FROM edges e WHERE e.user_id = ? AND e.type = 'MENTIONS' AND e.dst IN ("
+            "  SELECT m.dst FROM edges m WHERE m.user_id = ? AND m.type = 'MENTIONS' "
+            f"  AND m.src IN ({','.join('?' * len(ids))})) "
+            "AND (SELECT COUNT(*) FROM edges c WHERE c.user_id = e.user_id AND c.type = 'MENTIONS' "
+            "     AND c.dst = e.dst) <= ?", [user_id, user_id, *ids, ENTITY_FANOUT])]
