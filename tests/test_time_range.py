@@ -155,3 +155,15 @@ def test_a_stored_reading_out_of_range_does_not_break_reads(tmp_path: Path) -> N
         mem.record(metric="heart_rate", value=72, at="2025-03-01T09:00:00+00:00")
         assert sorted(r.value for r in mem.readings("heart_rate")) == [70.0, 72.0]
         assert mem.stats()["total"] >= 1
+
+
+def test_a_logged_change_out_of_range_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    with RippleMem(path, user_id="alice", embedder=HashingEmbedder()) as mem:
+        memory = mem.add("I drink green tea every morning")
+        mem.update(memory.id, importance=0.9)
+    with sqlite3.connect(path / "ripplemem.db") as conn:  # e.g. a wake-up logged at recall(now=datetime.max)
+        conn.execute("UPDATE history SET at = ?", (253402300800.0,))
+    conn.close()
+    with RippleMem(path, user_id="alice", embedder=HashingEmbedder()) as mem:
+        assert {event.when.year for event in mem.history(memory.id)} == {9999}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ripplemem.stores.memory_rows import from_epoch
+from ripplemem.stores.memory_rows import READABLE_EPOCHS, from_epoch
 from ripplemem.stores.sqlite import SQLiteStore
 
 
@@ -29,8 +29,9 @@ class HistoryEvent:
 
     @property
     def when(self) -> datetime:
-        """The time of the change, timezone-aware UTC."""
-        value = from_epoch(self.at)
+        """The time of the change, timezone-aware UTC (a time no datetime can hold, logged by an
+        older version, is clamped to the nearest one)."""
+        value = from_epoch(min(max(self.at, READABLE_EPOCHS[0]), READABLE_EPOCHS[1]))
         assert value is not None
         return value
 
