@@ -4,7 +4,10 @@ it, list the knowledge bases a user can read."""
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ripplemem import cli_format as fmt
@@ -13,6 +16,11 @@ from ripplemem.errors import InvalidInputError
 from ripplemem.ingest import IngestReport
 from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.rag.chunking import CHUNKERS
+from ripplemem.rag.file_limits import (
+    DEFAULT_MAX_COMPRESSION_RATIO,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_UNPACKED_BYTES,
+)
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
@@ -27,13 +35,18 @@ def _open(args: argparse.Namespace) -> RippleMem:
     return RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args))
 
 
+def shown(path: Path) -> str:
+    """A path as printable text: bytes of a name that are not UTF-8 become ``\\xNN`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def report_dict(report: IngestReport) -> dict[str, Any]:
     """An ingest report as plain JSON-ready values."""
     return {
         "knowledge_base": report.knowledge_base, "created": report.created,
         "ingested": [str(p) for p in report.ingested], "replaced": [str(p) for p in report.replaced],
         "unchanged": [str(p) for p in report.unchanged],
-        "failed": [{"path": str(f.path), "reason": f.reason, "kind": f.kind} for f in report.failed],
+        "failed": [{"path": shown(f.path), "reason": f.reason, "kind": f.kind} for f in report.failed],
         "chunks": report.chunks, "pages": report.pages, "seconds": round(report.seconds, 3),
     }
 
@@ -42,15 +55,24 @@ def cmd_ingest(args: argparse.Namespace) -> None:
     """Ingest files and folders into a knowledge base; exit 1 if some file failed."""
     if args.max_tokens <= 0:
         raise InvalidInputError(f"max-tokens must be a positive integer, got {args.max_tokens}")
+    for flag in ("max_file_mb", "max_unpacked_mb"):
+        value = getattr(args, flag)
+        if not math.isfinite(value) or value <= 0:
+            flag = "--" + flag.replace("_", "-")
+            raise InvalidInputError(f"{flag} must be a positive number of MB, got {value}")
     with _open(args) as mem:
         report = mem.ingest(args.paths, args.kb, include=args.include, exclude=args.exclude,
                             recursive=not args.no_recursive, chunker=args.chunker, max_tokens=args.max_tokens,
-                            force=args.force, progress=not args.json and sys.stderr.isatty())
+                            force=args.force, progress=not args.json and sys.stderr.isatty(),
+                            follow_outside_symlinks=args.follow_outside_symlinks,
+                            max_file_bytes=round(args.max_file_mb * 1_000_000),
+                            max_unpacked_bytes=round(args.max_unpacked_mb * 1_000_000),
+                            max_compression_ratio=args.max_compression_ratio)
     if args.json:
         print(fmt.to_json(report_dict(report)))
     else:
         for failure in report.failed:
-            print(f"failed: {failure.path}: {failure.reason}")
+            print(f"failed: {shown(failure.path)}: {failure.reason}")
         print(report.summary())
     if report.failed:
         raise SystemExit(1)
@@ -112,6 +134,16 @@ def add_document_commands(sub: Any, user: argparse.ArgumentParser) -> None:
                         help="how to cut documents (default auto)")
     ingest.add_argument("--max-tokens", type=int, default=256, help="largest chunk in tokens (default 256)")
     ingest.add_argument("--force", action="store_true", help="re-ingest unchanged files too")
+    ingest.add_argument("--follow-outside-symlinks", action="store_true",
+                        help="also read files that symlinks lead to outside the folder (refused by default)")
+    ingest.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_BYTES / 1_000_000, metavar="MB",
+                        help="refuse files larger than this (default %(default)g MB)")
+    ingest.add_argument("--max-unpacked-mb", type=float, default=DEFAULT_MAX_UNPACKED_BYTES / 1_000_000,
+                        metavar="MB", help="refuse DOCX/PPTX/XLSX/EPUB files whose parts unpack to more "
+                                           "than this (default %(default)g MB)")
+    ingest.add_argument("--max-compression-ratio", type=float, default=DEFAULT_MAX_COMPRESSION_RATIO,
+                        metavar="N", help="refuse DOCX/PPTX/XLSX/EPUB files with a part over 1 MB "
+                                          "compressed more than N:1 (default %(default)g)")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
 
     for name, handler, verb in (("grant", cmd_grant, "share a knowledge base with another user"),

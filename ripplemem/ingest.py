@@ -6,6 +6,10 @@ a changed file gets its new chunks written first and its old chunks deleted afte
 half-way never loses what was stored. Chunks are ``document`` memories under the base's scope
 (see ``knowledge_bases``); their entities join the base's graph, consecutive chunks of a file are
 linked by NEXT edges, similar ones by SIMILAR edges.
+
+The folder is not trusted: only regular files are read, symlinks leaving it are refused unless
+``follow_outside_symlinks``, and files over the ``FileLimits`` caps (size, zip bombs) are refused;
+each refusal is a per-file failure and changes nothing stored (see ``discover`` and ``file_limits``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ripplemem.rag.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, 
 from ripplemem.rag.chunking import chunk_text, resolve_chunker
 from ripplemem.rag.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
 from ripplemem.rag.discover import PathLike, discover_files
+from ripplemem.rag.file_limits import FileLimits
 from ripplemem.stores import kb_tables
 from ripplemem.types import Memory
 from ripplemem.validation import check_content, check_k
@@ -73,7 +78,7 @@ class IngestReport:
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """How files are found and cut: folder walking, glob filters, chunker and chunk size."""
+    """How files are found, read and cut: folder walking, glob filters, symlinks, limits, chunker."""
 
     include: str | Iterable[str] | None = None
     exclude: str | Iterable[str] | None = None
@@ -82,6 +87,8 @@ class IngestOptions:
     max_tokens: int = DEFAULT_MAX_TOKENS
     # Re-ingest files even when their bytes are unchanged (e.g. after changing the chunker).
     force: bool = False
+    follow_outside_symlinks: bool = False
+    limits: FileLimits = FileLimits()
 
 
 def page_count(document: ConvertedDocument) -> int:
@@ -116,7 +123,7 @@ def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterab
                  options: IngestOptions, progress: bool | FileProgress = False) -> IngestReport:
     """Ingest files and folders into a knowledge base the user may write (created if missing)."""
     started = time.perf_counter()
-    for name in ("recursive", "force"):
+    for name in ("recursive", "force", "follow_outside_symlinks"):
         if not isinstance(getattr(options, name), bool):
             raise InvalidTypeError(f"{name} must be True or False, got {getattr(options, name)!r}")
     resolve_chunker("x", options.chunker)  # a bad chunker name fails before anything is read
@@ -125,15 +132,16 @@ def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterab
         raise InvalidTypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
     report = IngestReport(knowledge_base=kb)
 
-    def unreadable(path: Path, reason: str) -> None:
-        report.failed.append(ConversionFailure(path, reason, "permission"))
+    def refused(path: Path, reason: str, kind: str) -> None:
+        report.failed.append(ConversionFailure(path, reason, kind))
 
     files = discover_files(paths, recursive=options.recursive, include=options.include,
-                           exclude=options.exclude, on_skip=unreadable)
+                           exclude=options.exclude, on_skip=refused,
+                           follow_outside_symlinks=options.follow_outside_symlinks)
     report.created = open_for_ingest(engine, kb, user_id)
     known = {} if options.force else kb_tables.source_hashes(engine.store, kb)
     tick = file_progress(progress, len(files))
-    for done, outcome in enumerate(iter_convert(files, known_hashes=known), start=1):
+    for done, outcome in enumerate(iter_convert(files, known_hashes=known, limits=options.limits), start=1):
         if outcome.unchanged:
             report.unchanged.append(outcome.path)
         elif outcome.error is not None:

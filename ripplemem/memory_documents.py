@@ -13,6 +13,12 @@ from ripplemem.ingest import FileProgress, IngestOptions, IngestReport, ingest_p
 from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
 from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS
 from ripplemem.rag.discover import PathLike
+from ripplemem.rag.file_limits import (
+    DEFAULT_MAX_COMPRESSION_RATIO,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_UNPACKED_BYTES,
+    FileLimits,
+)
 from ripplemem.types import Memory
 from ripplemem.validation import check_identifier, check_k
 
@@ -31,7 +37,10 @@ class DocumentMethods:
     def ingest(self, paths: PathLike | Iterable[PathLike], knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *,
                include: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
                recursive: bool = True, chunker: str = "auto", max_tokens: int = DEFAULT_MAX_TOKENS,
-               force: bool = False, progress: bool | FileProgress = False) -> IngestReport:
+               force: bool = False, progress: bool | FileProgress = False,
+               follow_outside_symlinks: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+               max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+               max_compression_ratio: float = DEFAULT_MAX_COMPRESSION_RATIO) -> IngestReport:
         """Convert files and folders (PDF, DOCX, XLSX, PPTX, HTML, CSV, JSON, XML, TXT, MD, EPUB, ...)
         to Markdown, chunk them and store the chunks in a knowledge base; returns an IngestReport.
 
@@ -41,9 +50,19 @@ class DocumentMethods:
         skipped; a changed one replaces its old chunks (``force=True`` re-ingests every file). A file
         that fails is reported in ``IngestReport.failed`` and the others go in. ``progress=True``
         shows a progress bar; a callable gets (files done, total files, path) after each file.
+
+        The folder need not be trusted: only regular files are read (FIFOs, sockets and devices
+        fail as ``special_file``); a symlink is followed only to a file inside the folder it was
+        found in, unless ``follow_outside_symlinks=True`` (else it fails as ``symlink``, as do
+        link loops and broken links); a file over ``max_file_bytes`` (100 MB), or a DOCX, PPTX,
+        XLSX or EPUB whose parts unpack past ``max_unpacked_bytes`` (200 MB) or any part over 1 MB
+        by more than ``max_compression_ratio`` (100:1), fails as ``too_large``; a name that is not
+        valid UTF-8 fails as ``bad_name``. A failed file changes nothing already stored.
         """
+        limits = FileLimits(max_file_bytes, max_unpacked_bytes, max_compression_ratio)
         options = IngestOptions(include=include, exclude=exclude, recursive=recursive, chunker=chunker,
-                                max_tokens=max_tokens, force=force)
+                                max_tokens=max_tokens, force=force,
+                                follow_outside_symlinks=follow_outside_symlinks, limits=limits)
         kb = check_kb_name(knowledge_base)
         return ingest_paths(self._engine, self.user_id, kb, paths, options, progress)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -235,14 +236,15 @@ def test_an_unreadable_file_is_a_per_file_permission_error(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     write_txt(tmp_path / "open.txt")
     locked = write_txt(tmp_path / "locked.txt", "secret")
-    real_read_bytes = Path.read_bytes
+    real_open = os.open
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == locked.name:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read_bytes(self)
+    # File modes do not stop root (who may run the tests), so the refusal is simulated.
+    def open_file(path: str | os.PathLike[str], flags: int, *args: int) -> int:
+        if Path(path).name == locked.name:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", open_file)
     report = convert_many(tmp_path)
     assert [doc.source.name for doc in report.documents] == ["open.txt"]
     assert [(f.path.name, f.kind) for f in report.errors] == [("locked.txt", "permission")]

@@ -18,7 +18,10 @@ class ConversionError(RippleMemError):
 
     Kinds: ``unsupported`` (no converter for this format), ``corrupt`` (the converter failed on
     the bytes), ``encrypted``, ``permission``, ``missing_dependency``, ``no_text`` (nothing
-    readable, e.g. a scanned PDF or an image without exiftool), ``error`` (anything else).
+    readable, e.g. a scanned PDF or an image without exiftool), ``error`` (anything else); and for
+    files refused before conversion: ``symlink`` (leaves the folder, loops or is broken),
+    ``special_file`` (a FIFO, socket or device), ``too_large`` (over a ``FileLimits`` cap),
+    ``bad_name`` (a name that is not valid UTF-8).
     """
 
     def __init__(self, path: PathLike, reason: str, kind: str = "error") -> None:

@@ -42,6 +42,7 @@ from ripplemem.rag.conversion_types import (
     source_key,
 )
 from ripplemem.rag.discover import PathLike, discover_files
+from ripplemem.rag.file_limits import ZIP_FORMATS, FileLimits, check_unpacked_size, read_regular_file
 from ripplemem.rag.markitdown_engine import markitdown_available
 from ripplemem.rag.page_boundaries import (
     convert_pdf,
@@ -114,13 +115,16 @@ class _Options:
 
     allow_network: bool = False
     pdf_tables: bool = True
+    limits: FileLimits = FileLimits()
 
 
-def convert_file(path: PathLike, *, allow_network: bool = False,
-                 pdf_tables: bool = True) -> ConvertedDocument:
+def convert_file(path: PathLike, *, allow_network: bool = False, pdf_tables: bool = True,
+                 limits: FileLimits | None = None) -> ConvertedDocument:
     """Convert one file to Markdown; raises ``ConversionError`` (with ``kind``) when it cannot.
 
-    A missing path or a folder raises ``InvalidInputError``. With ``allow_network=True`` audio is
+    A missing path or a folder raises ``InvalidInputError``; a symlink is followed (it was named).
+    Only a regular file within ``limits`` (``FileLimits()`` by default) is read, see
+    ``file_limits``. With ``allow_network=True`` audio is
     transcribed when MarkItDown's ``audio-transcription`` extra is installed (through a web
     speech service); nothing else ever uses the network. ``pdf_tables=False`` skips MarkItDown's
     table/form reading of PDF pages (a pdfplumber pass that takes about two thirds of the PDF
@@ -131,14 +135,9 @@ def convert_file(path: PathLike, *, allow_network: bool = False,
         raise InvalidInputError(f"path: no such file: {path}")
     if path.is_dir():
         raise InvalidInputError(f"path: {path} is a folder; use convert_many() for folders")
-    try:
-        data = path.read_bytes()
-        stat = path.stat()
-    except PermissionError:
-        raise ConversionError(path, "permission denied: the file cannot be read", "permission") from None
-    except OSError as exc:
-        raise ConversionError(path, f"cannot read the file: {exc.strerror or exc}") from None
-    return _convert_bytes(path.resolve(), data, stat.st_mtime, _Options(allow_network, pdf_tables))
+    resolved = path.resolve()
+    data, mtime = read_regular_file(resolved, (limits or FileLimits()).max_file_bytes)
+    return _convert_bytes(resolved, data, mtime, _Options(allow_network, pdf_tables, limits or FileLimits()))
 
 
 def _convert_bytes(path: Path, data: bytes, mtime: float, options: _Options,
@@ -146,6 +145,8 @@ def _convert_bytes(path: Path, data: bytes, mtime: float, options: _Options,
     fmt = detect_format(path, data)
     if fmt in TEXT_FORMATS and _looks_binary(data):
         raise ConversionError(path, f"this .{fmt} file holds binary data, not text", "corrupt")
+    if fmt in ZIP_FORMATS:
+        check_unpacked_size(path, data, options.limits)
     engine = markitdown_engine.offline_engine(options.allow_network)  # MissingDependencyError without it
     title: str | None = None
     page_starts: list[int] = []
@@ -264,15 +265,18 @@ def iter_convert(
     on_progress: Progress | None = None,
     allow_network: bool = False,
     pdf_tables: bool = True,
+    limits: FileLimits | None = None,
 ) -> Iterator[ConversionOutcome]:
     """Convert files one at a time, yielding a ``ConversionOutcome`` per file; never stops on a bad one.
 
     ``known_hashes`` maps ``source_key(path)`` to the hash stored at the last ingest; a file whose
     bytes still hash to it is yielded as unchanged without being converted. ``on_progress(done,
     total, path)`` is called after each file. A missing MarkItDown raises ``MissingDependencyError``
-    before the first file, since no file could be converted. See ``convert_file`` for the options.
+    before the first file, since no file could be converted. A symlink in ``files`` is refused
+    (``discover_files`` decides which links to follow and passes the files they lead to); see
+    ``convert_file`` for the options.
     """
-    options = _Options(allow_network, pdf_tables)
+    options = _Options(allow_network, pdf_tables, limits or FileLimits())
     paths = [Path(files)] if isinstance(files, (str, os.PathLike)) else [Path(item) for item in files]
     if paths:
         markitdown_engine.offline_engine(allow_network)
@@ -290,18 +294,14 @@ def _failed(path: Path, reason: str, kind: str = "error") -> ConversionOutcome:
 
 
 def _one(path: Path, known: Mapping[str, str], options: _Options) -> ConversionOutcome:
-    resolved = path.resolve()
+    # Read the path itself, never through a link: a file swapped for a symlink after discovery
+    # must not bring in what the link points to.
+    given = Path(os.path.abspath(path))
     try:
-        data = resolved.read_bytes()
-        mtime = resolved.stat().st_mtime
-    except FileNotFoundError:
-        return _failed(resolved, "the file disappeared before it was read")
-    except PermissionError:
-        return _failed(resolved, "permission denied: the file cannot be read", "permission")
-    except IsADirectoryError:
-        return _failed(resolved, "this is a folder, not a file")
-    except OSError as exc:
-        return _failed(resolved, f"cannot read the file: {exc.strerror or exc}")
+        data, mtime = read_regular_file(given, options.limits.max_file_bytes)
+    except ConversionError as exc:
+        return _failed(given, exc.reason, exc.kind)
+    resolved = Path(os.path.realpath(given))
     digest = content_hash(data)
     if known.get(str(resolved)) == digest:
         return ConversionOutcome(resolved, unchanged=True)
@@ -329,22 +329,25 @@ def convert_many(
     on_progress: Progress | None = None,
     allow_network: bool = False,
     pdf_tables: bool = True,
+    limits: FileLimits | None = None,
+    follow_outside_symlinks: bool = False,
 ) -> ConversionReport:
     """Discover the files under ``paths`` and convert them all, collecting failures per file.
 
-    See ``discover_files`` for ``recursive``/``include``/``exclude`` (a missing path raises
-    ``InvalidInputError`` before anything is converted; an unreadable subfolder becomes a failure)
-    and ``iter_convert`` for ``known_hashes`` and ``on_progress``.
+    See ``discover_files`` for ``recursive``/``include``/``exclude``/``follow_outside_symlinks`` (a
+    missing path raises ``InvalidInputError`` before anything is converted; an unreadable subfolder
+    or a refused file becomes a failure) and ``iter_convert`` for the rest.
     """
     report = ConversionReport()
 
-    def skipped(path: Path, reason: str) -> None:
-        report.errors.append(ConversionFailure(path, reason, "permission"))
+    def skipped(path: Path, reason: str, kind: str) -> None:
+        report.errors.append(ConversionFailure(path, reason, kind))
 
-    files = discover_files(paths, recursive=recursive, include=include, exclude=exclude, on_skip=skipped)
-    report.total = len(files)
+    files = discover_files(paths, recursive=recursive, include=include, exclude=exclude, on_skip=skipped,
+                           follow_outside_symlinks=follow_outside_symlinks)
+    report.total = len(files) + len(report.errors)
     for outcome in iter_convert(files, known_hashes=known_hashes, on_progress=on_progress,
-                                allow_network=allow_network, pdf_tables=pdf_tables):
+                                allow_network=allow_network, pdf_tables=pdf_tables, limits=limits):
         if outcome.document is not None:
             report.documents.append(outcome.document)
         elif outcome.unchanged:
@@ -362,6 +365,7 @@ __all__ = [
     "ConversionReport",
     "ConvertedDocument",
     "FORMATS",
+    "FileLimits",
     "UnsupportedFormatError",
     "check_change",
     "content_hash",
