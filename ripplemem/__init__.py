@@ -33,6 +33,8 @@ _EXPORTS = {
     "InvalidTypeError": "ripplemem.errors",
     "MemoryNotFoundError": "ripplemem.errors",
     "StoreError": "ripplemem.errors",
+    "ClosedError": "ripplemem.errors",
+    "EmbedderOutputError": "ripplemem.errors",
     "SchemaVersionError": "ripplemem.errors",
     "EmbeddingModelMismatchError": "ripplemem.errors",
     "MissingDependencyError": "ripplemem.errors",
@@ -75,6 +77,8 @@ if TYPE_CHECKING:
         SentenceTransformerEmbedder,
     )
     from ripplemem.errors import (
+        ClosedError,
+        EmbedderOutputError,
         EmbeddingModelMismatchError,
         InvalidInputError,
         InvalidTypeError,

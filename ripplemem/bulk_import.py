@@ -25,6 +25,7 @@ from ripplemem.items import build_memory
 from ripplemem.maintenance import ProgressCallback, progress_reporter
 from ripplemem.relations import coerce_relations
 from ripplemem.types import Memory
+from ripplemem.validation import MAX_METADATA_DEPTH
 from ripplemem.writes import write_batch
 
 if TYPE_CHECKING:
@@ -122,6 +123,9 @@ def _item(file: str, line: int, text: str, fmt: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{file}, line {line}: not valid JSON ({exc.msg} at column {exc.colno}); "
                                 "each line must be a JSON string or object (or use --format text)") from None
+    except RecursionError:
+        raise InvalidInputError(f"{file}, line {line}: JSON nested too deeply to read (metadata may "
+                                f"nest at most {MAX_METADATA_DEPTH} levels)") from None
     if isinstance(value, str):
         return {"content": value}
     if not isinstance(value, dict):

@@ -18,6 +18,7 @@ from ripplemem.cli_import import add_import_command
 from ripplemem.cli_ingest import add_document_commands
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
 from ripplemem.types import MEMORY_TYPES
+from ripplemem.validation import MAX_METADATA_DEPTH
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
@@ -96,6 +97,9 @@ def _json_object(field: str, text: str | None) -> Any:
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{field} is not valid JSON ({exc.msg}); "
                                 "pass an object such as '{\"source\": \"chat\"}'") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{field} is nested too deeply to read (at most {MAX_METADATA_DEPTH} "
+                                "levels)") from None
 
 
 def cmd_add(args: argparse.Namespace) -> None:

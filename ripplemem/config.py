@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.settings import LifecycleSettings
 from ripplemem.sensors import SensorSettings
 
@@ -121,8 +122,25 @@ class Settings:
     # Sensor metrics: units, normal ranges (with their sources) and out-of-range episodes.
     sensors: SensorSettings = field(default_factory=SensorSettings)
 
+    def __post_init__(self) -> None:
+        for name, kind in (("graph", GraphSettings), ("lifecycle", LifecycleSettings),
+                           ("sensors", SensorSettings)):
+            if not isinstance(getattr(self, name), kind):
+                raise InvalidTypeError(f"Settings.{name} must be a {kind.__name__}, "
+                                       f"got {type(getattr(self, name)).__name__}")
+
     def profile(self, memory_type: str) -> ScoreProfile:
         """The score profile of a memory type: an explicit override, else the preset's."""
         if memory_type in self.profiles:
             return self.profiles[memory_type]
         return SCORE_PRESETS[self.score_preset][memory_type]
+
+
+def check_settings(value: object) -> Settings:
+    """The settings a store is opened with: a Settings object, or None for the defaults."""
+    if value is None:
+        return Settings()
+    if not isinstance(value, Settings):
+        raise InvalidTypeError(f"settings must be a ripplemem.Settings, e.g. Settings(max_content_chars="
+                               f"50_000), got {type(value).__name__}")
+    return value

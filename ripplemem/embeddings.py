@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ripplemem.errors import InvalidInputError, MissingDependencyError
+from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
 from ripplemem.text import keyword_tokens
 
 MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -272,6 +272,48 @@ class MultilingualE5Embedder:
         with self._lock:
             vector = np.array(model.query(text), dtype=np.float32)
         return normalise_rows(vector)[0]
+
+
+class CheckedEmbedder:
+    """Wraps an embedder so a faulty one (a custom class, a remote API) fails with an error naming
+    it before anything is stored: one row per text, one dimension throughout, finite values."""
+
+    def __init__(self, inner: Embedder, dimension: int | None = None) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        # The store's vector length when it holds vectors already; else the first output's.
+        self.dimension = dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """The inner embedder's vectors for texts, checked."""
+        items = list(texts)
+        return self._checked(self.inner.embed_documents(items), len(items), "embed_documents")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The inner embedder's vector for one query, checked."""
+        vector = np.asarray(self.inner.embed_query(text))
+        return self._checked(vector[None, :] if vector.ndim == 1 else vector, 1, "embed_query")[0]
+
+    def _checked(self, output: Any, count: int, method: str) -> np.ndarray:
+        where = f"embedder {self.model_id!r} ({type(self.inner).__name__}.{method})"
+        try:
+            vectors = np.asarray(output, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise EmbedderOutputError(f"{where} returned something that is not a matrix of numbers: "
+                                      f"{exc}") from None
+        if vectors.ndim != 2 or vectors.shape[0] != count:
+            raise EmbedderOutputError(f"{where} returned an array of shape {vectors.shape} for {count} "
+                                      f"text(s); expected ({count}, dimension)")
+        if count and self.dimension is not None and vectors.shape[1] != self.dimension:
+            raise EmbedderOutputError(f"{where} returned vectors of dimension {vectors.shape[1]}; this "
+                                      f"store's vectors have dimension {self.dimension}")
+        if not np.isfinite(vectors).all():
+            rows = sorted({int(r) for r in np.argwhere(~np.isfinite(vectors))[:, 0]})
+            raise EmbedderOutputError(f"{where} returned NaN or infinite values (in row(s) "
+                                      f"{', '.join(map(str, rows[:5]))}); nothing was stored")
+        if count and self.dimension is None:
+            self.dimension = int(vectors.shape[1])
+        return vectors
 
 
 def as_text_list(texts: Sequence[str]) -> list[str]:

@@ -26,6 +26,14 @@ class StoreError(RippleMemError):
     """The store on disk cannot be opened or written as asked."""
 
 
+class ClosedError(StoreError):
+    """The handle (or another handle on the same store) was closed; open the store again."""
+
+
+class EmbedderOutputError(RippleMemError, ValueError):
+    """The embedder returned vectors of the wrong shape or dimension, or NaN/infinite values."""
+
+
 class SchemaVersionError(StoreError):
     """The store was written by a newer RippleMem than this one."""
 

@@ -16,6 +16,7 @@ from ripplemem.validation import (
     check_identifier,
     check_importance,
     check_metadata,
+    check_text,
     check_type,
 )
 
@@ -46,9 +47,6 @@ def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str
     session_id = item.get("session_id")
     if session_id is None:
         session_id = scope.session_id
-    source = item.get("source")
-    if source is not None and not isinstance(source, str):
-        raise InvalidTypeError(f"{where}: source must be a string, got {type(source).__name__}")
     try:
         return _checked_memory(item, default_type, now, scope, settings, session_id, importance, modality)
     except (InvalidInputError, InvalidTypeError) as exc:
@@ -73,5 +71,5 @@ def _checked_memory(item: Mapping[str, Any], default_type: str, now: datetime, s
         created_at=now,
         event_time=check_datetime("event_time", item.get("event_time")),
         metadata=check_metadata(item.get("metadata")),
-        source=item.get("source"),
+        source=None if item.get("source") is None else check_text("source", item["source"]),
     )

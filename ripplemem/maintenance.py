@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 
 from ripplemem.archiving import rearchive_store
-from ripplemem.embeddings import Embedder, resolve_embedder
+from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
 from ripplemem.stores.sqlite import SQLiteStore
 
@@ -52,7 +52,7 @@ def disk_bytes(path: str | None) -> int:
 def reembed_store(path: str | os.PathLike[str], embedder: str | Embedder, *, vector_index: str = "auto",
                   batch_size: int = 256, progress: bool | ProgressCallback = False) -> int:
     """Re-embed every memory of a store with another model and rebuild its vector index."""
-    target = resolve_embedder(embedder)
+    target = CheckedEmbedder(resolve_embedder(embedder))
     store = SQLiteStore(os.fspath(path))
     try:
         report = progress_reporter(progress, store.counts_all())

@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.answer import Answer, ContextItem, answer_question
-from ripplemem.config import Settings
+from ripplemem.config import Settings, check_settings
 from ripplemem.embeddings import Embedder
 from ripplemem.engine import Clock, Engine
-from ripplemem.errors import InvalidInputError, InvalidTypeError, MemoryNotFoundError
+from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError
 from ripplemem.expansion import check_expand
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
@@ -57,6 +57,8 @@ from ripplemem.validation import (
     check_k,
     check_metadata,
     check_mode,
+    check_offset,
+    check_text,
     check_type,
     check_types,
 )
@@ -111,7 +113,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         )
         self._engine = _engine or Engine(
             None if path is None else os.fspath(path), embedder, vector_index,
-            settings or Settings(), clock, isolation,
+            check_settings(settings), clock, isolation,
             server_option(chroma_url, chroma_headers),
             neo4j_options(backend, uri, auth, database, path=path, vector_index=vector_index,
                           chroma_url=chroma_url),
@@ -124,6 +126,18 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
             self._extractor = LLMExtractor(llm)
 
     # -- handles -----------------------------------------------------------------------------
+    @property
+    def _engine(self) -> Engine:
+        """The store behind this handle; after close() every use raises ClosedError."""
+        if self._shared_engine.store.closed:
+            raise ClosedError("this RippleMem handle is closed (close() was called on it or on a handle "
+                              "sharing its store); open the store again with RippleMem(path, ...)")
+        return self._shared_engine
+
+    @_engine.setter
+    def _engine(self, engine: Engine) -> None:
+        self._shared_engine = engine
+
     @property
     def user_id(self) -> str:
         """The user every read and write of this handle is scoped to."""
@@ -148,8 +162,9 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
                          session_id=session_id, llm=self.llm, _engine=self._engine)
 
     def close(self) -> None:
-        """Close the store (every handle sharing it)."""
-        self._engine.close()
+        """Close the store (every handle sharing it); closing it again does nothing."""
+        if not self._shared_engine.store.closed:
+            self._shared_engine.close()
 
     def __enter__(self) -> RippleMem:
         return self
@@ -158,7 +173,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         self.close()
 
     def __repr__(self) -> str:
-        return f"RippleMem(path={self.path!r}, user_id={self.user_id!r})"
+        return f"RippleMem(path={self._shared_engine.path!r}, user_id={self.user_id!r})"
 
     # -- writes ------------------------------------------------------------------------------
     def add(self, content: str, type: str = "episodic", *, session_id: str | None = None,
@@ -183,6 +198,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         Items are dicts with ``content`` and optionally the keyword arguments of ``add``, or plain
         strings. ``progress=True`` shows a progress bar; a callable gets (done, total).
         """
+        check_k(batch_size, "batch_size")
         now = self._engine.clock()
         entries: builtins.list[Mapping[str, Any]] = [{"content": item} if isinstance(item, str) else item
                                                     for item in items]
@@ -361,8 +377,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
              newest_first: bool = True) -> builtins.list[Memory]:
         """This user's memories, newest first, optionally of some types, a time range, a session
         or with some metadata values (equality on each given key)."""
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidInputError(f"offset must be a non-negative integer, got {offset!r}")
+        check_offset(offset)
         flt = self._filter(types=check_types(type), since=to_epoch(check_datetime("since", since)),
                            until=to_epoch(check_datetime("until", until)),
                            session_id=check_identifier("session_id", session_id, required=False),
@@ -414,3 +429,4 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
 def _check_memory_id(memory_id: Any) -> None:
     if not isinstance(memory_id, str) or not memory_id:
         raise InvalidTypeError(f"memory_id must be a non-empty string, got {memory_id!r}")
+    check_text("memory_id", memory_id)

@@ -13,7 +13,7 @@ from ripplemem.graph_queries import (
     connections_in,
     neighbors_in,
 )
-from ripplemem.validation import check_k
+from ripplemem.validation import check_k, check_text
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
@@ -49,4 +49,4 @@ def _check_node(value: Any, name: str = "node") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidTypeError(
             f"{name} must be an entity name or a memory id (a non-empty string), got {value!r}")
-    return value
+    return check_text(name, value)

@@ -13,6 +13,7 @@ from ripplemem.stores.history_table import HistoryEvent, read_history
 from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.revision_rows import linked_pairs
 from ripplemem.types import Hit, Memory
+from ripplemem.validation import check_text
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
@@ -36,6 +37,7 @@ class HistoryMethods:
         """
         if not isinstance(memory_id, str) or not memory_id:
             raise InvalidTypeError(f"memory_id must be a non-empty string, got {memory_id!r}")
+        check_text("memory_id", memory_id)
         engine = self._engine
         if engine.store.get(memory_id, self.user_id) is None:
             raise MemoryNotFoundError(f"no memory {memory_id!r} for user {self.user_id!r}")

@@ -8,6 +8,7 @@ from typing import Any
 
 from ripplemem.engine import Engine
 from ripplemem.lifecycle.working import WorkingItem
+from ripplemem.validation import check_content, check_importance, check_metadata, check_text
 
 _USER_ROLES = frozenset({"user", "human"})
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:who|what|when|where|why|how|which|do|does|did|is|are|can|could|"
@@ -30,7 +31,13 @@ def observe_turn(engine: Engine, user_id: str, session: str | None, role: str, t
                  importance: float | None, remember: bool, metadata: Mapping[str, Any] | None,
                  store: Callable[..., Any]) -> WorkingItem:
     """Add a turn to the session's working memory; write it through `store` when seed 000 §3
-    says at once (an explicit request, or an urgent or emotional statement by the user)."""
+    says at once (an explicit request, or an urgent or emotional statement by the user). The turn
+    is checked as add() checks a memory first, so one that could not be stored is not kept either."""
+    check_text("role", role, max_chars=64)
+    check_content(text, engine.settings.max_content_chars, field="text")
+    if importance is not None:
+        check_importance(importance)
+    metadata = check_metadata(metadata)
     working = engine.working(user_id)
     item = working.observe(session, role, text, importance=importance, remember=remember, metadata=metadata)
     if not states_something(role, text):

@@ -6,7 +6,6 @@ Predicates are normalised to lower snake case so that "Lives in", "livesIn" and 
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.validation import check_number, check_text
 
 _FIELDS = ("subject", "predicate", "object")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -42,19 +42,16 @@ def make_relation(subject: Any, predicate: Any, object: Any, confidence: Any = 1
     """A checked Relation: non-empty string ends and predicate, confidence a number in [0, 1]."""
     parts = {"subject": subject, "predicate": predicate, "object": object}
     for field, value in parts.items():
-        if not isinstance(value, str):
-            raise InvalidTypeError(f"{where}: {field} must be a string, got {type(value).__name__}")
+        check_text(f"{where}: {field}", value)
         if not value.strip():
             raise InvalidInputError(f"{where}: {field} must not be empty or whitespace")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        raise InvalidTypeError(f"{where}: confidence must be a number in [0, 1], "
-                               f"got {type(confidence).__name__}")
-    if math.isnan(confidence) or not 0.0 <= confidence <= 1.0:
+    number = check_number(f"{where}: confidence", confidence, "a number in [0, 1]")
+    if not 0.0 <= number <= 1.0:
         raise InvalidInputError(f"{where}: confidence must be in [0, 1], got {confidence}")
     normalised = normalise_predicate(predicate)
     if not normalised:
         raise InvalidInputError(f"{where}: predicate {predicate!r} has no letters or digits")
-    return Relation(subject.strip(), normalised, object.strip(), float(confidence))
+    return Relation(subject.strip(), normalised, object.strip(), number)
 
 
 def _from_item(item: Any, where: str) -> Relation:

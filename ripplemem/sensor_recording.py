@@ -37,7 +37,7 @@ from ripplemem.stores.readings_table import (
     set_memory,
 )
 from ripplemem.types import Memory, Scope
-from ripplemem.validation import check_datetime
+from ripplemem.validation import check_datetime, check_text
 from ripplemem.writes import update_memory, write_batch
 
 READING_FIELDS = frozenset({"metric", "value", "unit", "at", "source"})
@@ -86,9 +86,8 @@ def check_readings(engine: Engine, user_id: str, items: Iterable[Mapping[str, An
         units[metric] = unit
         at = check_datetime("at", item.get("at")) or engine.clock()
         source = item.get("source")
-        if source is not None and not isinstance(source, str):
-            raise InvalidTypeError(f"source must be a string such as 'wristband', "
-                                   f"got {type(source).__name__}")
+        if source is not None:
+            check_text("source", source)
         aware = at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)
         checked.append(_Incoming(metric, check_value(metric, item["value"]), unit, aware, source))
     return checked

@@ -5,7 +5,6 @@ out-of-range episode and a metric's latest reading are remembered as. Storage-fr
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from datetime import datetime, timezone
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.stores.memory_rows import READABLE_EPOCHS, from_epoch
-from ripplemem.validation import shown_number
+from ripplemem.validation import check_number, check_text, shown_number
 
 
 @dataclass(frozen=True)
@@ -143,19 +142,14 @@ def check_metric(value: object) -> str:
 
 def check_value(metric: str, value: object) -> float:
     """A reading's value as a finite float."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidTypeError(f"the value of a {metric} reading must be a number, "
-                               f"got {type(value).__name__}")
-    if not math.isfinite(value):
-        raise InvalidInputError(f"the value of a {metric} reading must be finite, got {value!r}")
-    return float(value)
+    return check_number(f"the value of a {metric} reading", value, "a number (finite)")
 
 
 def check_unit(metric: str, unit: object, rule: MetricRule | None, stored: str | None) -> str:
     """The unit to store: the rule's (its spellings accepted), else the metric's earlier unit."""
     if unit is not None and not isinstance(unit, str):
         raise InvalidTypeError(f"unit must be a string such as 'bpm', got {type(unit).__name__}")
-    given = None if unit is None else unit.strip()
+    given = None if unit is None else check_text("unit", unit, max_chars=64).strip()
     expected = rule.unit if rule is not None else stored
     if given is None:
         return expected or ""

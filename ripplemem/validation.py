@@ -100,8 +100,7 @@ def check_number(name: str, value: Any, what: str = "a number") -> float:
     try:
         number = float(value)
     except OverflowError:  # an int beyond a float's range (its digits are not printed: maybe 10**400)
-        raise InvalidInputError(f"{name} must be {what}, got an integer of {value.bit_length()} bits, "
-                                "too large for a float") from None
+        raise InvalidInputError(f"{name} must be {what}, got an integer too large for a float") from None
     if not math.isfinite(number):
         raise InvalidInputError(f"{name} must be {what}, got {value}")
     return number

@@ -3,6 +3,7 @@ graph), the vector index and the in-memory indexes together, or not at all."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -12,6 +13,7 @@ import numpy as np
 
 from ripplemem.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine import Engine
+from ripplemem.errors import EmbedderOutputError
 from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.revising import apply_revisions, merge_within_batch
@@ -27,7 +29,10 @@ from ripplemem.stores.graph_tables import (
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.lifecycle_rows import archive_locations
 from ripplemem.stores.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
+from ripplemem.stores.sqlite import storage_failure
 from ripplemem.types import Memory, Recall
+
+logger = logging.getLogger("ripplemem.writes")
 
 
 def index_meta(memory: Memory) -> dict[str, Any]:
@@ -76,7 +81,13 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
                 if on_commit is not None:
                     on_commit(conn)
         except BaseException:
-            engine.index.delete(user_id, [m.id for m in active])
+            try:
+                engine.index.delete(user_id, [m.id for m in active])
+            except Exception as cleanup:
+                # The batch's pending marker stays, so the next open removes these vectors; the
+                # caller hears the first failure, which says what went wrong.
+                if storage_failure(cleanup, engine.path) is None:
+                    raise
             raise
         engine.index.delete(user_id, revised.superseded)
         engine.memories_added(user_id, active, [*rows.edges, *revised.edges])
@@ -129,7 +140,12 @@ def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
     written after the batch: if this fails the memories are stored all the same)."""
     if not new:
         return
-    vectors = np.asarray(engine.embedder.embed_documents([e.name for e in new]), dtype=np.float32)
+    try:
+        vectors = np.asarray(engine.embedder.embed_documents([e.name for e in new]), dtype=np.float32)
+    except EmbedderOutputError as exc:
+        # The memories are stored whole; only these optional links are missing.
+        logger.warning("no ALIAS edges for %d new entities: %s", len(new), exc)
+        return
     known_ids, known = engine.entity_vectors(user_id)
     now = engine.now()
     edges = alias_by_embedding(new, vectors, known_ids, known, engine.settings.graph, now)

@@ -5,11 +5,25 @@ from __future__ import annotations
 import math
 import os
 import stat
+import subprocess
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ripplemem import InvalidInputError, InvalidTypeError, RippleMem, RippleMemError, StoreError
+from ripplemem import (
+    ClosedError,
+    EmbedderOutputError,
+    HashingEmbedder,
+    InvalidInputError,
+    InvalidTypeError,
+    RippleMem,
+    RippleMemError,
+    Settings,
+    StoreError,
+)
+from ripplemem.reconcile import PENDING_DIRNAME
 
 
 @pytest.fixture
@@ -116,3 +130,196 @@ def test_unknown_embedder_and_index_names(tmp_path: Path) -> None:
         RippleMem(path=tmp_path, user_id="alice", embedder="word2vec-9000")
     with pytest.raises(InvalidInputError, match="vector_index"):
         RippleMem(path=tmp_path / "s", user_id="alice", embedder="hashing", vector_index="faiss")
+
+
+def _untouched(mem: RippleMem) -> None:
+    """_unchanged, and no write was left marked as interrupted (nothing half-written)."""
+    _unchanged(mem)
+    if mem.path is not None:
+        markers = Path(mem.path) / PENDING_DIRNAME
+        assert not markers.is_dir() or os.listdir(markers) == []
+
+
+@pytest.mark.parametrize("batch_size", [-1, 0, "2", 1.5, True, 2**63])
+def test_a_bad_batch_size_is_refused(stored: RippleMem, batch_size: object) -> None:
+    with pytest.raises(RippleMemError, match="batch_size"):
+        stored.add_many(["one new note", "another new note"], batch_size=batch_size)  # type: ignore[arg-type]
+    _untouched(stored)
+
+
+SURROGATE = "lone \ud800 surrogate"
+TEXT_FIELDS: dict[str, Callable[[RippleMem], object]] = {
+    "source": lambda m: m.add("A note with a bad source", source=SURROGATE),
+    "source NUL": lambda m: m.add("A note with a bad source", source="a\x00b"),
+    "source of 1 MB": lambda m: m.add("A note with a huge source", source="s" * 1_000_000),
+    "relation subject": lambda m: m.add("Ann likes tea", relations=[(SURROGATE, "likes", "tea")]),
+    "relation predicate": lambda m: m.add("Ann likes tea", relations=[("Ann", SURROGATE, "tea")]),
+    "relation object NUL": lambda m: m.add("Ann likes tea", relations=[("Ann", "likes", "t\x00ea")]),
+    "batch relation": lambda m: m.add_many([{"content": "Ann likes tea",
+                                             "relations": [{"subject": "Ann", "predicate": "likes",
+                                                            "object": SURROGATE}]}]),
+    "get": lambda m: m.get(SURROGATE),
+    "delete": lambda m: m.delete(SURROGATE),
+    "update": lambda m: m.update(SURROGATE, content="new text"),
+    "history": lambda m: m.history(SURROGATE),
+    "neighbors": lambda m: m.neighbors(SURROGATE),
+    "find_connections": lambda m: m.find_connections("Ann", SURROGATE),
+    "reading source": lambda m: m.record("heart_rate", 72, source=SURROGATE),
+    "reading source NUL": lambda m: m.record("heart_rate", 72, source="band\x00"),
+    "reading unit": lambda m: m.record("weight", 72, unit=SURROGATE),
+    "observe role": lambda m: m.observe(SURROGATE, "Remember that I like tea"),
+}
+
+
+@pytest.mark.parametrize("probe", TEXT_FIELDS.values(), ids=TEXT_FIELDS.keys())
+def test_text_that_sqlite_cannot_store_is_refused_up_front(stored: RippleMem,
+                                                           probe: Callable[[RippleMem], object]) -> None:
+    with pytest.raises(InvalidInputError, match="surrogate|NUL|limit is"):
+        probe(stored)
+    _untouched(stored)
+    assert stored.metrics() == {}
+
+
+NUMBERS: dict[str, Callable[[RippleMem], object]] = {
+    "importance 10**400": lambda m: m.add("An important note", importance=10**400),
+    "metadata 2**64": lambda m: m.add("A counted note", metadata={"count": 2**64}),
+    "nested metadata -2**70": lambda m: m.add("A counted note", metadata={"a": [{"b": -(2**70)}]}),
+    "relation confidence 10**400": lambda m: m.add("Ann likes tea",
+                                                   relations=[("Ann", "likes", "tea", 10**400)]),
+    "reading value 10**400": lambda m: m.record("heart_rate", 10**400),
+    "update importance 10**400": lambda m: m.update(m.list()[0].id, importance=10**400),
+    "list limit 2**63": lambda m: m.list(limit=2**63),
+    "list offset 2**63": lambda m: m.list(offset=2**63),
+    "recall k 2**63": lambda m: m.recall("note", k=2**63),
+    "recall min_importance 10**400": lambda m: m.recall("note", min_importance=10**400),
+    "list metadata 2**64": lambda m: m.list(metadata={"count": 2**64}),
+    "readings limit 2**63": lambda m: m.readings("heart_rate", limit=2**63),
+}
+
+
+@pytest.mark.parametrize("probe", NUMBERS.values(), ids=NUMBERS.keys())
+def test_numbers_beyond_a_float_or_sqlite_integer_are_refused(stored: RippleMem,
+                                                              probe: Callable[[RippleMem], object]) -> None:
+    with pytest.raises(InvalidInputError, match="too large|2\\*\\*63"):
+        probe(stored)
+    _untouched(stored)
+    assert stored.metrics() == {}
+
+
+def test_observe_applies_the_rules_of_add(stored: RippleMem) -> None:
+    for text, problem in [("Remember that my code is 12\x0034", "NUL"), ("word " * 2_100_000, "limit is"),
+                          ("Remember that " + SURROGATE, "surrogate")]:
+        with pytest.raises(InvalidInputError, match=problem):
+            stored.observe("user", text)
+    with pytest.raises(InvalidInputError, match="metadata"):
+        stored.observe("user", "Remember that I like tea", metadata={"k": SURROGATE})
+    assert stored.working().items() == []
+    _untouched(stored)
+
+
+def test_a_closed_handle_says_so_from_every_method(tmp_path: Path) -> None:
+    mem = RippleMem(tmp_path / "store", user_id="alice", embedder="hashing")
+    kept = mem.add("Written before close")
+    other = mem.scope("bob")
+    mem.close()
+    calls: list[Callable[[], object]] = [
+        lambda: mem.add("after close"), lambda: mem.add_many(["after close"]), lambda: mem.list(),
+        lambda: mem.recall("close"), lambda: mem.get(kept.id), lambda: mem.update(kept.id, importance=0.9),
+        lambda: mem.delete(kept.id), lambda: mem.stats(), lambda: mem.observe("user", "Remember that I left"),
+        lambda: mem.working().items(), lambda: mem.record("steps", 10), lambda: mem.history(kept.id),
+        lambda: mem.neighbors("close"), lambda: mem.erase(kept.id), lambda: other.list(),
+    ]
+    for call in calls:
+        with pytest.raises(ClosedError, match="handle is closed"):
+            call()
+    mem.close()  # a second close does nothing
+    assert "RippleMem(path=" in repr(mem)
+    with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing") as reopened:
+        assert [m.content for m in reopened.list()] == ["Written before close"]
+
+
+def test_settings_of_the_wrong_type_and_a_filtered_numpy_index_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidTypeError, match="settings must be a ripplemem.Settings"):
+        RippleMem(tmp_path / "a", user_id="alice", embedder="hashing", settings={"max_content_chars": 5})  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="Settings.graph"):
+        Settings(graph={"similar_k": 3})  # type: ignore[arg-type]
+    for path in (tmp_path / "b", None):
+        with pytest.raises(InvalidInputError, match="isolation='filter'"):
+            RippleMem(path, user_id="alice", embedder="hashing", vector_index="numpy", isolation="filter")
+    assert not (tmp_path / "b" / "chroma").exists()
+
+
+class FaultyEmbedder:
+    """A custom embedder that goes wrong on texts containing "faulty" in one chosen way."""
+
+    def __init__(self, fault: str) -> None:
+        self.fault = fault
+        self.model_id = f"faulty-{fault}"
+        self.inner = HashingEmbedder(64)
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        vectors = self.inner.embed_documents(texts)
+        if not any("faulty" in text for text in texts):
+            return vectors
+        if self.fault == "dimension":
+            return vectors[:, :48]
+        if self.fault == "rows":
+            return vectors[:-1]
+        vectors[-1, 3] = math.nan if self.fault == "nan" else math.inf
+        return vectors
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed_documents([text])[0]
+
+
+@pytest.mark.parametrize("vector_index", ["chroma", "numpy"])
+@pytest.mark.parametrize(("fault", "problem"), [("dimension", "dimension 48; this store's vectors have "
+                                                 "dimension 64"), ("rows", r"shape \(1, 64\) for 2 text"),
+                                                ("nan", "NaN or infinite"), ("inf", "NaN or infinite")])
+def test_a_faulty_embedder_is_named_before_anything_is_stored(tmp_path: Path, vector_index: str, fault: str,
+                                                             problem: str) -> None:
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=FaultyEmbedder(fault),
+                   vector_index=vector_index) as mem:
+        mem.add("the one memory that must survive")
+        with pytest.raises(EmbedderOutputError, match=f"faulty-{fault}.*{problem}"):
+            mem.add_many(["a fine note", "a faulty note"])
+        if fault != "rows":
+            with pytest.raises(EmbedderOutputError, match=problem):
+                mem.recall("faulty query")
+            with pytest.raises(EmbedderOutputError, match=problem):
+                mem.update(mem.list()[0].id, content="now faulty")
+        _untouched(mem)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB tmpfs (needs root to mount; skipped otherwise), unmounted afterwards."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.parametrize("vector_index", ["chroma", "numpy"])
+def test_a_full_disk_is_a_store_error_and_keeps_every_committed_memory(tiny_disk: Path,
+                                                                       vector_index: str) -> None:
+    path, ballast = tiny_disk / "store", tiny_disk / "ballast"
+    ballast.write_bytes(b"\0" * 1_000_000)
+    with RippleMem(path, user_id="alice", embedder="hashing", vector_index=vector_index) as mem:
+        stored = [mem.add("The sentinel memory must survive a full disk").id]
+        with pytest.raises(StoreError, match="disk is full"):
+            for batch in range(1000):
+                notes = [f"Crate {batch}-{i} left the depot with {batch * i} parcels" for i in range(50)]
+                stored += [m.id for m in mem.add_many(notes)]
+        assert sorted(m.id for m in mem.list(limit=100_000)) == sorted(set(stored))
+    ballast.unlink()  # the owner frees space: reopened, the store holds every committed memory, once
+    with RippleMem(path, user_id="alice", embedder="hashing", vector_index=vector_index) as mem:
+        assert sorted(m.id for m in mem.list(limit=100_000)) == sorted(set(stored))
+        assert mem.stats()["vectors"] == len(set(stored))
+    assert RippleMem.check(path, repair=False).stray_vectors == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import errno
 import json
 import os
 import sqlite3
@@ -40,6 +41,24 @@ _COLUMNS = (
 _M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
 
 
+# What SQLite (ours, or Chroma's own) and the OS say when the disk, not the caller, refused a write.
+_DISK_FAILURES = ("database or disk is full", "disk i/o error", "readonly database", "read-only file system")
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+
+
+def storage_failure(exc: BaseException, path: str | None) -> StoreError | None:
+    """A StoreError naming the cause when a write failed for want of disk space, a read-only disk
+    or an I/O error (in SQLite, the vector index or a file beside them); None for any other error."""
+    if isinstance(exc, OSError):
+        disk = exc.errno in _DISK_ERRNOS
+    else:
+        disk = isinstance(exc, Exception) and any(cause in str(exc).lower() for cause in _DISK_FAILURES)
+    if not disk:
+        return None
+    return StoreError(f"could not write the store at {path!r}: {exc} ({type(exc).__name__}); the write "
+                      "was rolled back: free disk space or make the store writable, then retry")
+
+
 class SQLiteStore:
     """All rows of all users in one SQLite file (or in memory); every query is scoped."""
 
@@ -53,6 +72,7 @@ class SQLiteStore:
             raise StoreError(f"cannot open the SQLite store at {target!r}: {exc}") from exc
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        self.closed = False
         # Called inside every write transaction, before the caller's statements (the engine marks
         # index writes in flight with it; see ripplemem.reconcile).
         self.on_write: Callable[[sqlite3.Connection], None] | None = None
@@ -100,10 +120,14 @@ class SQLiteStore:
                 if self.on_write is not None:
                     self.on_write(self._conn)
                 yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._conn.execute("COMMIT")
+            except BaseException as exc:
+                if self._conn.in_transaction:  # a failed COMMIT may have ended it already
+                    self._conn.execute("ROLLBACK")
+                failure = storage_failure(exc, self.path)
+                if failure is not None:
+                    raise failure from exc
                 raise
-            self._conn.execute("COMMIT")
 
     def _begin_immediate(self) -> None:
         # The busy timeout makes BEGIN IMMEDIATE wait for another process's write; SQLite can
@@ -134,6 +158,14 @@ class SQLiteStore:
         """Close the connection (checkpointing the WAL)."""
         with self._lock:
             self._conn.close()
+            self.closed = True
+
+    def embedding_dimension(self) -> int | None:
+        """The length of the stored vectors (None while no memory has one)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT length(embedding) FROM memories WHERE embedding IS NOT NULL LIMIT 1").fetchone()
+        return None if row is None else int(row[0]) // np.dtype(np.float32).itemsize
 
     def get_meta(self, key: str) -> str | None:
         """One value of the store's metadata table."""
