@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 import threading
 import zipfile
 from pathlib import Path
@@ -161,6 +163,25 @@ def test_zip_bombs_are_refused_from_their_central_directory(tmp_path: Path) -> N
         assert _failures(capped) == {"bomb.docx": "too_large", "padded.docx": "too_large",
                                      "slides.pptx": "too_large"}
         assert all("max_unpacked_bytes" in f.reason for f in capped.failed)
+
+
+# A long text without headings, cut by the semantic chunker under a 1 GB address-space cap:
+# comparing every sentence with every other would need 1.6 GB for these 20,000.
+LONG_TEXT_SCRIPT = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, 1_000_000_000))
+from ripplemem.rag.semantic_chunker import chunk_semantic
+from ripplemem.embeddings import HashingEmbedder
+chunks = chunk_semantic("All work and no play. " * 20_000, embedder=HashingEmbedder(64))
+print(len(chunks))
+"""
+
+
+def test_a_long_text_without_headings_is_chunked_in_bounded_memory(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", LONG_TEXT_SCRIPT], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-600:]
+    assert int(done.stdout) > 1000
 
 
 def test_a_refused_file_leaves_what_was_stored_unchanged(tmp_path: Path) -> None:

@@ -62,15 +62,16 @@ def gap_scores(embeddings: np.ndarray, window: int = DEFAULT_WINDOW) -> tuple[np
     norms[norms == 0] = 1.0
     unit = vectors / norms
     n = len(unit)
-    similarity = unit @ unit.T
-    neighbour = np.diag(similarity, 1) if n > 1 else np.zeros(0, dtype=np.float32)
+    # Only pairs within the window are compared: an n x n similarity matrix of a long text
+    # without headings (60,000 sentences: 14 GB) would exhaust memory.
+    neighbour = np.einsum("ij,ij->i", unit[:-1], unit[1:]) if n > 1 else np.zeros(0, dtype=np.float32)
     within = np.zeros(n, dtype=np.float64)
     cross = np.zeros(n, dtype=np.float64)
     for gap in range(1, n):
         lo, hi = max(0, gap - window), min(n, gap + window)
         pairs = np.concatenate([neighbour[lo:gap - 1], neighbour[gap:hi - 1]])
         within[gap] = float(pairs.mean()) if len(pairs) else 1.0
-        cross[gap] = float(similarity[lo:gap, gap:hi].mean())
+        cross[gap] = float((unit[lo:gap] @ unit[gap:hi].T).mean())
     return within, cross
 
 
