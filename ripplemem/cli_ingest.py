@@ -20,6 +20,7 @@ from ripplemem.rag.file_limits import (
     DEFAULT_MAX_COMPRESSION_RATIO,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_UNPACKED_BYTES,
+    FileLimits,
 )
 
 if TYPE_CHECKING:
@@ -60,14 +61,16 @@ def cmd_ingest(args: argparse.Namespace) -> None:
         if not math.isfinite(value) or value <= 0:
             flag = "--" + flag.replace("_", "-")
             raise InvalidInputError(f"{flag} must be a positive number of MB, got {value}")
+    limits = FileLimits(round(args.max_file_mb * 1_000_000), round(args.max_unpacked_mb * 1_000_000),
+                        args.max_compression_ratio)  # checked before the store is opened
     with _open(args) as mem:
         report = mem.ingest(args.paths, args.kb, include=args.include, exclude=args.exclude,
                             recursive=not args.no_recursive, chunker=args.chunker, max_tokens=args.max_tokens,
                             force=args.force, progress=not args.json and sys.stderr.isatty(),
                             follow_outside_symlinks=args.follow_outside_symlinks,
-                            max_file_bytes=round(args.max_file_mb * 1_000_000),
-                            max_unpacked_bytes=round(args.max_unpacked_mb * 1_000_000),
-                            max_compression_ratio=args.max_compression_ratio)
+                            max_file_bytes=limits.max_file_bytes,
+                            max_unpacked_bytes=limits.max_unpacked_bytes,
+                            max_compression_ratio=limits.max_compression_ratio)
     if args.json:
         print(fmt.to_json(report_dict(report)))
     else:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from doc_fixtures import DOCX_PARAGRAPHS, write_docx, write_md, write_txt
-from test_cli import run_cli
+from test_cli import cli, run_cli
 
 from ripplemem import HashingEmbedder, InvalidInputError, InvalidTypeError, RippleMem
 from ripplemem.ingest import IngestReport
@@ -238,3 +238,13 @@ def test_the_command_line_reports_refused_files_and_takes_the_limits(tmp_path: P
     report = json.loads(followed.stdout)
     assert [Path(p).name for p in report["ingested"]] == ["big.txt", "good.md", "passwd.txt"]
     assert [(f["path"], f["kind"]) for f in report["failed"]] == [(f"{docs}/caf\\xe9.md", "bad_name")]
+
+
+def test_bad_limits_on_the_command_line_fail_before_a_store_is_made(capsys: pytest.CaptureFixture[str],
+                                                                     tmp_path: Path) -> None:
+    docs = _docs(tmp_path)
+    common = ("--path", str(tmp_path / "memdb"), "--user", "mei", "--embedder", "hashing")
+    for flags in (("--max-file-mb", "0"), ("--max-unpacked-mb", "nan"), ("--max-compression-ratio", "0.5")):
+        status, _, err = cli(capsys, "ingest", str(docs), *flags, *common)
+        assert status == 2 and "must be" in err, flags
+    assert not (tmp_path / "memdb").exists()
