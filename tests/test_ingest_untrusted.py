@@ -59,14 +59,18 @@ def test_a_symlink_leaving_the_folder_is_refused_unless_asked_for(tmp_path: Path
     outside = write_txt(tmp_path / "passwd.txt", SECRET)
     os.symlink(outside, docs / "notes.md")
     os.symlink(docs / "good.md", docs / "alias.md")  # inside the folder: followed, stored once
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write_md(elsewhere / "far.md")
+    os.symlink(elsewhere, docs / "linked")  # a folder outside
     with _store(tmp_path) as mem:
         report = mem.ingest(docs, "shared")
         assert [p.name for p in report.ingested] == ["good.md"]
-        assert _failures(report) == {"notes.md": "symlink"}
-        assert "outside the folder" in report.failed[0].reason
+        assert _failures(report) == {"linked": "symlink", "notes.md": "symlink"}
+        assert all("outside the folder" in failure.reason for failure in report.failed)
         assert SECRET not in _stored_text(mem, "shared")
         followed = mem.ingest(docs, "mine", follow_outside_symlinks=True)
-        assert [p.name for p in followed.ingested] == ["good.md", "passwd.txt"] and followed.ok
+        assert [p.name for p in followed.ingested] == ["good.md", "far.md", "passwd.txt"] and followed.ok
         # A file named on its own is held to the folder it sits in.
         named = mem.ingest(docs / "notes.md", "named")
         assert _failures(named) == {"notes.md": "symlink"}
