@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import StoreError, UserMismatchError
 from ripplemem.privacy import DEFAULT_MIN_SIMILARITY, EraseReport, erase
+from ripplemem.validation import check_text
 
 if TYPE_CHECKING:
     from ripplemem.embeddings import Embedder
@@ -38,6 +39,8 @@ class PrivacyMethods:
             raise UserMismatchError(
                 f"this handle belongs to user {self.user_id!r} and cannot erase user {user_id!r}; "
                 "an administrator erases any user with RippleMem.erase_user(path, user_id)")
+        if isinstance(memory_id, str):
+            check_text("memory_id", memory_id)
         return erase(self._engine, self.user_id, memory_id=memory_id, matching=matching,
                      whole_user=user_id is not None, dry_run=dry_run, min_similarity=min_similarity)
 

@@ -162,6 +162,7 @@ TEXT_FIELDS: dict[str, Callable[[RippleMem], object]] = {
     "delete": lambda m: m.delete(SURROGATE),
     "update": lambda m: m.update(SURROGATE, content="new text"),
     "history": lambda m: m.history(SURROGATE),
+    "erase": lambda m: m.erase(SURROGATE),
     "neighbors": lambda m: m.neighbors(SURROGATE),
     "find_connections": lambda m: m.find_connections("Ann", SURROGATE),
     "reading source": lambda m: m.record("heart_rate", 72, source=SURROGATE),

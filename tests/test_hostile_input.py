@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from ripplemem import RippleMem
+from ripplemem.cli import main as cli_main
 from ripplemem.embeddings import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.validation import MAX_METADATA_CHARS
@@ -202,3 +205,32 @@ def test_memory_text_cannot_close_its_data_fence_early(embedder: Embedder) -> No
         assert mem.get(stored.id).content == breakout
     shown = model.seen[0][1].content
     assert shown.count("</memory>") == 1 and shown.endswith("</memory>")
+
+
+def test_a_jsonl_line_nested_too_deeply_is_named_and_nothing_is_imported(tmp_path: Path) -> None:
+    deep = '{"content": "too deep", "metadata": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    file = tmp_path / "notes.jsonl"
+    file.write_text('"A fine first line"\n' + deep + "\n", encoding="utf-8")
+    with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing") as mem:
+        with pytest.raises(InvalidInputError, match="line 2: JSON nested too deeply"):
+            mem.import_file(file)
+        assert mem.list() == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["list", "--limit", str(2**63)], "limit must be at most 2\\*\\*63 - 1"),
+    (["recall", "-k", str(2**63), "tea"], "k must be at most"),
+    (["add", "--importance", "1e400", "tea"], "importance"),
+    (["add", "--metadata", '{"a": ' + "[" * 5000 + "]" * 5000 + "}", "tea"], "nested too deeply"),
+    (["add", "--metadata", '{"count": 18446744073709551616}', "tea"], "integer outside"),
+])
+def test_the_cli_names_bad_numbers_and_deep_json_without_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str) -> None:
+    with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing") as mem:
+        mem.add("Alice drinks oolong tea")
+    store = ["--path", str(tmp_path / "store"), "--user", "alice"]
+    assert cli_main([args[0], *store, *args[1:]]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and re.search(says, err), err
+    with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing") as mem:
+        assert [m.content for m in mem.list()] == ["Alice drinks oolong tea"]
