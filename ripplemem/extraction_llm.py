@@ -17,6 +17,7 @@ from ripplemem.chat import first_json_object
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError, RippleMemError
 from ripplemem.extraction import ExtractedEntity, canonical_name
 from ripplemem.relations import Relation, make_relation
+from ripplemem.validation import check_text
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -234,6 +235,11 @@ def _entity_fields(item: Any) -> tuple[Any, Any]:
 
 def _add_entity(entities: dict[str, ExtractedEntity], name: Any, kind: Any) -> ExtractedEntity | None:
     if not isinstance(name, str) or not isinstance(kind, str) or len(name) > _MAX_NAME_CHARS:
+        return None
+    try:  # a reply's JSON may spell lone surrogates ("\ud800"), which SQLite cannot store
+        check_text("entity name", name)
+        check_text("entity type", kind)
+    except RippleMemError:
         return None
     key = canonical_name(name)
     if not key:

@@ -18,6 +18,7 @@ from ripplemem import RippleMem
 from ripplemem.cli import main as cli_main
 from ripplemem.embeddings import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
+from ripplemem.reconcile import PENDING_DIRNAME
 from ripplemem.validation import MAX_METADATA_CHARS
 from tests.chat_fakes import ScriptedChatModel
 
@@ -234,3 +235,16 @@ def test_the_cli_names_bad_numbers_and_deep_json_without_a_traceback(
     assert "Traceback" not in err and re.search(says, err), err
     with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing") as mem:
         assert [m.content for m in mem.list()] == ["Alice drinks oolong tea"]
+
+
+def test_a_models_entities_with_lone_surrogates_are_dropped_not_written(tmp_path: Path) -> None:
+    reply = ('{"entities": [{"name": "Ann\\ud800", "type": "person"}, {"name": "Oolong", "type": "thing"}],'
+             ' "relations": [{"subject": "Ann\\udfff", "predicate": "drinks", "object": "Oolong"}]}')
+    with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing",
+                   llm=ScriptedChatModel(replies=[reply])) as mem:
+        stored = mem.add("Ann drinks oolong tea every morning")
+        assert [m.content for m in mem.list()] == [stored.content]
+        labels = {n.node.label for n in mem.neighbors(stored.id)}
+        assert "Oolong" in labels and not any("\ud800" in label for label in labels)
+        assert not (tmp_path / "store" / PENDING_DIRNAME).exists() or \
+            list((tmp_path / "store" / PENDING_DIRNAME).iterdir()) == []
