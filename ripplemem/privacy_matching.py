@@ -1,6 +1,7 @@
 """What an erase text points to, among one user's memories: the text itself in a memory's content
-or metadata, all its keywords, an entity it names, a memory whose vector stands out from the rest,
-and the memories sharing a specific entity with those. Each rule costs one pass or one query,
+or metadata, all its keywords, an entity it names, a memory whose vector stands out from the rest
+(for a description only, never for an identifier such as an address or a number), and the
+memories sharing a specific entity with those. Each rule costs one pass or one query,
 whatever the length of the text (it is capped like a recall query)."""
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ MAX_KEYWORDS = 32
 DENSE_MARGIN = 0.15
 DENSE_GAP = 0.1
 _WORD_RE = re.compile(r"\w+")
+_LETTERS_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_EDGE_PUNCTUATION = ".,;:!?\"'()[]"
+
+
+def is_description(text: str) -> bool:
+    """Whether a text describes something in words (dense similarity can find what it means):
+    two or more words of letters, or CJK text. An address, a number or one word is a literal."""
+    words = [w.strip(_EDGE_PUNCTUATION) for w in text.split()]
+    words = [w for w in words if w]
+    if not words or not all(_LETTERS_RE.fullmatch(w) for w in words):
+        return False
+    return len(words) >= 2 or any(ord(c) >= 0x2E80 for c in text)
 
 
 def exact_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:

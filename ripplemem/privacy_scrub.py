@@ -142,15 +142,18 @@ def _drop_archive_folder(engine: Engine, user_id: str) -> int:
 
 
 def _drop_working(engine: Engine, targets: EraseTargets) -> int:
-    """Working-memory items (in process) that are erased memories or hold their text."""
+    """Working-memory items (in process) that are erased memories or hold their text or the
+    request text (any case)."""
     working = engine.working(targets.user_id)
     gone = 0
     erased = set(targets.memory_ids)
     texts = Needles(t.encode("utf-8") for t in targets.contents)
+    request = targets.request.casefold()
     for session in working.sessions():
         memory = working.session(session)
         for item in memory.items():
-            if targets.mode == "user" or item.id in erased or texts.scan_text(item.text):
+            if targets.mode == "user" or item.id in erased or texts.scan_text(item.text) \
+                    or (request and request in item.text.casefold()):
                 memory.remove(item.id)
                 gone += 1
     return gone

@@ -15,6 +15,7 @@ from ripplemem.privacy_matching import (
     dense_matches,
     entity_matches,
     exact_matches,
+    is_description,
     keyword_matches,
     through_entities,
 )
@@ -59,12 +60,13 @@ def select_memory(engine: Engine, user_id: str, memory_id: str) -> EraseTargets:
 def select_matching(engine: Engine, user_id: str, text: str, min_similarity: float) -> EraseTargets:
     """Every memory of the user a text points to, evidence first: the text itself in a memory's
     content or metadata (any case), all its keywords (FTS), or an entity it names; dense similarity
-    only when nothing holds the text itself (dense_matches); then the memories their specific
+    (dense_matches) only when nothing holds the text itself and the text is a description in words
+    (is_description: an address or a number is matched literally only); then the memories their specific
     entities point to (ENTITY_FANOUT), and all their versions and summaries. Knowledge-base chunks
     are never in it."""
     exact = exact_matches(engine.store, user_id, text)
     found = [*exact, *keyword_matches(engine.store, user_id, text), *entity_matches(engine.store, user_id, text)]
-    if not exact:
+    if not exact and is_description(text):
         query = np.asarray(engine.embedder.embed_query(text), dtype=np.float32)
         found += dense_matches(_all_vectors(engine, user_id), query, min_similarity)
     found += through_entities(engine.store, user_id, list(dict.fromkeys(found)))

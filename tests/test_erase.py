@@ -200,3 +200,76 @@ def test_admin_erase_user_by_path(tmp_path: Path, embedder: Embedder) -> None:
     assert raw_hits(str(tmp_path / "s"), ("Krellsworth",)) == {}
     with RippleMem(tmp_path / "s", user_id="alice", embedder=embedder) as mem:
         assert len(mem.list()) == 3
+
+
+@pytest.fixture
+def alice(tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
+    """Alice's on-disk store (embedded Chroma): the selection tests need one backend only."""
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as handle:
+        yield handle
+
+
+def test_a_secret_in_metadata_is_erased_and_a_merely_similar_memory_stays(alice: RippleMem) -> None:
+    # MiniLM puts "I check my email every hour" at 0.34 to the address: above the 0.25 floor.
+    inbox = alice.add("I check my email every hour")
+    plumber = alice.add("Call the plumber about the leaking tap",
+                        metadata={"contact": "jonas.quellwarden@example.com"})
+    alice.add(HOBBY)
+    assert "quellwarden@example" in json.dumps(raw_hits(alice.path, ("quellwarden@example",)))
+    report = alice.erase(matching="jonas.quellwarden@example.com")
+    assert report.memory_ids == [plumber.id]
+    assert report.verified, {k: v for k, v in report.verification["residues"].items() if v}
+    assert alice.get(inbox.id) is not None and alice.get(plumber.id) is None
+    assert raw_hits(alice.path, ("quellwarden@example",)) == {}
+
+
+def test_a_text_that_points_nowhere_clearly_erases_nothing(alice: RippleMem) -> None:
+    alice.add("I check my email every hour")
+    alice.add("John from accounting emailed me yesterday")
+    alice.add("Send the photos to my mail address")
+    alice.add(HOBBY)
+    preview = alice.erase(matching="jonas.whitfield@protonmail.example", dry_run=True)
+    assert preview.memory_ids == [] and preview.preview == []
+
+
+def test_the_dry_run_shows_the_texts_and_the_erase_report_never_does(alice: RippleMem) -> None:
+    ids = fill(alice)
+    preview = alice.erase(matching="Vornakian syndrome", dry_run=True)
+    assert dict(preview.preview) == {ids["diagnosis"]: DIAGNOSIS, ids["medication"]: MEDICATION}
+    assert DIAGNOSIS in preview.summary() and MEDICATION in preview.summary()
+    report = alice.erase(matching="Vornakian syndrome")
+    assert report.preview == [] and DIAGNOSIS not in report.summary() + report.to_json()
+
+
+def test_the_cli_dry_run_prints_what_it_would_erase(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ripplemem.cli import main
+
+    path = str(tmp_path / "store")
+    with RippleMem(path, user_id="alice", embedder="hashing") as mem:
+        fill(mem)
+    assert main(["erase", "--path", path, "--user", "alice", "--matching", "Zelpratrexol", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    # The medication names it; the diagnosis shares its rare entity (Vornakian syndrome).
+    assert "would erase 2 memories" in out and MEDICATION in out and DIAGNOSIS in out
+    with RippleMem(path, user_id="alice", embedder="hashing") as mem:
+        assert MEDICATION in contents(mem)
+
+
+def test_verified_means_the_request_text_is_gone_from_every_layer(alice: RippleMem) -> None:
+    fill(alice)
+    alice.observe("user", "Remember: Zelpratrexol makes me dizzy")
+    report = alice.erase(matching="Zelpratrexol")
+    assert report.verified and report.removed["working_items"] == 1
+    assert [i.text for i in alice.working().items() if "Zelpratrexol" in i.text] == []
+    # A copy the erase cannot reach (an export left in the store folder) makes verified False.
+    Path(alice.path or "", "export.txt").write_text("notes: Vornakian syndrome since March", encoding="utf-8")
+    report = alice.erase(matching="Vornakian syndrome")
+    assert not report.verified and report.verification["residues"]["raw_files"] == 1
+    assert "verification FAILED" in report.summary()
+
+
+def test_a_matching_text_longer_than_a_recall_query_is_refused(alice: RippleMem) -> None:
+    fill(alice)
+    with pytest.raises(InvalidInputError, match="matching is 100001 characters; the limit is 100000"):
+        alice.erase(matching="Vornakian " * 10_000 + "x")
+    assert len(alice.list()) == 3
