@@ -15,6 +15,7 @@ each refusal is a per-file failure and changes nothing stored (see ``discover`` 
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 import uuid
@@ -138,6 +139,7 @@ def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterab
     files = discover_files(paths, recursive=options.recursive, include=options.include,
                            exclude=options.exclude, on_skip=refused,
                            follow_outside_symlinks=options.follow_outside_symlinks)
+    files = _outside_store(engine, files, refused)
     report.created = open_for_ingest(engine, kb, user_id)
     known = {} if options.force else kb_tables.source_hashes(engine.store, kb)
     tick = file_progress(progress, len(files))
@@ -151,6 +153,21 @@ def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterab
         tick(done, outcome.path)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _outside_store(engine: Engine, files: list[Path], refused: Callable[[Path, str, str], None]) -> list[Path]:
+    """The files that are not the store's own: reading a live database file with plain open() and
+    closing it drops every SQLite lock this process holds on it (and other processes' writes)."""
+    if engine.path is None:
+        return files
+    store = Path(os.path.realpath(engine.path))
+    kept = []
+    for path in files:
+        if path.is_relative_to(store):
+            refused(path, f"a file of this RippleMem store ({store}): never ingested", "store_file")
+        else:
+            kept.append(path)
+    return kept
 
 
 def _ingest_document(engine: Engine, kb: str, document: ConvertedDocument, options: IngestOptions,

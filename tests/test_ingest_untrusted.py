@@ -252,3 +252,17 @@ def test_bad_limits_on_the_command_line_fail_before_a_store_is_made(capsys: pyte
         status, _, err = cli(capsys, "ingest", str(docs), *flags, *common)
         assert status == 2 and "must be" in err, flags
     assert not (tmp_path / "memdb").exists()
+
+
+def test_the_store_s_own_files_are_never_ingested(tmp_path: Path) -> None:
+    # A store kept inside the folder being ingested: its database, log and index files are not
+    # documents, and reading a live SQLite file with open() would drop this process's locks on it.
+    docs = _docs(tmp_path)
+    with RippleMem(docs / "memdb", user_id="alice", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+        mem.add("My locker code is 4417")
+        report = mem.ingest(docs, include=["*"])
+        refused = {f.path.name for f in report.failed if f.kind == "store_file"}
+        assert "ripplemem.db" in refused and "chroma.sqlite3" in refused
+        assert [path.name for path in report.ingested] == ["good.md"]
+        assert "4417" not in _stored_text(mem)
+        assert mem.recall("locker code", mode="keyword").hits[0].memory.content == "My locker code is 4417"

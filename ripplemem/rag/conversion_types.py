@@ -21,7 +21,7 @@ class ConversionError(RippleMemError):
     readable, e.g. a scanned PDF or an image without exiftool), ``error`` (anything else); and for
     files refused before conversion: ``symlink`` (leaves the folder, loops or is broken),
     ``special_file`` (a FIFO, socket or device), ``too_large`` (over a ``FileLimits`` cap),
-    ``bad_name`` (a name that is not valid UTF-8).
+    ``bad_name`` (a name that is not valid UTF-8), ``store_file`` (a file of the store itself).
     """
 
     def __init__(self, path: PathLike, reason: str, kind: str = "error") -> None:
