@@ -18,6 +18,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # The epoch seconds any datetime can hold (years 1 to 9999, a day inside either end): a stored time
 # outside them (written before RippleMem checked the range) reads as unknown.
 READABLE_EPOCHS = (-62135510400.0, 253402214400.0)
+_FIRST_EPOCH, _LAST_EPOCH = READABLE_EPOCHS
 _log = logging.getLogger(__name__)
 _reported: set[str] = set()  # memories whose unreadable time was already logged
 
@@ -102,8 +103,8 @@ def stored_time(value: object, memory_id: str, column: str) -> datetime | None:
     an older RippleMem that did not check the range; logged once per memory, the read goes on."""
     if value is None:
         return None
-    if isinstance(value, int | float) and READABLE_EPOCHS[0] <= value <= READABLE_EPOCHS[1]:
-        return from_epoch(value)
+    if isinstance(value, (float, int)) and _FIRST_EPOCH <= value <= _LAST_EPOCH:
+        return _EPOCH + timedelta(seconds=value)
     if memory_id not in _reported:
         _reported.add(memory_id)
         _log.warning("memory %s: its stored %s %r is no date a datetime can hold, so it reads as "
@@ -120,14 +121,16 @@ def stored_epoch(value: object) -> float | None:
 def row_to_memory(row: sqlite3.Row) -> Memory:
     """A Memory from a row of the memories table (an unreadable stored time reads as None)."""
     memory_id = row["id"]
-    times = {column: stored_time(row[column], memory_id, column)
-             for column in ("created_at", "event_time", "last_accessed", "valid_from", "valid_to")}
     return Memory(
         id=memory_id, user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
         type=row["type"], content=row["content"], modality=row["modality"],
-        importance=row["importance"], access_count=row["access_count"], mention_count=row["mention_count"],
-        tier=row["tier"], status=row["status"], source=row["source"],
-        metadata=json.loads(row["metadata"]), **times,
+        importance=row["importance"], created_at=stored_time(row["created_at"], memory_id, "created_at"),
+        event_time=stored_time(row["event_time"], memory_id, "event_time"),
+        last_accessed=stored_time(row["last_accessed"], memory_id, "last_accessed"),
+        access_count=row["access_count"], mention_count=row["mention_count"], tier=row["tier"],
+        status=row["status"], valid_from=stored_time(row["valid_from"], memory_id, "valid_from"),
+        valid_to=stored_time(row["valid_to"], memory_id, "valid_to"), source=row["source"],
+        metadata=json.loads(row["metadata"]),
     )
 
 
