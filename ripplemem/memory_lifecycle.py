@@ -37,7 +37,9 @@ class LifecycleMethods:
         else keep; memories younger than ``forget_grace_days`` (7) are left alone. Seed 001's
         strategies: "importance" deletes below ``threshold`` (0.1), "time" deletes older than ``max_age_days``
         (30), "capacity" deletes the least important beyond ``capacity`` (10 000) memories.
-        ``dry_run=True`` returns the same report and changes nothing.
+        ``dry_run=True`` returns the same report and changes nothing. Options are checked before
+        anything is read (threshold a finite number in [0, 1], max_age_days one >= 0, capacity an
+        integer >= 0) and each is refused with a strategy that does not read it.
         """
         return run_forget(self._engine, self.user_id, self.scope_info.agent_id, check_strategy(strategy),
                           check_flag(dry_run), threshold=threshold, max_age_days=max_age_days,
