@@ -19,7 +19,13 @@ from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.working import WorkingMemories
 from ripplemem.modality_index import ModalityIndexes
-from ripplemem.reconcile import CheckReport, MarkedWriteLock, reconcile_on_open, sync_numpy_index
+from ripplemem.reconcile import (
+    CheckReport,
+    MarkedWriteLock,
+    pending_markers,
+    reconcile_on_open,
+    sync_numpy_index,
+)
 from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.chroma import ISOLATIONS
 from ripplemem.stores.chroma_server import ChromaServer, store_namespace
@@ -56,11 +62,12 @@ def _prepare_directory(path: str) -> str:
 
 
 def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
-                      server: tuple[Any, SQLiteStore] | None = None) -> VectorIndex:
+                      server: tuple[Any, SQLiteStore] | None = None, verify: str = "files") -> VectorIndex:
     """Open the named vector index; 'auto' is Chroma on disk (numpy if chromadb is missing)
     and numpy in memory. ``isolation`` ("collection" | "filter" | None: as stored) is Chroma's.
     ``server`` (a Chroma HttpClient and the store whose id names its collections) puts the
-    vectors on a Chroma server."""
+    vectors on a Chroma server. ``verify``: how deeply a local Chroma index's files are checked
+    before Chroma loads them (see ChromaIndex)."""
     if kind not in VECTOR_INDEXES:
         raise InvalidInputError(f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {kind!r}")
     if server is not None:
@@ -77,7 +84,7 @@ def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
         return NumpyIndex()
     from ripplemem.stores.chroma import ChromaIndex
 
-    return ChromaIndex(path, isolation=isolation)
+    return ChromaIndex(path, isolation=isolation, verify=verify)
 
 
 def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
@@ -160,8 +167,13 @@ class Engine:
             with self.write_lock:
                 if self._index is None:
                     server = None if self._chroma_client is None else (self._chroma_client, self.store)
-                    index = open_vector_index(self._vector_index_kind, self.path, self._isolation, server)
+                    # After a crash (a marker left) the graph files are checked link by link.
+                    verify = "graph" if pending_markers(self.path) else "files"
+                    index = open_vector_index(self._vector_index_kind, self.path, self._isolation, server,
+                                              verify)
                     self._sync_index(index)
+                    if hasattr(index, "on_damage"):  # broken files found on a later reload
+                        index.on_damage = functools.partial(self._sync_index, index)
                     self._index = index
         elif self._numpy_stale:
             # Another process wrote: bring this process's in-RAM vectors in line with SQLite.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ripplemem.errors import EmbeddingModelMismatchError
-from ripplemem.reconcile import CheckReport
+from ripplemem.reconcile import CheckReport, take_damage
 from ripplemem.stores.lifecycle_rows import index_metadatas
 from ripplemem.stores.modality_vectors import (
     ModalitySpace,
@@ -62,6 +62,7 @@ def sync_modality(store: SQLiteStore, modality: str, index: VectorIndex, report:
     """Compare one modality index with SQLite's modality vectors (active, not cold), per user,
     and add what is missing and remove what is stray when repairing; counts go into `report`."""
     users = modality_users(store, modality)
+    take_damage(report, index, repair)
     held = getattr(index, "users", None)
     for user_id in sorted({*users, *(held() if held is not None else ())}):
         expected = indexed_ids(store, user_id, modality)
@@ -93,20 +94,23 @@ def _add_from_store(store: SQLiteStore, index: VectorIndex, user_id: str, modali
     index.add(user_id, found, vectors, [metas[i] for i in found])
 
 
-def open_modality_index(kind: str, path: str | None, modality: str, isolation: str | None) -> VectorIndex:
-    """A modality's index: Chroma under the store directory when the text index is Chroma on disk,
-    else numpy (rebuilt from SQLite on open)."""
+def open_modality_index(kind: str, path: str | None, modality: str, isolation: str | None,
+                        verify: str = "files", repair: bool = True) -> VectorIndex:
+    """A modality's index: Chroma under the store directory when the text index is Chroma on disk
+    (its files checked to ``verify``, see ChromaIndex), else numpy (rebuilt from SQLite on open)."""
     if kind == "chroma" and path is not None:
         from ripplemem.stores.chroma import ChromaIndex
 
-        return ChromaIndex(modality_folder(path, modality), isolation=isolation)
+        return ChromaIndex(modality_folder(path, modality), isolation=isolation, verify=verify, repair=repair)
     return NumpyIndex()
 
 
 @contextmanager
-def opened_for_check(store: SQLiteStore, path: str) -> Iterator[list[tuple[str, VectorIndex]]]:
-    """The Chroma modality indexes of a store on disk, opened for a consistency check and closed after."""
-    opened = [(modality, open_modality_index("chroma", path, modality, None))
+def opened_for_check(store: SQLiteStore, path: str,
+                     repair: bool) -> Iterator[list[tuple[str, VectorIndex]]]:
+    """The Chroma modality indexes of a store on disk, opened for a consistency check (broken files
+    are repaired only with ``repair``) and closed after."""
+    opened = [(modality, open_modality_index("chroma", path, modality, None, "probe", repair))
               for modality in recorded_modalities(store) if os.path.isdir(modality_folder(path, modality))]
     try:
         yield opened
@@ -142,7 +146,8 @@ class ModalityIndexes:
                 index = open_modality_index(text_index.name, engine.path, modality,
                                             getattr(text_index, "isolation", None))
                 store = engine.store
-                if index.name == "numpy" or store.get_meta(_INDEX_KEY + modality) != index.name:
+                if index.name == "numpy" or store.get_meta(_INDEX_KEY + modality) != index.name \
+                        or getattr(index, "damage", None):  # broken files were dropped: refill them
                     sync_modality(store, modality, index, CheckReport(engine.path, index.name, True), True)
                     store.set_meta(_INDEX_KEY + modality, index.name)
                 self._indexes[modality] = index

@@ -12,6 +12,7 @@ left by a dead writer means a write was cut short, and only then is the full che
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import sqlite3
@@ -19,7 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from ripplemem.stores.vectors import VectorIndex
 from ripplemem.text import keyword_tokens
 
 PENDING_DIRNAME = "pending-writes"
+_log = logging.getLogger(__name__)
 # A further check run by check_store under its guard: (report, repair) -> None.
 ExtraCheck = Callable[["CheckReport", bool], None]
 
@@ -141,6 +143,9 @@ class CheckReport:
     orphan_entities: int = 0
     missing_keywords: int = 0
     stray_keywords: int = 0
+    # Broken vector-index files (a crash inside Chroma): the collection was rebuilt from SQLite when
+    # repaired, so its vectors also count as missing vectors.
+    index_damage: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     PROBLEMS = ("missing_vectors", "stray_vectors", "dangling_edges", "orphan_entities",
@@ -149,7 +154,7 @@ class CheckReport:
     @property
     def problems(self) -> int:
         """How many inconsistencies were found (interrupted-write markers are not counted)."""
-        return sum(getattr(self, name) for name in self.PROBLEMS)
+        return sum(getattr(self, name) for name in self.PROBLEMS) + len(self.index_damage)
 
     @property
     def consistent(self) -> bool:
@@ -167,6 +172,8 @@ class CheckReport:
         verb = "repaired" if self.repaired else "found"
         found = [f"{name.replace('_', ' ')}: {getattr(self, name)} {verb}"
                  for name in self.PROBLEMS if getattr(self, name)]
+        fix = "rebuilt from SQLite" if self.repaired else "found"
+        found += [f"vector index damage ({fix}): {damage}" for damage in self.index_damage]
         state = "consistent" if self.consistent else ("repaired" if self.repaired else "INCONSISTENT")
         return [
             f"store {self.path}: {state} ({self.seconds:.2f} s)",
@@ -197,6 +204,7 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
         users = store.user_ids()
         report.users = len(users)
         if index is not None:
+            take_damage(report, index, repair)
             for user_id in users:
                 _check_vectors(store, index, user_id, report, repair)
             _check_foreign_collections(index, users, report, repair)
@@ -208,6 +216,16 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
             _clear_markers(store, _dead_markers(markers))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def take_damage(report: CheckReport, index: VectorIndex, repair: bool) -> None:
+    """Add the broken parts a Chroma index found on opening to `report`; when repairing, the check
+    that follows refills them from SQLite, so the index forgets them."""
+    damage = getattr(index, "damage", None)
+    if damage:
+        report.index_damage += [str(d) for d in damage]
+        if repair:
+            damage.clear()
 
 
 def _check_vectors(store: SQLiteStore, index: VectorIndex, user_id: str, report: CheckReport,
@@ -333,10 +351,15 @@ def sync_numpy_index(index: VectorIndex, store: SQLiteStore) -> int:
 
 def reconcile_on_open(store: SQLiteStore, index: VectorIndex,
                       extra: ExtraCheck | None = None) -> CheckReport | None:
-    """The open-time hook: a full check and repair only if an interrupted write left a marker."""
-    if not pending_markers(store.path):
+    """The open-time hook: a full check and repair only if an interrupted write left a marker or
+    the index found broken files (then its vectors are rebuilt from SQLite, with a warning)."""
+    if not pending_markers(store.path) and not getattr(index, "damage", None):
         return None
-    return check_store(store, index, repair=True, extra=extra)
+    report = check_store(store, index, repair=True, extra=extra)
+    if report.index_damage:
+        _log.warning("the vector index of %s was damaged and is rebuilt from SQLite (%d vectors): %s",
+                     store.path, report.missing_vectors, "; ".join(report.index_damage))
+    return report
 
 
 def check_path(path: str | os.PathLike[str], *, repair: bool = True,
@@ -359,9 +382,10 @@ def check_path(path: str | os.PathLike[str], *, repair: bool = True,
         from ripplemem.modality_index import check_opened, opened_for_check
         from ripplemem.stores.chroma import ChromaIndex
 
-        index = ChromaIndex(folder) if kind == "chroma" else _server_index(store, server)
+        index = ChromaIndex(folder, verify="probe", repair=repair) if kind == "chroma" \
+            else _server_index(store, server)
         try:
-            with opened_for_check(store, folder) as modalities:
+            with opened_for_check(store, folder, repair) as modalities:
                 return check_store(store, index, repair=repair,
                                    extra=lambda report, fix: check_opened(store, modalities, report, fix))
         finally:

@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ripplemem.errors import InvalidInputError, MissingDependencyError
+from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
+from ripplemem.stores.chroma_files import IndexDamage, remove_broken_files
+from ripplemem.stores.chroma_health import find_damage
 from ripplemem.stores.process_lock import ProcessLock
 from ripplemem.stores.vectors import VectorFilter
 
@@ -69,12 +71,19 @@ class ChromaIndex:
     With a server ``client``, ``namespace`` (the store id) is in every collection name, and only
     collections of this namespace are ever listed, checked or dropped; ``temporary`` drops them all
     on close (a store whose SQLite lives in memory). A server needs no file lock or client reopen.
+
+    On disk, the files are checked before Chroma loads them, at open and whenever another process
+    wrote: ``verify`` is "files" (cheap, every open), "graph" (after a crash) or "probe" (also a
+    query per collection in a child process), see chroma_health.find_damage. A broken collection
+    is deleted (``repair``: its vectors are to be re-added from SQLite, see ``damage`` and
+    ``on_damage``) or, without ``repair``, never loaded: it reads as empty and refuses writes.
     """
 
     name = "chroma"
 
     def __init__(self, path: str | None = None, *, client: Any = None, namespace: str = "",
-                 isolation: str | None = None, temporary: bool = False) -> None:
+                 isolation: str | None = None, temporary: bool = False, verify: str = "files",
+                 repair: bool = True) -> None:
         try:
             import chromadb
             from chromadb.config import Settings
@@ -91,19 +100,25 @@ class ChromaIndex:
         self._prefix = f"{COLLECTION_PREFIX}{namespace}_" if namespace else COLLECTION_PREFIX
         self._shared = f"{SHARED_COLLECTION}_{namespace}" if namespace else SHARED_COLLECTION
         self._temporary = temporary
+        # Broken parts found and not yet refilled from SQLite; on_damage() is told of later finds.
+        self.damage: list[IndexDamage] = []
+        self.on_damage: Callable[[], None] | None = None
+        self._repair = repair
+        self._broken: set[str | None] = set()  # left broken (repair=False); None: the whole database
+        self._directory = ""
         if client is not None:
             self.name = "chroma-server"
             self._client = client
         elif path is None:
             self._client = chromadb.EphemeralClient(settings=settings)
         else:
-            directory = os.path.join(path, CHROMA_DIRNAME)
+            directory = self._directory = os.path.join(path, CHROMA_DIRNAME)
             os.makedirs(directory, exist_ok=True)
             self._process_lock = ProcessLock(os.path.join(path, LOCK_FILENAME))
             self._reopen = lambda: chromadb.PersistentClient(path=directory, settings=settings)
             with self._process_lock.held():
                 self._process_lock.changed()
-                self._client = self._reopen()
+                self._open_checked(verify)
         self.isolation = self._settle_isolation(isolation)
 
     def _settle_isolation(self, wanted: str | None) -> str:
@@ -120,10 +135,29 @@ class ChromaIndex:
                     f"this store keeps its vectors with isolation={stored!r}; open it with "
                     f"isolation={stored!r} (or None), or rebuild it into a new store")
             chosen = wanted or stored or "collection"
-            if chosen == "filter" and not shared:
+            if chosen == "filter" and not shared and self._client is not None:
                 # Created now, so a later open with isolation=None finds the shared layout.
                 self._create(self._shared)
         return chosen
+
+    def _open_checked(self, verify: str) -> None:
+        """Check the files before Chroma loads them, then open the client on what is sound."""
+        assert self._process_lock is not None and self._reopen is not None
+        found = find_damage(self._directory, verify)
+        if verify == "probe":
+            self._process_lock.mark_written()  # Chroma may have applied its log in the probe
+        self.damage += found
+        if not self._repair:
+            self._broken |= {d.collection for d in found}
+            self._client = None if None in self._broken else self._reopen()
+            return
+        remove_broken_files(self._directory, found)
+        self._client = self._reopen()
+        for name in {d.collection for d in found if d.collection is not None}:
+            with contextlib.suppress(Exception):  # NotFoundError/ValueError by chromadb version
+                self._client.delete_collection(name)
+            if name == self._shared:
+                self._create(name)  # the store keeps its filter isolation
 
     def _create(self, name: str) -> Any:
         # embedding_function=None everywhere: Chroma's default one downloads a model.
@@ -132,6 +166,8 @@ class ChromaIndex:
 
     def _own_names(self) -> list[str]:
         """Names of this store's collections (a server may hold other stores' too)."""
+        if self._client is None:  # a broken database left alone (repair=False)
+            return []
         names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
         return [name for name in names if name.startswith(self._prefix) or name == self._shared]
 
@@ -145,6 +181,10 @@ class ChromaIndex:
             with self._process_lock.held():
                 if self._process_lock.changed():
                     self._refresh()
+                if write:
+                    # Marked before too: if this process dies mid-write, the next holder reloads
+                    # (and checks) the files it left instead of persisting its own stale copy.
+                    self._process_lock.mark_written()
                 yield
                 if write:
                     self._process_lock.mark_written()
@@ -155,8 +195,10 @@ class ChromaIndex:
         close = getattr(self._client, "close", None)
         if close is not None:
             close()
-        assert self._reopen is not None
-        self._client = self._reopen()
+        known = len(self.damage)
+        self._open_checked("files")
+        if len(self.damage) > known and self.on_damage is not None:
+            self.on_damage()
 
     def _scope(self, user_id: str) -> str | None:
         """The user to filter on inside a shared collection; None with per-user collections."""
@@ -180,8 +222,15 @@ class ChromaIndex:
             return found
 
     def _on(self, user_id: str, action: Callable[[Any], _T], empty: _T, create: bool = False) -> _T:
-        """``action`` on the user's collection, or ``empty`` if it does not exist. On a server, a
-        handle another process dropped (and perhaps created again) is looked up once more."""
+        """``action`` on the user's collection, or ``empty`` if it does not exist (or is broken and
+        left so). On a server, a handle another process dropped (and perhaps created again) is
+        looked up once more."""
+        name = self._shared if self.isolation == "filter" else collection_name(user_id, self._prefix)
+        if self._broken & {None, name}:
+            if create:
+                raise StoreError(f"the vector index under {self._directory!r} is damaged "
+                                 f"({self.damage[0].problem}); `ripplemem check` rebuilds it from SQLite")
+            return empty
         collection = self._collection(user_id, create)
         if collection is None:
             return empty
@@ -299,7 +348,8 @@ class ChromaIndex:
         known = {collection_name(u, self._prefix) for u in user_ids}
         with self._guard():
             return {name: int(self._client.get_collection(name, embedding_function=None).count())
-                    for name in self._own_names() if name.startswith(self._prefix) and name not in known}
+                    for name in self._own_names()
+                    if name.startswith(self._prefix) and name not in known and name not in self._broken}
 
     def is_empty(self) -> bool:
         """Whether this store holds no vector here (e.g. a new or wiped server)."""
