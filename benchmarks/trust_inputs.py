@@ -97,6 +97,14 @@ def _import(lines: list[str], batch_size: int = 1024) -> Probe:
     return probe
 
 
+def _ingest(knowledge_base: str = "hostile", **options: Any) -> Probe:
+    def probe(mem: RippleMem) -> Any:
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "notes.md").write_text("# Notes\nAnn drinks oolong tea.\n", encoding="utf-8")
+            return mem.ingest(folder, knowledge_base, **options)
+    return probe
+
+
 def _cli(*args: str) -> Probe:
     """A CLI command on the probe store: handled when it exits 2 with an error line, no traceback."""
     def probe(mem: RippleMem) -> bool:
@@ -180,6 +188,10 @@ def hostile_probes() -> list[tuple[str, Probe]]:
         ("import JSONL source surrogate", _import([json.dumps({"content": "x", "source": SURROGATE})])),
         ("import JSONL importance 10**400", _import(['{"content": "x", "importance": 1' + "0" * 400 + "}"])),
         ("import batch_size 0", _import(['"a note"'], batch_size=0)),
+        ("ingest max_file_bytes 10**400", _ingest(max_file_bytes=HUGE)),
+        ("ingest max_compression_ratio 10**400", _ingest(max_compression_ratio=HUGE)),
+        ("ingest max_tokens 2**63", _ingest(max_tokens=2**63)),
+        ("ingest knowledge base surrogate", _ingest(SURROGATE)),
         ("embedder wrong dimension", _faulty("dimension")),
         ("embedder wrong row count", _faulty("rows")),
         ("embedder NaN", _faulty("nan")),
@@ -205,12 +217,14 @@ def hostile_probes() -> list[tuple[str, Probe]]:
 
 
 def _state(mem: RippleMem) -> tuple[Any, ...]:
-    """Everything a probe could have changed: rows, vectors, readings, working items, markers."""
+    """Everything a probe could have changed: rows, vectors, readings, working items, knowledge bases
+    and pending-write markers."""
     rows = sorted((m.id, m.content, m.importance, m.source, json.dumps(m.metadata, sort_keys=True))
                   for m in mem.list(limit=1_000_000))
     markers = Path(str(mem.path)) / PENDING_DIRNAME
     pending = sorted(os.listdir(markers)) if markers.is_dir() else []
-    return (rows, mem.stats()["vectors"], mem.metrics(), [i.text for i in mem.working().items()], pending)
+    return (rows, mem.stats()["vectors"], mem.metrics(), [i.text for i in mem.working().items()],
+            [kb.name for kb in mem.knowledge_bases()], pending)
 
 
 def run_probe(mem: RippleMem, probe: Probe) -> str | None:

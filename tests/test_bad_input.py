@@ -6,6 +6,7 @@ import math
 import os
 import stat
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,8 @@ NUMBERS: dict[str, Callable[[RippleMem], object]] = {
     "recall min_importance 10**400": lambda m: m.recall("note", min_importance=10**400),
     "list metadata 2**64": lambda m: m.list(metadata={"count": 2**64}),
     "readings limit 2**63": lambda m: m.readings("heart_rate", limit=2**63),
+    "ingest max_file_bytes 10**400": lambda m: m.ingest(tempfile.mkdtemp(), max_file_bytes=10**400),
+    "ingest ratio 10**400": lambda m: m.ingest(tempfile.mkdtemp(), max_compression_ratio=10**400),
 }
 
 
@@ -204,7 +207,7 @@ def test_numbers_beyond_a_float_or_sqlite_integer_are_refused(stored: RippleMem,
     with pytest.raises(InvalidInputError, match="too large|2\\*\\*63"):
         probe(stored)
     _untouched(stored)
-    assert stored.metrics() == {}
+    assert stored.metrics() == {} and stored.knowledge_bases() == []
 
 
 def test_observe_applies_the_rules_of_add(stored: RippleMem) -> None:

@@ -10,16 +10,16 @@ that is not a regular file (FIFO, socket, device, folder) with ``special_file``.
 from __future__ import annotations
 
 import io
-import math
 import os
 import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.errors import InvalidInputError
 from ripplemem.rag.conversion_types import ConversionError
 from ripplemem.rag.discover import file_type, special_file_reason
+from ripplemem.validation import check_k, check_number
 
 DEFAULT_MAX_FILE_BYTES = 100_000_000
 DEFAULT_MAX_UNPACKED_BYTES = 200_000_000
@@ -45,15 +45,9 @@ class FileLimits:
 
     def __post_init__(self) -> None:
         for name in ("max_file_bytes", "max_unpacked_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InvalidTypeError(f"{name} must be an integer number of bytes, got {value!r}")
-            if value <= 0:
-                raise InvalidInputError(f"{name} must be a positive number of bytes, got {value}")
-        ratio = self.max_compression_ratio
-        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
-            raise InvalidTypeError(f"max_compression_ratio must be a number, got {ratio!r}")
-        if not math.isfinite(ratio) or ratio < 1:
+            check_k(getattr(self, name), name)  # a positive integer within SQLite's (and a float's) range
+        ratio = check_number("max_compression_ratio", self.max_compression_ratio, "a finite number >= 1")
+        if ratio < 1:
             raise InvalidInputError(f"max_compression_ratio must be a finite number >= 1, got {ratio}")
 
 
