@@ -192,6 +192,7 @@ def hostile_probes() -> list[tuple[str, Probe]]:
         ("ingest max_compression_ratio 10**400", _ingest(max_compression_ratio=HUGE)),
         ("ingest max_tokens 2**63", _ingest(max_tokens=2**63)),
         ("ingest knowledge base surrogate", _ingest(SURROGATE)),
+        ("reembed batch_size 0", lambda m: RippleMem.reembed(str(m.path), "hashing-v1-512", batch_size=0)),
         ("embedder wrong dimension", _faulty("dimension")),
         ("embedder wrong row count", _faulty("rows")),
         ("embedder NaN", _faulty("nan")),

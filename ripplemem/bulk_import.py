@@ -25,7 +25,7 @@ from ripplemem.items import build_memory
 from ripplemem.maintenance import ProgressCallback, progress_reporter
 from ripplemem.relations import coerce_relations
 from ripplemem.types import Memory
-from ripplemem.validation import MAX_METADATA_DEPTH
+from ripplemem.validation import MAX_METADATA_DEPTH, check_k
 from ripplemem.writes import write_batch
 
 if TYPE_CHECKING:
@@ -146,8 +146,7 @@ def import_file(mem: RippleMem, file: str | os.PathLike[str], *, format: str = "
     path = os.path.realpath(os.fspath(file))
     if not os.path.isfile(path):
         raise InvalidInputError(f"no file to import at {os.fspath(file)!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-        raise InvalidInputError(f"batch_size must be a positive integer, got {batch_size!r}")
+    check_k(batch_size, "batch_size")
     fmt = resolve_format(path, format)
     scope = mem.scope_info
     key = _progress_key(path, scope.user_id, scope.agent_id)

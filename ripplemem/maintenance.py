@@ -11,6 +11,7 @@ from ripplemem.archiving import rearchive_store
 from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
 from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.validation import check_k
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -52,6 +53,7 @@ def disk_bytes(path: str | None) -> int:
 def reembed_store(path: str | os.PathLike[str], embedder: str | Embedder, *, vector_index: str = "auto",
                   batch_size: int = 256, progress: bool | ProgressCallback = False) -> int:
     """Re-embed every memory of a store with another model and rebuild its vector index."""
+    check_k(batch_size, "batch_size")
     target = CheckedEmbedder(resolve_embedder(embedder))
     store = SQLiteStore(os.fspath(path))
     try:

@@ -145,13 +145,13 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
 
     @property
     def path(self) -> str | None:
-        """The store directory, or None for an in-memory store."""
-        return self._engine.path
+        """The store directory, or None for an in-memory store (still known after close())."""
+        return self._shared_engine.path
 
     @property
     def settings(self) -> Settings:
         """The retrieval and storage settings of the store."""
-        return self._engine.settings
+        return self._shared_engine.settings
 
     def scope(self, user_id: str | None = None, *, agent_id: str | None = None,
               session_id: str | None = None) -> RippleMem:
@@ -173,7 +173,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         self.close()
 
     def __repr__(self) -> str:
-        return f"RippleMem(path={self._shared_engine.path!r}, user_id={self.user_id!r})"
+        return f"RippleMem(path={self.path!r}, user_id={self.user_id!r})"
 
     # -- writes ------------------------------------------------------------------------------
     def add(self, content: str, type: str = "episodic", *, session_id: str | None = None,

@@ -148,6 +148,16 @@ def test_a_bad_batch_size_is_refused(stored: RippleMem, batch_size: object) -> N
     _untouched(stored)
 
 
+@pytest.mark.parametrize("batch_size", [0, -5, 2**63])
+def test_reembed_refuses_a_bad_batch_size_and_keeps_the_store(tmp_path: Path, batch_size: int) -> None:
+    with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing") as mem:
+        mem.add("the one memory that must survive")
+    with pytest.raises(InvalidInputError, match="batch_size"):
+        RippleMem.reembed(tmp_path / "store", "hashing-v1-512", batch_size=batch_size)
+    with RippleMem(tmp_path / "store", user_id="alice", embedder="hashing") as mem:
+        _untouched(mem)
+
+
 SURROGATE = "lone \ud800 surrogate"
 TEXT_FIELDS: dict[str, Callable[[RippleMem], object]] = {
     "source": lambda m: m.add("A note with a bad source", source=SURROGATE),
