@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import Settings
-from ripplemem.embeddings import Embedder, resolve_embedder
+from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
@@ -61,6 +61,16 @@ def _prepare_directory(path: str) -> str:
     return path
 
 
+NUMPY_FILTER = ("isolation='filter' (one shared Chroma collection) needs the Chroma index; the numpy "
+                "index always keeps each user's vectors apart")
+
+
+def uses_numpy(kind: str, path: str | None) -> bool:
+    """Whether a local vector index of this kind at this path is the numpy one."""
+    chroma_missing = importlib.util.find_spec("chromadb") is None
+    return kind == "numpy" or (kind == "auto" and (path is None or chroma_missing))
+
+
 def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
                       server: tuple[Any, SQLiteStore] | None = None, verify: str = "files") -> VectorIndex:
     """Open the named vector index; 'auto' is Chroma on disk (numpy if chromadb is missing)
@@ -76,11 +86,9 @@ def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
         client, store = server
         return ChromaIndex(client=client, namespace=store_namespace(store), isolation=isolation,
                            temporary=store.path is None)
-    chroma_missing = importlib.util.find_spec("chromadb") is None
-    if kind == "numpy" or (kind == "auto" and (path is None or chroma_missing)):
+    if uses_numpy(kind, path):
         if isolation == "filter":
-            raise InvalidInputError("isolation='filter' (one shared Chroma collection) needs the Chroma "
-                                    "index; the numpy index always keeps each user's vectors apart")
+            raise InvalidInputError(NUMPY_FILTER)
         return NumpyIndex()
     from ripplemem.stores.chroma import ChromaIndex
 
@@ -121,8 +129,9 @@ class Engine:
         self.path = None if path is None else _prepare_directory(path)
         self.settings = settings
         self.clock: Clock = utc_now if clock is None else checked_clock(clock)
-        self.embedder = resolve_embedder(embedder)
+        self.embedder = CheckedEmbedder(resolve_embedder(embedder))
         self.store = SQLiteStore(self.path)
+        self.embedder.dimension = self.store.embedding_dimension()
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
         self.archive = VectorArchive(self.path)
         # Reentrant; on disk it also marks index writes in flight, for reconcile_on_open.
@@ -138,6 +147,9 @@ class Engine:
             self.store.close()
             raise InvalidInputError(f"isolation must be one of {', '.join(ISOLATIONS)} (or None: as "
                                     f"the store holds); got {isolation!r}")
+        if isolation == "filter" and chroma is None and neo4j is None and uses_numpy(vector_index, self.path):
+            self.store.close()
+            raise InvalidInputError(NUMPY_FILTER)
         self._vector_index_kind = vector_index
         self._isolation = isolation
         self._index: VectorIndex | None = None
