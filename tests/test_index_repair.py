@@ -51,16 +51,13 @@ print(json.dumps({"old": old, "new": new, "bob": bob, "total": total,
 """
 
 
-WORDS = ("amber basalt cobalt dune ember fjord granite harbor iris juniper kelp lagoon maple nectar onyx "
-         "prairie quartz reef sable tundra umber violet willow xenon yarrow zephyr").split()
-# What the resumed import adds: far enough apart that HNSW finds each one first for its own text.
-RESUMED = [f"Import {i}: {WORDS[i % 26]} {WORDS[(i * 7 + 3) % 26]} shipment {i * 131 + 17} for the "
-           f"{WORDS[(i * 11 + 5) % 26]} depot" for i in range(30)]
-
-
 def _note(i: int) -> str:
-    # Few shared words: no two notes are near-duplicates (which add_many would merge).
+    # Alike enough to sit close in the graph (HNSW can miss a lone vector), never near-duplicates
+    # (which add_many would merge).
     return f"Note {i}: parcel {i * 37 + 11} reached depot {i * 53 + 7} on route {i * 71 + 3}"
+
+
+RESUMED = [_note(ALICE_NOTES + i) for i in range(30)]  # what the resumed import adds
 
 
 @pytest.fixture(scope="module")
