@@ -203,3 +203,36 @@ def test_index_damage_reads_a_store_without_changing_it(healthy: Path, tmp_path:
     assert found.collection == collection_name("alice")
     assert "links to elements that do not exist" in found.problem
     assert {f.name: (f.stat().st_size, f.stat().st_mtime_ns) for f in graph.iterdir()} == before
+
+
+# Keeps the store open across another process's write, then recalls and writes again.
+STAY_OPEN = r"""
+import json, sys
+from ripplemem import HashingEmbedder, RippleMem
+with RippleMem(sys.argv[1], user_id="alice", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+    first = mem.recall(sys.argv[2], k=1, mode="dense").hits[0].memory.content
+    print("ready", flush=True)
+    sys.stdin.readline()  # meanwhile another process writes and the graph files break
+    again = mem.recall(sys.argv[2], k=1, mode="dense").hits[0].memory.content
+    mem.add_many(json.loads(sys.argv[3]))
+    new = mem.recall(json.loads(sys.argv[3])[7], k=1, mode="dense").hits[0].memory.content
+    print(json.dumps({"first": first, "again": again, "new": new,
+                      "damage": mem._engine.last_check.index_damage}))
+"""
+
+
+def test_an_open_store_survives_another_process_breaking_the_graph(healthy: Path, tmp_path: Path) -> None:
+    path = _copy(healthy, tmp_path)
+    reader = subprocess.Popen([sys.executable, "-c", STAY_OPEN, str(path), _note(417), json.dumps(RESUMED)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
+    with RippleMem(path, user_id="bob", embedder=HashingEmbedder(), vector_index="chroma") as writer:
+        writer.add("Bob's kayak is stored in the boathouse")
+    _phantom_elements(_graph(path))  # as a writer killed inside Chroma's persist would leave it
+    out, err = reader.communicate("go\n", timeout=600)
+    assert reader.returncode == 0, f"exit {reader.returncode}: {err[-2000:]}"
+    seen = json.loads(out.splitlines()[-1])
+    assert seen["first"] == seen["again"] == _note(417)
+    assert seen["new"] == RESUMED[7]
+    assert "header.bin is corrupt" in seen["damage"][0]

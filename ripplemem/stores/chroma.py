@@ -225,8 +225,8 @@ class ChromaIndex:
         """``action`` on the user's collection, or ``empty`` if it does not exist (or is broken and
         left so). On a server, a handle another process dropped (and perhaps created again) is
         looked up once more."""
-        name = self._shared if self.isolation == "filter" else collection_name(user_id, self._prefix)
-        if self._broken & {None, name}:
+        if self._broken and self._broken & {None, self._shared if self.isolation == "filter"
+                                            else collection_name(user_id, self._prefix)}:
             if create:
                 raise StoreError(f"the vector index under {self._directory!r} is damaged "
                                  f"({self.damage[0].problem}); `ripplemem check` rebuilds it from SQLite")
