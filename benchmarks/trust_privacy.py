@@ -1,11 +1,14 @@
 """The erase and cross-user rows of benchmarks/trust.py: erase verifications vs residues found (with
-plain delete() as the baseline), and cross-user probes vs leaks."""
+plain delete() as the baseline), erase time by store size with the longest wait of another user's
+write meanwhile, and cross-user probes vs leaks."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ripplemem import HashingEmbedder, RippleMem
@@ -66,6 +69,50 @@ def erase_row(users: int = 6, per_user: int = 20) -> dict[str, tuple[int, int, i
             seconds = time.perf_counter() - started
             results[how] = (requests, passed, raw_residues(mem.path or "", words), len(words), seconds)
     return results
+
+
+def _note(item: int) -> str:
+    """A distinct memory of the user being erased."""
+    return f"Note {item}: crate {item * 7919} went to dock {item % 17} with code K{item:06d}q"
+
+
+def erase_scaling_row(sizes: Sequence[int] = (500, 1000, 2000, 10_000)
+                      ) -> list[tuple[int, float, float, float, bool]]:
+    """Per size: (memories erased, seconds, seconds per 1k memories, longest add() of another user
+    meanwhile, verified) for erase(user_id=) of a user with that many memories, while a thread adds
+    memories of another user without pause (hashing embedder, embedded Chroma)."""
+    rows = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as folder, RippleMem(
+                Path(folder) / "s", user_id="big", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+            for start in range(0, size, 1000):
+                mem.add_many([_note(i) for i in range(start, min(size, start + 1000))])
+            other = mem.scope("other")
+            other.add("The other user's first note")
+            adds: list[tuple[float, float]] = []  # (began, ended) of each of the other user's adds
+            stop = threading.Event()
+
+            def write() -> None:
+                while not stop.is_set():
+                    began = time.perf_counter()
+                    other.add(f"Other note {len(adds)} about the weather")
+                    adds.append((began, time.perf_counter()))
+
+            writer = threading.Thread(target=write)
+            writer.start()
+            try:
+                while not adds:
+                    time.sleep(0.01)
+                erase_began = time.perf_counter()
+                report = mem.erase(user_id="big")
+                erase_ended = time.perf_counter()
+            finally:
+                stop.set()
+                writer.join()
+            longest = max(done - start for start, done in adds if done >= erase_began and start <= erase_ended)
+            seconds = erase_ended - erase_began
+            rows.append((size, seconds, seconds * 1000 / size, longest, report.verified))
+    return rows
 
 
 def cross_user_row(per_user: int = 10) -> tuple[int, int]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +27,7 @@ MAX_KEYWORDS = 32
 # MiniLM puts "my medical condition" at 0.34 to a diagnosis and 0.21 or less to everything else.
 DENSE_MARGIN = 0.15
 DENSE_GAP = 0.1
+_CHUNK = 500  # values per IN (...) list
 _WORD_RE = re.compile(r"\w+")
 _LETTERS_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _EDGE_PUNCTUATION = ".,;:!?\"'()[]"
@@ -57,10 +60,10 @@ def keyword_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
         return []
     every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
     with store.read() as conn:
+        # The FTS query runs once (as a join, SQLite may run it again for every memory of the user).
         return [r[0] for r in conn.execute(
-            "SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.user_id = ?",
-            (f'scope:"{scope_token(user_id)}" AND tokens:({every})', user_id))]
+            "SELECT id FROM memories WHERE rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?) "
+            "AND user_id = ?", (f'scope:"{scope_token(user_id)}" AND tokens:({every})', user_id))]
 
 
 def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
@@ -75,12 +78,9 @@ def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
         lengths = {key.count(" ") + 1 for names in keys.values() for key in names}
         runs = {" ".join(words[i:i + n]) for n in lengths for i in range(len(words) - n + 1)}
         named = [entity_id for entity_id, names in keys.items() if names & runs]
-        if not named:
-            return []
-        return [r[0] for start in range(0, len(named), 500) for r in conn.execute(
-            f"SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
-            f"AND dst IN ({','.join('?' * len(named[start:start + 500]))})",
-            [user_id, *named[start:start + 500]])]
+        return list(dict.fromkeys(r[0] for r in rows_in(
+            conn, "SELECT src FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({})",
+            user_id, named)))
 
 
 def dense_matches(vectors: dict[str, np.ndarray], query: np.ndarray, floor: float) -> list[str]:
@@ -106,12 +106,22 @@ def dense_matches(vectors: dict[str, np.ndarray], query: np.ndarray, floor: floa
 
 def through_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[str]:
     """Memories sharing a specific (non-hub) entity with one of the matched memories."""
-    if not ids:
-        return []
     with store.read() as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT DISTINCT e.src FROM edges e WHERE e.user_id = ? AND e.type = 'MENTIONS' AND e.dst IN ("
-            "  SELECT m.dst FROM edges m WHERE m.user_id = ? AND m.type = 'MENTIONS' "
-            f"  AND m.src IN ({','.join('?' * len(ids))})) "
-            "AND (SELECT COUNT(*) FROM edges c WHERE c.user_id = e.user_id AND c.type = 'MENTIONS' "
-            "     AND c.dst = e.dst) <= ?", [user_id, user_id, *ids, ENTITY_FANOUT])]
+        mentioned = list(dict.fromkeys(r[0] for r in rows_in(
+            conn, "SELECT DISTINCT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND src IN ({})",
+            user_id, ids)))
+        specific = [r[0] for r in rows_in(
+            conn, "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({}) "
+                  f"GROUP BY dst HAVING COUNT(*) <= {ENTITY_FANOUT}", user_id, mentioned)]
+        return list(dict.fromkeys(r[0] for r in rows_in(
+            conn, "SELECT src FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({})",
+            user_id, specific)))
+
+
+def rows_in(conn: sqlite3.Connection, sql: str, user_id: str, values: Sequence[Any]) -> list[Any]:
+    """The rows of a query of one user whose ``{}`` is an IN list, run over the values in chunks."""
+    found: list[Any] = []
+    for start in range(0, len(values), _CHUNK):
+        chunk = list(values[start:start + _CHUNK])
+        found.extend(conn.execute(sql.format(",".join("?" * len(chunk))), [user_id, *chunk]).fetchall())
+    return found

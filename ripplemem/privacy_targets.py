@@ -17,6 +17,7 @@ from ripplemem.privacy_matching import (
     exact_matches,
     is_description,
     keyword_matches,
+    rows_in,
     through_entities,
 )
 from ripplemem.stores import kb_tables
@@ -24,7 +25,6 @@ from ripplemem.stores.modality_vectors import vectors_of
 from ripplemem.stores.revision_rows import linked_pairs
 
 MODES = ("memory", "matching", "user")
-_CHUNK = 500  # ids per IN (...) list
 
 
 @dataclass
@@ -101,22 +101,18 @@ def _with_derived(engine: Engine, user_id: str, ids: Sequence[str]) -> list[str]
     if not chained:
         return []
     with engine.store.read() as conn:
-        summaries = [r[0] for start in range(0, len(chained), _CHUNK) for r in conn.execute(
-            f"SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'SUMMARIZES' "
-            f"AND dst IN ({','.join('?' * len(chained[start:start + _CHUNK]))})",
-            [user_id, *chained[start:start + _CHUNK]])]
+        summaries = [r[0] for r in rows_in(
+            conn, "SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'SUMMARIZES' AND dst IN ({})",
+            user_id, chained)]
     return list(dict.fromkeys([*chained, *summaries]))
 
 
 def _all_vectors(engine: Engine, user_id: str, ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """Every vector of the user's memories (or of some of them): SQLite's copies, the archive's for cold."""
     sql = "SELECT id, embedding, archive_segment FROM memories WHERE user_id = ?"
-    params: list[object] = [user_id]
-    if ids is not None:
-        sql += f" AND id IN ({','.join('?' * len(ids))})"
-        params.extend(ids)
     with engine.store.read() as conn:
-        rows = conn.execute(sql, params).fetchall()
+        rows = conn.execute(sql, (user_id,)).fetchall() if ids is None else \
+            rows_in(conn, sql + " AND id IN ({})", user_id, ids)
     vectors = {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows if r[1] is not None}
     archived = {r[0]: r[2] for r in rows if r[1] is None and r[2] is not None}
     vectors.update(engine.archive.vectors(user_id, archived))
@@ -124,29 +120,32 @@ def _all_vectors(engine: Engine, user_id: str, ids: Sequence[str] | None = None)
 
 
 def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTargets:
-    """Read what the selected memories hold: rows, text, vectors, archive places, entities, readings."""
+    """Read what the selected memories hold: rows, text, vectors, archive places, entities, readings.
+    A whole user is read by user_id alone; a selection by id lists in chunks."""
     whole = mode == "user"
     if not ids and not whole:
         return EraseTargets(mode, user_id, [], [], [], {}, {}, [], [], [])
-    # A whole user is selected by user_id alone (no id list: it may be longer than SQLite's limit).
-    chosen = "" if whole else f" AND id IN ({','.join('?' * len(ids))})"
-    params: list[object] = [user_id] if whole else [user_id, *ids]
     with engine.store.read() as conn:
-        rows = conn.execute(f"SELECT rowid, id, content FROM memories WHERE user_id = ?{chosen}",
-                            params).fetchall()
-        cold = {r[0]: r[1] for r in conn.execute(
-            f"SELECT id, archive_segment FROM memories WHERE user_id = ?{chosen} "
-            "AND archive_segment IS NOT NULL", params)}
-        entities = conn.execute(
-            "SELECT id, name FROM entities n WHERE user_id = ?" + ("" if whole else
-            " AND id IN (SELECT dst FROM edges WHERE user_id = n.user_id AND type = 'MENTIONS' AND src IN "
-            f"({','.join('?' * len(ids))}))"), params).fetchall()
-        readings = [r[0] for r in conn.execute(
-            "SELECT id FROM readings WHERE user_id = ?" + chosen.replace(" id IN", " memory_id IN"), params)]
+        if whole:
+            rows = conn.execute("SELECT rowid, id, content, archive_segment FROM memories WHERE user_id = ? "
+                                "ORDER BY rowid", (user_id,)).fetchall()
+            entities = conn.execute("SELECT id, name FROM entities WHERE user_id = ?", (user_id,)).fetchall()
+            readings = [r[0] for r in conn.execute("SELECT id FROM readings WHERE user_id = ?", (user_id,))]
+        else:
+            rows = rows_in(conn, "SELECT rowid, id, content, archive_segment FROM memories "
+                                 "WHERE user_id = ? AND id IN ({})", user_id, ids)
+            mentioned = list(dict.fromkeys(r[0] for r in rows_in(
+                conn, "SELECT DISTINCT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND src IN ({})",
+                user_id, ids)))
+            entities = rows_in(conn, "SELECT id, name FROM entities WHERE user_id = ? AND id IN ({})",
+                               user_id, mentioned)
+            readings = [r[0] for r in rows_in(
+                conn, "SELECT id FROM readings WHERE user_id = ? AND memory_id IN ({})", user_id, ids)]
     memory_ids = [r[1] for r in rows]
     return EraseTargets(mode=mode, user_id=user_id, memory_ids=memory_ids, rowids=[r[0] for r in rows],
                         texts_by_id={r[1]: r[2] for r in rows},
                         contents=list(dict.fromkeys(r[2] for r in rows)),
                         vectors=_all_vectors(engine, user_id, None if whole else memory_ids),
-                        cold=cold, entity_ids=[r[0] for r in entities], entity_names=[r[1] for r in entities],
+                        cold={r[1]: r[3] for r in rows if r[3] is not None},
+                        entity_ids=[r[0] for r in entities], entity_names=[r[1] for r in entities],
                         reading_ids=readings, modality_vectors=vectors_of(engine.store, user_id, memory_ids))
