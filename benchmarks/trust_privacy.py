@@ -83,36 +83,42 @@ def erase_scaling_row(sizes: Sequence[int] = (500, 1000, 2000, 10_000)
     memories of another user without pause (hashing embedder, embedded Chroma)."""
     rows = []
     for size in sizes:
-        with tempfile.TemporaryDirectory() as folder, RippleMem(
-                Path(folder) / "s", user_id="big", embedder=HashingEmbedder(), vector_index="chroma") as mem:
-            for start in range(0, size, 1000):
-                mem.add_many([_note(i) for i in range(start, min(size, start + 1000))])
-            other = mem.scope("other")
-            other.add("The other user's first note")
-            adds: list[tuple[float, float]] = []  # (began, ended) of each of the other user's adds
-            stop = threading.Event()
-
-            def write() -> None:
-                while not stop.is_set():
-                    began = time.perf_counter()
-                    other.add(f"Other note {len(adds)} about the weather")
-                    adds.append((began, time.perf_counter()))
-
-            writer = threading.Thread(target=write)
-            writer.start()
-            try:
-                while not adds:
-                    time.sleep(0.01)
-                erase_began = time.perf_counter()
-                report = mem.erase(user_id="big")
-                erase_ended = time.perf_counter()
-            finally:
-                stop.set()
-                writer.join()
-            longest = max(done - start for start, done in adds if done >= erase_began and start <= erase_ended)
-            seconds = erase_ended - erase_began
-            rows.append((size, seconds, seconds * 1000 / size, longest, report.verified))
+        seconds, longest, verified = _erase_while_another_user_writes(size)
+        rows.append((size, seconds, seconds * 1000 / size, longest, verified))
     return rows
+
+
+def _keep_adding(other: RippleMem, adds: list[tuple[float, float]], stop: threading.Event) -> None:
+    """Add memories of another user until stopped, noting when each add began and ended."""
+    while not stop.is_set():
+        began = time.perf_counter()
+        other.add(f"Other note {len(adds)} about the weather")
+        adds.append((began, time.perf_counter()))
+
+
+def _erase_while_another_user_writes(size: int) -> tuple[float, float, bool]:
+    """(seconds of the erase, longest add of the other user overlapping it, verified)."""
+    with tempfile.TemporaryDirectory() as folder, RippleMem(
+            Path(folder) / "s", user_id="big", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+        for start in range(0, size, 1000):
+            mem.add_many([_note(i) for i in range(start, min(size, start + 1000))])
+        other = mem.scope("other")
+        other.add("The other user's first note")
+        adds: list[tuple[float, float]] = []
+        stop = threading.Event()
+        writer = threading.Thread(target=_keep_adding, args=(other, adds, stop))
+        writer.start()
+        try:
+            while not adds:
+                time.sleep(0.01)
+            began = time.perf_counter()
+            report = mem.erase(user_id="big")
+            ended = time.perf_counter()
+        finally:
+            stop.set()
+            writer.join()
+        longest = max(done - start for start, done in adds if done >= began and start <= ended)
+        return ended - began, longest, report.verified
 
 
 def cross_user_row(per_user: int = 10) -> tuple[int, int]:

@@ -1,5 +1,6 @@
 """`ripplemem erase`: erase one memory, what a text points to, or a whole user, with verification;
-prints the audit report (never the erased text)."""
+prints the audit report (a --dry-run lists the texts it would erase; the report of an erase never
+holds them)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ripplemem.errors import StoreError
 
 
 def cmd_erase(args: argparse.Namespace) -> None:
-    """Erase (or with --dry-run preview) and print the audit report; exit 1 if verification failed."""
+    """Erase (or with --dry-run preview, texts included) and print the audit report; exit 1 if
+    verification failed."""
     from ripplemem.cli import recorded_embedder, store_exists
     from ripplemem.cli_chroma import chroma_server
     from ripplemem.memory import RippleMem
@@ -37,5 +39,6 @@ def add_erase_command(sub: Any, user: argparse.ArgumentParser) -> None:
     what.add_argument("--id", help="erase this memory (with its versions and summaries)")
     what.add_argument("--matching", metavar="TEXT",
                       help="erase every memory this text points to (preview with --dry-run first)")
-    erase.add_argument("--dry-run", action="store_true", help="show what would be erased, change nothing")
+    erase.add_argument("--dry-run", action="store_true",
+                       help="show what would be erased (ids and texts), change nothing")
     erase.add_argument("--json", action="store_true", help="print the audit report as JSON")

@@ -28,12 +28,16 @@ class PrivacyMethods:
         """Erase for good, through every layer, then verify; returns the audit report.
 
         ``erase(memory_id)`` erases the memory with its other versions and the summaries made from
-        it. ``erase(matching="my medical condition")`` erases every memory the text points to (dense
-        similarity >= ``min_similarity``, all its keywords, or an entity it names), with their
-        versions and summaries: preview it first with ``dry_run=True``. ``erase(user_id=...)``
-        erases everything of the handle's own user ("forget me"); another user's id is refused
-        (administrators use ``RippleMem.erase_user``). ``dry_run=True`` changes nothing. The report
-        (``.to_json()``) lists ids and per-layer counts and the verification result, never the text.
+        it. ``erase(matching="my medical condition")`` erases every memory the text points to (the
+        text in its content or metadata, all its keywords, an entity it names, or for a description
+        in words a dense similarity >= ``min_similarity`` that stands clearly above the user's other
+        memories), with their versions and summaries; the text is capped at 100,000 characters.
+        Preview it first with ``dry_run=True``: the report's ``preview`` lists (id, text) of each
+        memory it would erase. ``erase(user_id=...)`` erases everything of the handle's own user
+        ("forget me"); another user's id is refused (administrators use ``RippleMem.erase_user``).
+        ``dry_run=True`` changes nothing. The report of an erase (``.to_json()``) lists ids,
+        per-layer counts and the verification result (``verified``: nothing of the memories, nor
+        the request text, is left in any layer or file), never the text.
         """
         if user_id is not None and user_id != self.user_id:
             raise UserMismatchError(

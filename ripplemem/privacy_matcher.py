@@ -57,7 +57,8 @@ class Needles:
 
     def _search(self, buffer: bytes, limit: int) -> Iterator[bytes]:
         """Needles starting before `limit` (every start is tried, overlapping ones too)."""
-        for start in sorted(set(self._anchored_starts(buffer, limit)) | set(self._short_starts(buffer, limit))):
+        starts = set(self._anchored_starts(buffer, limit)) | set(self._short_starts(buffer, limit))
+        for start in sorted(starts):
             yield from self._at(buffer[start:start + self._longest])
 
     def _anchored_starts(self, buffer: bytes, limit: int) -> Iterator[int]:

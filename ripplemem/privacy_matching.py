@@ -62,8 +62,9 @@ def keyword_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
     with store.read() as conn:
         # The FTS query runs once (as a join, SQLite may run it again for every memory of the user).
         return [r[0] for r in conn.execute(
-            "SELECT id FROM memories WHERE rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?) "
-            "AND user_id = ?", (f'scope:"{scope_token(user_id)}" AND tokens:({every})', user_id))]
+            "SELECT id FROM memories WHERE user_id = ? AND rowid IN "
+            "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)",
+            (user_id, f'scope:"{scope_token(user_id)}" AND tokens:({every})'))]
 
 
 def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:

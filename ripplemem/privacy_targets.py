@@ -65,12 +65,14 @@ def select_matching(engine: Engine, user_id: str, text: str, min_similarity: flo
     entities point to (ENTITY_FANOUT), and all their versions and summaries. Knowledge-base chunks
     are never in it."""
     exact = exact_matches(engine.store, user_id, text)
-    found = [*exact, *keyword_matches(engine.store, user_id, text), *entity_matches(engine.store, user_id, text)]
+    found = [*exact, *keyword_matches(engine.store, user_id, text),
+             *entity_matches(engine.store, user_id, text)]
     if not exact and is_description(text):
         query = np.asarray(engine.embedder.embed_query(text), dtype=np.float32)
         found += dense_matches(_all_vectors(engine, user_id), query, min_similarity)
     found += through_entities(engine.store, user_id, list(dict.fromkeys(found)))
-    targets = _targets(engine, "matching", user_id, _with_derived(engine, user_id, list(dict.fromkeys(found))))
+    chosen = _with_derived(engine, user_id, list(dict.fromkeys(found)))
+    targets = _targets(engine, "matching", user_id, chosen)
     targets.request = text
     return targets
 
@@ -135,8 +137,8 @@ def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTa
             rows = rows_in(conn, "SELECT rowid, id, content, archive_segment FROM memories "
                                  "WHERE user_id = ? AND id IN ({})", user_id, ids)
             mentioned = list(dict.fromkeys(r[0] for r in rows_in(
-                conn, "SELECT DISTINCT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND src IN ({})",
-                user_id, ids)))
+                conn, "SELECT DISTINCT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
+                      "AND src IN ({})", user_id, ids)))
             entities = rows_in(conn, "SELECT id, name FROM entities WHERE user_id = ? AND id IN ({})",
                                user_id, mentioned)
             readings = [r[0] for r in rows_in(

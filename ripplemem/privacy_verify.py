@@ -107,7 +107,8 @@ def _row_residues(conn: sqlite3.Connection, targets: EraseTargets, result: Verif
                  + _count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND dst IN ({})",
                              ids, [user_id]), len(ids))
     result.found("history_by_id", _count_in(
-        conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", ids, [user_id]), len(ids))
+        conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", ids, [user_id]),
+        len(ids))
     result.found("readings", _count_in(conn, "SELECT COUNT(*) FROM readings WHERE id IN ({})",
                                        targets.reading_ids), len(targets.reading_ids))
     kept = {r[0] for chunk in _chunks(targets.entity_ids) for r in conn.execute(

@@ -241,7 +241,8 @@ def test_the_dry_run_shows_the_texts_and_the_erase_report_never_does(alice: Ripp
     assert report.preview == [] and DIAGNOSIS not in report.summary() + report.to_json()
 
 
-def test_the_cli_dry_run_prints_what_it_would_erase(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_dry_run_prints_what_it_would_erase(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from ripplemem.cli import main
 
     path = str(tmp_path / "store")

@@ -90,7 +90,8 @@ def test_no_committed_write_of_another_process_is_lost_while_one_erases(tmp_path
 def test_another_users_writes_go_on_while_a_large_erase_runs(tmp_path: Path) -> None:
     mem = open_store(str(tmp_path / "store"), "alice")
     for start in range(0, 2000, 500):
-        mem.add_many([f"Alice note {i}: the crate {i * 13} went to dock {i % 7}" for i in range(start, start + 500)])
+        mem.add_many([f"Alice note {i}: the crate {i * 13} went to dock {i % 7}"
+                      for i in range(start, start + 500)])
     bob = mem.scope("bob")
     bob.add("Bob's first note warms up his collection")
     erasing, stop = threading.Event(), threading.Event()
