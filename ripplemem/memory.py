@@ -418,9 +418,11 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
     @staticmethod
     def check(path: str | os.PathLike[str], *, repair: bool = True, chroma_url: str | None = None,
               chroma_headers: Mapping[str, str] | None = None) -> CheckReport:
-        """Check that a store's SQLite rows, keyword index, graph and vector index agree, and
-        repair what does not (vectors re-added from SQLite's copies, strays, dangling edges and
-        orphan entities removed) unless ``repair=False``. Open handles repair on their own after a
+        """Check that a store's SQLite rows, keyword index, graph and vector index agree, and that
+        the vector index's files are sound (checked without loading them, then one query per
+        collection in a child process), and repair what does not (vectors re-added from SQLite's
+        copies, a broken collection rebuilt, strays, dangling edges and orphan entities removed)
+        unless ``repair=False``. Open handles repair on their own after a
         crash; this is the explicit, reported version. Returns what was found and fixed. A store
         whose vectors are on a Chroma server needs its ``chroma_url``."""
         return check_path(path, repair=repair, server=server_option(chroma_url, chroma_headers))
