@@ -104,8 +104,8 @@ def _with_derived(engine: Engine, user_id: str, ids: Sequence[str]) -> list[str]
         return []
     with engine.store.read() as conn:
         summaries = [r[0] for r in rows_in(
-            conn, "SELECT DISTINCT src FROM edges WHERE user_id = ? AND type = 'SUMMARIZES' AND dst IN ({})",
-            user_id, chained)]
+            conn, "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
+                  "WHERE user_id = ? AND type = 'SUMMARIZES' AND dst IN ({})", user_id, chained)]
     return list(dict.fromkeys([*chained, *summaries]))
 
 
@@ -137,12 +137,13 @@ def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTa
             rows = rows_in(conn, "SELECT rowid, id, content, archive_segment FROM memories "
                                  "WHERE user_id = ? AND id IN ({})", user_id, ids)
             mentioned = list(dict.fromkeys(r[0] for r in rows_in(
-                conn, "SELECT DISTINCT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
-                      "AND src IN ({})", user_id, ids)))
+                conn, "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND src IN ({})",
+                user_id, ids)))
             entities = rows_in(conn, "SELECT id, name FROM entities WHERE user_id = ? AND id IN ({})",
                                user_id, mentioned)
-            readings = [r[0] for r in rows_in(
-                conn, "SELECT id FROM readings WHERE user_id = ? AND memory_id IN ({})", user_id, ids)]
+            chosen = set(ids)
+            readings = [r[0] for r in conn.execute("SELECT id, memory_id FROM readings WHERE user_id = ?",
+                                                   (user_id,)) if r[1] in chosen]
     memory_ids = [r[1] for r in rows]
     return EraseTargets(mode=mode, user_id=user_id, memory_ids=memory_ids, rowids=[r[0] for r in rows],
                         texts_by_id={r[1]: r[2] for r in rows},

@@ -104,8 +104,8 @@ def _row_residues(conn: sqlite3.Connection, targets: EraseTargets, result: Verif
         (f'scope:"{scope_token(user_id)}"',)).fetchone()[0], 1)
     result.found("edges", _count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND src IN ({})",
                                     ids, [user_id])
-                 + _count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND dst IN ({})",
-                             ids, [user_id]), len(ids))
+                 + _count_in(conn, "SELECT COUNT(*) FROM edges INDEXED BY ix_edges_user_dst "
+                                   "WHERE user_id = ? AND dst IN ({})", ids, [user_id]), len(ids))
     result.found("history_by_id", _count_in(
         conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", ids, [user_id]),
         len(ids))
