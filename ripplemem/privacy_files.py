@@ -16,7 +16,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from ripplemem.privacy_matcher import chunks_of, file_chunks
+from ripplemem.privacy_matcher import CHUNK, chunks_of, file_chunks
 from ripplemem.stores.sqlite import DB_FILENAME
 
 # SQLite's companions of a database file, and the names SQLite databases go by.
@@ -46,11 +46,36 @@ def checkpoint_wal(root: str) -> bool:
     return not busy
 
 
-def database_bytes(root: str) -> bytes:
-    """Every page of the store's database as SQLite sees it now (the WAL's newest pages included),
-    freelist and unused space too: sqlite3_serialize, read through the pager."""
+def database_chunks(root: str) -> Iterator[bytes]:
+    """The store's database as SQLite sees it now (the WAL's newest pages included): every page,
+    freelist and unused space too (sqlite3_serialize, Python 3.11+), else every value of every row."""
     with side_connection(root) as conn:
-        return conn.serialize()
+        if hasattr(conn, "serialize"):
+            yield from chunks_of(conn.serialize())
+            return
+        block: list[bytes] = []
+        size = 0
+        for value in database_values(conn):
+            block.append(value)
+            size += len(value)
+            if size >= CHUNK:
+                yield b"".join(block)
+                block, size = [], 0
+        yield b"".join(block)
+
+
+def database_values(conn: sqlite3.Connection) -> Iterator[bytes]:
+    """Every text and blob value of every table, each followed by a NUL byte (stored text holds
+    none, so no needle spans two values). Python 3.10 has no serialize(); secure_delete=ON has
+    zeroed what was deleted, so the values are what the pages hold."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        for row in conn.execute(f'SELECT * FROM "{table}"'):
+            for value in row:
+                if isinstance(value, str):
+                    yield value.encode("utf-8", "surrogatepass") + b"\0"
+                elif isinstance(value, bytes):
+                    yield value + b"\0"
 
 
 def is_live_database(name: str) -> bool:
@@ -66,7 +91,7 @@ def store_files(root: str) -> Iterator[tuple[str, Iterable[bytes] | None]]:
             path = os.path.join(folder, name)
             relative = os.path.relpath(path, root)
             if relative == DB_FILENAME:
-                yield relative, chunks_of(database_bytes(root))
+                yield relative, database_chunks(root)
             elif is_live_database(name):
                 yield relative, None
             else:

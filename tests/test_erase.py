@@ -274,3 +274,13 @@ def test_a_matching_text_longer_than_a_recall_query_is_refused(alice: RippleMem)
     with pytest.raises(InvalidInputError, match="matching is 100001 characters; the limit is 100000"):
         alice.erase(matching="Vornakian " * 10_000 + "x")
     assert len(alice.list()) == 3
+
+
+def test_python_without_serialize_still_searches_every_stored_value(alice: RippleMem) -> None:
+    # Python 3.10 has no Connection.serialize: the verification reads every row's values instead.
+    from ripplemem.privacy_files import database_values, side_connection
+
+    fill(alice)
+    with side_connection(alice.path or "") as conn:
+        values = b"".join(database_values(conn))
+    assert DIAGNOSIS.encode() in values and BOB_SECRET.encode() in values
