@@ -30,7 +30,8 @@ def text_needles(text: str) -> list[str]:
 
 
 def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
-    """Delete the targets from every layer; returns how many items went, per layer."""
+    """Delete the targets from every layer, the memories REMOVE_BATCH at a time (each batch its own
+    hold of the write lock); returns how many items went, per layer."""
     user_id = targets.user_id
     before = _counts(engine, user_id, targets)
     removed: dict[str, int] = {}
