@@ -182,6 +182,7 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, ev
     change log gets `event` with each field's old and new value."""
     user_id = current.user_id
     vector = engine.embedder.embed_query(fields["content"]) if "content" in fields else None
+    reindex = bool({"content", "type", "event_time"} & fields.keys())
     with engine.write_lock:
         archived: dict[str, str] = {}
         if vector is not None:
@@ -189,20 +190,42 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, ev
             with engine.store.read() as conn:
                 archived = archive_locations(conn, user_id, [current.id])
         woken = {"tier": "hot", "archive_segment": None} if archived else {}
-        with engine.store.transaction() as conn:
-            engine.store.update_rows(conn, current.id, user_id, {**fields, **woken}, vector)
-            record_history(conn, user_id, [HistoryEvent(current.id, event, engine.now(), cause,
-                                                        {"changes": _changes(current, fields)})])
+        old_vector = engine.store.embedding_of(current.id, user_id) if reindex else None
+        try:
+            with engine.store.transaction() as conn:
+                engine.store.update_rows(conn, current.id, user_id, {**fields, **woken}, vector)
+                record_history(conn, user_id, [HistoryEvent(current.id, event, engine.now(), cause,
+                                                            {"changes": _changes(current, fields)})])
+                updated = engine.store.get(current.id, user_id)
+                assert updated is not None
+                new_vector = vector if vector is not None else old_vector
+                if reindex and new_vector is not None:  # (a cold memory keeps no vector in the index)
+                    # Written before the commit: if the index fails, SQLite rolls back and neither changed.
+                    engine.index.add(user_id, [updated.id], new_vector[None, :], [index_meta(updated)])
+        except BaseException:
+            if reindex:
+                _restore_vector(engine, current, old_vector if not archived else None)
+            raise
         engine.archive.remove(user_id, archived)
         if "content" in fields:
             forget_cached_texts()
-        updated = engine.store.get(current.id, user_id)
-        assert updated is not None
-        if {"content", "type", "event_time"} & fields.keys():
-            if vector is None:
-                vector = engine.store.embedding_of(current.id, user_id)
-            reindex_content(engine, user_id, updated, vector)
+        if reindex:
+            engine.memories_added(user_id, [updated])
     return updated
+
+
+def _restore_vector(engine: Engine, memory: Memory, vector: np.ndarray | None) -> None:
+    """Put a memory's index entry back as it was before a failed update (none for a cold one)."""
+    try:
+        if vector is None:
+            engine.index.delete(memory.user_id, [memory.id])
+        else:
+            engine.index.add(memory.user_id, [memory.id], vector[None, :], [index_meta(memory)])
+    except Exception as failure:
+        # The write's pending marker stays and the next open checks the index; the caller hears
+        # the first failure, which says what went wrong.
+        if storage_failure(failure, engine.path) is None:
+            raise
 
 
 def retype_memories(engine: Engine, user_id: str, changes: Sequence[tuple[Memory, str, str]]) -> None:
@@ -243,13 +266,6 @@ def _changes(current: Memory, fields: dict[str, Any]) -> dict[str, dict[str, Any
 
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
-
-
-def reindex_content(engine: Engine, user_id: str, memory: Memory, vector: np.ndarray | None) -> None:
-    """After an update: refresh the memory's vector (content, type or time changed) and keywords."""
-    if vector is not None:
-        engine.index.add(user_id, [memory.id], vector[None, :], [index_meta(memory)])
-    engine.memories_added(user_id, [memory])
 
 
 def reinforce_paths(engine: Engine, user_id: str, result: Recall, now: float) -> None:

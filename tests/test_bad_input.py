@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import stat
@@ -332,8 +333,14 @@ def test_a_full_disk_is_a_store_error_and_keeps_every_committed_memory(tiny_disk
                 notes = [f"Crate {batch}-{i} left the depot with {batch * i} parcels" for i in range(50)]
                 stored += [m.id for m in mem.add_many(notes)]
         assert sorted(m.id for m in mem.list(limit=100_000)) == sorted(set(stored))
+        with contextlib.suppress(StoreError):
+            stored.append(mem.add("One more note squeezed in").id)
+        with contextlib.suppress(StoreError):  # an update either happens whole or not at all
+            mem.update(stored[0], content="The sentinel moved to a roomier disk")
+        sentinel = mem.get(stored[0]).content
     ballast.unlink()  # the owner frees space: reopened, the store holds every committed memory, once
     with RippleMem(path, user_id="alice", embedder="hashing", vector_index=vector_index) as mem:
         assert sorted(m.id for m in mem.list(limit=100_000)) == sorted(set(stored))
         assert mem.stats()["vectors"] == len(set(stored))
+        assert mem.recall(sentinel, k=1, mode="dense").hits[0].memory.id == stored[0]
     assert RippleMem.check(path, repair=False).stray_vectors == 0
