@@ -51,9 +51,8 @@ def _run_user(context: Any, configurable: Mapping[str, Any]) -> str | None:
         try:
             named[f"{where}[{key!r}]"] = check_identifier(key, value, required=True)  # type: ignore[assignment]
         except (InvalidInputError, InvalidTypeError) as exc:
-            raise InvalidInputError(f"the run's {where}[{key!r}] = {value!r} is not a valid user ({exc}); "
-                                    "pass the user's id, or leave the key out to use the handle's user") \
-                from None
+            raise InvalidInputError(f"the run's {where}[{key!r}] is not a valid user ({exc}); pass the "
+                                    "user's id, or leave the key out to use the handle's user") from None
     if len(set(named.values())) > 1:
         users = ", ".join(f"{where}={user!r}" for where, user in named.items())
         raise InvalidInputError(f"the run names two users ({users}); name one")

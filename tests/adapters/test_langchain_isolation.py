@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from langchain_ripplemem import (
     RippleMemStore,
     RippleMemToolkit,
 )
+from langchain_ripplemem.scopes import run_scope
 from ripplemem import Memory, RippleMem, RippleMemError
 from ripplemem.embeddings import Embedder
 
@@ -130,3 +132,21 @@ def test_middleware_refuses_a_run_with_an_invalid_user(shared: tuple[RippleMem, 
                      config={"configurable": {"user_id": user, "thread_id": "x1"}})
     assert model.seen == []
     assert alice.working("x1").items() == []
+
+
+@dataclass
+class RunContext:
+    """A create_agent context schema whose user is optional."""
+
+    user_id: Any = None
+
+
+@pytest.mark.parametrize("context", [{"user_id": ""}, {"user_id": None}, RunContext(user_id=0),
+                                     RunContext(user_id="  ")])
+def test_a_run_context_with_an_invalid_user_is_refused(shared: tuple[RippleMem, Memory],
+                                                       context: Any) -> None:
+    alice, _ = shared
+    with pytest.raises(RippleMemError, match="context\\['user_id'\\] is not a valid user"):
+        run_scope(alice, None, context)
+    assert run_scope(alice, None, RunContext()) is alice  # an optional field left unset names no one
+    assert run_scope(alice, None, RunContext(user_id="bob")).user_id == "bob"
