@@ -151,8 +151,9 @@ def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_sto
         assert not deleted & set(rows), f"kill {kill}: an acknowledged delete came back"
         assert all(rows[i] == user for i, user in added.items() if i in rows)
     zygote.close()
-    # Most kills land inside a write (the open had to check), not between writes.
-    assert damaged >= kills // 2
+    # Many kills land inside a write (the open had to check), not between writes. Not most: an
+    # erase spends most of its time verifying, outside the write lock, where a kill leaves nothing.
+    assert damaged >= kills // 4
     with sqlite3.connect(path / DB_FILENAME) as conn:
         user, content = conn.execute(
             "SELECT user_id, content FROM memories ORDER BY rowid DESC LIMIT 1").fetchone()
