@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_VERBOSITY := error
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: demo test bench bench-peers install clean
+.PHONY: demo test bench bench-quality bench-peers install clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -39,6 +39,11 @@ bench: $(STAMP)
 	$(PY) benchmarks/embedders.py --rounds 3
 	$(PY) benchmarks/chinese_keywords.py
 	$(PY) benchmarks/locomo.py
+
+# Recall quality of every mode on LoCoMo, LongMemEval_S, MuSiQue and a Chinese chat, as one table.
+# Data from ../shared/bench; embeddings cached in ~/.cache/ripplemem/bench, so a rerun takes minutes.
+bench-quality: $(STAMP)
+	$(PY) benchmarks/quality.py
 
 # mem0 for benchmarks/speed.py, in its own venv: mem0ai pins protobuf<7, which this venv's packages
 # do not accept. CPU torch first, as above.

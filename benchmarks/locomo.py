@@ -6,6 +6,7 @@ the session date as event time. For each question with evidence (categories 1-4)
 (one conversation per file, or the original locomo10.json list).
 
     python benchmarks/locomo.py [--data DIR_OR_FILES ...] [--modes keyword dense hybrid ripple]
+                              [--limit N] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from embed_cache import DEFAULT_CACHE, cached_embedder
 
 from ripplemem import RippleMem
 
@@ -134,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid", "ripple"])
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="embedding cache folder")
     args = parser.parse_args(argv)
     samples = load_conversations(args.data)[: args.limit]
     if not samples:
@@ -141,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ks = (5, 10)
     started = time.perf_counter()
-    with RippleMem(path=None, user_id="locomo", embedder=args.embedder) as mem:
+    embedder = cached_embedder(args.embedder, args.cache)
+    with RippleMem(path=None, user_id="locomo", embedder=embedder) as mem:
         scores, latency = evaluate(mem, samples, args.modes, ks)
-    print(f"LoCoMo: {len(samples)} conversations, embedder {args.embedder or 'default'}, "
+    print(f"LoCoMo: {len(samples)} conversations, embedder {embedder.model_id}, "
           f"{time.perf_counter() - started:.0f} s\n")
     print_table(scores, latency, ks)
     return 0

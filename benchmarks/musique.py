@@ -5,7 +5,7 @@ Every corpus passage becomes one document memory ("title\\ntext"). For each ques
 |supporting ∩ top-k| / |supporting|. Data: ../shared/bench/musique (questions.json, corpus.json,
 openie_gpt35.json) or another folder with the same files.
 
-    python benchmarks/musique.py [--data DIR] [--modes keyword dense hybrid ripple]
+    python benchmarks/musique.py [--data DIR] [--modes keyword dense hybrid ripple] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -18,31 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from embed_cache import DEFAULT_CACHE, cached_embedder
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder, resolve_embedder
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "musique"
-
-
-class CachedEmbedder:
-    """Wraps an embedder so the two stores of this run embed each passage once."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.dimension = inner.dimension
-        self._cache: dict[str, np.ndarray] = {}
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            self._cache.update(zip(missing, self.inner.embed_documents(missing), strict=True))
-        return np.stack([self._cache[t] for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
 
 
 def load(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[list[str]]]]:
@@ -73,21 +53,25 @@ def build(mem: RippleMem, corpus: list[dict[str, Any]], triples: dict[str, list[
 
 
 def evaluate(mem: RippleMem, questions: list[dict[str, Any]], corpus: list[dict[str, Any]],
-             modes: list[str]) -> dict[str, dict[int, float]]:
-    """Mean recall@2 and @5 of supporting passages per mode."""
+             modes: list[str]) -> tuple[dict[str, dict[int, float]], dict[str, list[float]]]:
+    """Mean recall@2 and @5 of supporting passages per mode, and per-mode recall latencies."""
     position = {(p["title"], p["text"]): i for i, p in enumerate(corpus)}
     scores: dict[str, dict[int, list[float]]] = {mode: {2: [], 5: []} for mode in modes}
+    latency: dict[str, list[float]] = {mode: [] for mode in modes}
     for question in questions:
         gold = {position[(p["title"], p["paragraph_text"])] for p in question["paragraphs"]
                 if p["is_supporting"] and (p["title"], p["paragraph_text"]) in position}
         if not gold:
             continue
         for mode in modes:
+            started = time.perf_counter()
             result = mem.recall(question["question"], k=5, mode=mode, record_access=False)
+            latency[mode].append(time.perf_counter() - started)
             ranked = [hit.memory.metadata["passage"] for hit in result.hits]
             for k in (2, 5):
                 scores[mode][k].append(len(gold & set(ranked[:k])) / len(gold))
-    return {mode: {k: statistics.fmean(v) for k, v in by_k.items()} for mode, by_k in scores.items()}
+    means = {mode: {k: statistics.fmean(v) for k, v in by_k.items()} for mode, by_k in scores.items()}
+    return means, latency
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,26 +81,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid", "ripple"])
     parser.add_argument("--embedder", default=None)
+    parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="embedding cache folder")
     args = parser.parse_args(argv)
     folder = Path(args.data)
     if not (folder / "questions.json").exists():
         print(f"no MuSiQue files in {folder}", file=sys.stderr)
         return 2
     questions, corpus, triples = load(folder)
-    embedder = CachedEmbedder(resolve_embedder(args.embedder))
+    embedder = cached_embedder(args.embedder, args.cache)
     started = time.perf_counter()
     rows = []
     for graph, relations in (("rules only", None), ("rules + gpt-3.5 triples", triples)):
         with RippleMem(path=None, user_id="musique", embedder=embedder) as mem:
             build(mem, corpus, relations)
-            for mode, by_k in evaluate(mem, questions, corpus, args.modes).items():
+            means, latency = evaluate(mem, questions, corpus, args.modes)
+            for mode, by_k in means.items():
                 if graph == "rules only" or mode == "ripple":
-                    rows.append((mode if mode != "ripple" else f"ripple ({graph})", by_k))
+                    rows.append((mode if mode != "ripple" else f"ripple ({graph})", by_k,
+                                 statistics.median(latency[mode]) * 1000))
     print(f"MuSiQue: {len(questions)} questions, {len(corpus)} passages, embedder {embedder.model_id}, "
           f"{time.perf_counter() - started:.0f} s\n")
-    print("| mode | R@2 | R@5 |\n|---|---|---|")
-    for name, by_k in rows:
-        print(f"| {name} | {by_k[2]:.3f} | {by_k[5]:.3f} |")
+    print("| mode | R@2 | R@5 | p50 ms |\n|---|---|---|---|")
+    for name, by_k, p50 in rows:
+        print(f"| {name} | {by_k[2]:.3f} | {by_k[5]:.3f} | {p50:.1f} |")
     return 0
 
 
