@@ -1,7 +1,9 @@
-"""Trust numbers: writes under concurrency, SIGKILLs survived, hostile inputs handled, and what
-the crash check costs when a store is opened.
+"""Trust numbers: writes under concurrency and beside other processes' erase, delete, maintain and
+import, SIGKILLs survived across four operations, hostile inputs handled, erase cost and what
+another user waits meanwhile, and what the crash check costs when a store is opened.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/trust.py [--kills 20] [--open-memories 10000]
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/trust.py [--kills 40] [--open-memories 10000]
+        [--erase-sizes 500,1000,2000,10000]
 
 Prints markdown tables. The hashing embedder keeps the runs about storage, not the model.
 """
@@ -12,8 +14,6 @@ import argparse
 import math
 import multiprocessing
 import os
-import random
-import signal
 import sqlite3
 import sys
 import tempfile
@@ -21,11 +21,14 @@ import threading
 import time
 from pathlib import Path
 
-from trust_privacy import cross_user_row, erase_row
+from trust_inputs import hostile_probe_row
+from trust_privacy import cross_user_row, erase_row, erase_scaling_row
+from trust_processes import ACTIVITIES, KillTrials, LostWrites, kill_trials, lost_writes_row
 
 from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.errors import RippleMemError
 from ripplemem.reconcile import PENDING_DIRNAME, check_path
+from ripplemem.stores.chroma_health import index_damage
 from ripplemem.stores.sqlite import DB_FILENAME
 
 COMMAND = "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/trust.py"
@@ -79,41 +82,6 @@ def concurrency_row(threads: int, processes: int, per_writer: int) -> tuple[int,
         lost = sum(1 for c in expected if c not in counts)
         duplicated = sum(n - 1 for n in counts.values() if n > 1)
         return len(expected), exactly_once, lost, duplicated
-
-
-def _write_until_killed(path: Path, seed: int) -> None:
-    rng = random.Random(seed)
-    with _open(path, rng.choice(["alice", "bob"])) as mem:
-        mine: list[str] = []
-        batch = 0
-        while True:
-            batch += 1
-            mine += [m.id for m in mem.add_many([f"Run {seed} batch {batch} item {i}: {rng.random()}"
-                                                 for i in range(rng.randint(2, 12))])]
-            if batch % 3 == 0:
-                for memory_id in rng.sample(mine, 2):
-                    mem.delete(memory_id)
-                    mine.remove(memory_id)
-
-
-def kills_row(kills: int, seed: int = 7) -> tuple[int, int, int]:
-    """(kills injected, of which left a marker or damage, stores consistent after the next open)."""
-    rng = random.Random(seed)
-    interrupted = consistent = 0
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "store"
-        for kill in range(kills):
-            child = FORKS.Process(target=_write_until_killed, args=(path, kill))
-            child.start()
-            time.sleep(rng.uniform(0.6, 1.2))
-            os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
-            child.join()
-            marker = path / PENDING_DIRNAME
-            interrupted += marker.is_dir() and bool(os.listdir(marker))
-            with _open(path) as mem:
-                mem.stats()
-            consistent += check_path(path, repair=False).consistent
-    return kills, interrupted, consistent
 
 
 def hostile_inputs() -> list[tuple[str, dict]]:
@@ -184,41 +152,97 @@ def open_cost(memories: int) -> tuple[float, float, float]:
         return clean, marked, time.perf_counter() - started
 
 
-def main() -> None:
-    """Run every measurement and print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kills", type=int, default=20)
-    parser.add_argument("--open-memories", type=int, default=10_000)
-    args = parser.parse_args()
-    attempted, once, lost, duplicated = concurrency_row(threads=4, processes=2, per_writer=40)
-    kills, interrupted, consistent = kills_row(args.kills)
-    tried, handled, failures = hostile_row()
-    clean, marked, check = open_cost(args.open_memories)
-    probes, leaks = cross_user_row()
-    erased = erase_row()
-    print(f"`{COMMAND} --kills {args.kills} --open-memories {args.open_memories}`\n")
+def print_lost_writes(rows: dict[str, LostWrites]) -> None:
+    """The table of a counted writer's commits while other processes work on the same store."""
+    print("\n| another process runs, on the same store (a third opens and closes it again and again) | "
+          "writes committed by a counted process | lost | write-ahead log removed under a live handle | "
+          "processes that failed | integrity_check |")
+    print("|---|---|---|---|---|---|")
+    for activity, row in rows.items():
+        print(f"| {activity} | {row.committed} | {row.lost} | {row.log_removed} | {row.processes_failed} | "
+              f"{'ok' if row.integrity_ok else 'FAILED'} |")
+
+
+def print_kills(rows: dict[str, KillTrials]) -> None:
+    """The table of SIGKILLs per operation and the store after each."""
+    print("\n| SIGKILL during | kills | mid-write | vector index broken (rebuilt on open) | usable after "
+          "reopen (write + recall in a new process) | consistent after reopen | failed before the kill |")
+    print("|---|---|---|---|---|---|---|")
+    for operation, row in rows.items():
+        print(f"| {operation} | {row.kills} | {row.mid_write} | {row.index_broken} | {row.usable} | "
+              f"{row.consistent} | {row.died_early} |")
+
+
+def print_erase_scaling(rows: list[tuple[int, float, float, float, bool]]) -> None:
+    """The table of erase(user_id=) time by store size and the other user's longest write."""
+    print("\n| erase(user_id=) of a user with | seconds | seconds per 1k memories | longest add() of another "
+          "user meanwhile | verified |")
+    print("|---|---|---|---|---|")
+    for size, seconds, per_1k, longest, verified in rows:
+        print(f"| {size:,} memories | {seconds:.2f} | {per_1k:.2f} | {longest:.3f} s | {verified} |")
+
+
+def print_summary(concurrency: tuple[int, int, int, int], hostile: tuple[int, int, list[str]],
+                  probes: tuple[int, int, list[str]], cross_user: tuple[int, int]) -> None:
+    """The first table: concurrency, hostile inputs and cross-user probes."""
+    attempted, once, lost, duplicated = concurrency
     print("| trust measure | tried | outcome |")
     print("|---|---|---|")
     print(f"| writes under concurrency (4 threads + 2 processes, one Chroma store) | {attempted} attempted | "
           f"{once} stored exactly once, {lost} lost, {duplicated} duplicated |")
-    print(f"| SIGKILL during add_many / delete | {kills} kills ({interrupted} mid-write) | "
-          f"{consistent} stores consistent after the next open |")
-    print(f"| hostile inputs to add() | {tried} tried | {handled} handled (stored exactly or refused "
-          f"clearly, nothing else changed){'; not: ' + ', '.join(failures) if failures else ''} |")
+    for what, (tried, handled, failures) in (("hostile inputs to add()", hostile),
+                                             ("hostile-input probes across the public API", probes)):
+        print(f"| {what} | {tried} tried | {handled} handled (stored exactly or refused clearly, nothing "
+              f"else changed){'; not: ' + ', '.join(failures) if failures else ''} |")
     print(f"| cross-user probes (user B with A's ids and words: get, update, delete, history, erase, "
-          f"neighbors, find_connections, recall in 4 modes, list, stats, communities) | {probes} probes | "
-          f"{leaks} leaks |")
+          f"neighbors, find_connections, recall in 4 modes, list, stats, communities) | "
+          f"{cross_user[0]} probes | {cross_user[1]} leaks |")
+
+
+def print_removals(erased: dict[str, tuple[int, int, int, int, float]]) -> None:
+    """The table of ways of removing a memory and what they leave."""
     print("\n| removing a memory (Chroma store, 6 users) | requests | verifications passed | erased words "
           "left in the store's raw files | seconds |")
     print("|---|---|---|---|---|")
     for how, (requests, passed, left, words, seconds) in erased.items():
         verified = "-" if how.startswith("delete") else str(passed)
         print(f"| {how} | {requests} | {verified} | {left} of {words} | {seconds:.2f} |")
-    print(f"\n| open + first recall, {args.open_memories} memories (Chroma) | seconds |")
+
+
+def print_open_cost(memories: int, clean: float, marked: float, check: float) -> None:
+    """The table of what the crash check costs when a store is opened."""
+    print(f"\n| open + first recall, {memories} memories (Chroma) | seconds |")
     print("|---|---|")
     print(f"| clean open (check skipped) | {clean:.2f} |")
     print(f"| after an interrupted write (full check + repair) | {marked:.2f} |")
     print(f"| full check alone (`ripplemem check --no-repair`) | {check:.2f} |")
+
+
+def main() -> None:
+    """Run every measurement and print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kills", type=int, default=40,
+                        help="SIGKILLs in all, shared evenly by add_many, import_file, erase and maintain")
+    parser.add_argument("--open-memories", type=int, default=10_000)
+    parser.add_argument("--erase-sizes", default="500,1000,2000,10000",
+                        help="comma-separated user sizes for the erase timing")
+    args = parser.parse_args()
+    concurrency = concurrency_row(threads=4, processes=2, per_writer=40)
+    lost = {activity: lost_writes_row(activity) for activity in ACTIVITIES}
+    kills = kill_trials(max(1, args.kills // 4), lambda path: not index_damage(path))
+    hostile, probes = hostile_row(), hostile_probe_row()
+    open_times = open_cost(args.open_memories)
+    cross_user = cross_user_row()
+    erased = erase_row()
+    scaling = erase_scaling_row([int(size) for size in args.erase_sizes.split(",")])
+    print(f"`{COMMAND} --kills {args.kills} --open-memories {args.open_memories} "
+          f"--erase-sizes {args.erase_sizes}`\n")
+    print_summary(concurrency, hostile, probes, cross_user)
+    print_removals(erased)
+    print_erase_scaling(scaling)
+    print_lost_writes(lost)
+    print_kills(kills)
+    print_open_cost(args.open_memories, *open_times)
 
 
 if __name__ == "__main__":
