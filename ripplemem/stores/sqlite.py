@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,9 +49,13 @@ _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
 
 def storage_failure(exc: BaseException, path: str | None) -> StoreError | None:
     """A StoreError naming the cause when a write failed for want of disk space, a read-only disk
-    or an I/O error (in SQLite, the vector index or a file beside them); None for any other error."""
+    or an I/O error (in SQLite, the vector index or a file beside them), or Chroma reported an
+    internal storage failure; None for any other error."""
+    chroma_errors = sys.modules.get("chromadb.errors")  # loaded only when a Chroma index is in use
     if isinstance(exc, OSError):
         disk = exc.errno in _DISK_ERRNOS
+    elif chroma_errors is not None and isinstance(exc, chroma_errors.InternalError):
+        disk = True  # Chroma's storage failed under it (e.g. "Failed to apply logs" on a full disk)
     else:
         disk = isinstance(exc, Exception) and any(cause in str(exc).lower() for cause in _DISK_FAILURES)
     if not disk:
