@@ -284,3 +284,21 @@ def test_python_without_serialize_still_searches_every_stored_value(alice: Rippl
     with side_connection(alice.path or "") as conn:
         values = b"".join(database_values(conn))
     assert DIAGNOSIS.encode() in values and BOB_SECRET.encode() in values
+
+
+def test_forget_me_leaves_no_graph_folder_of_the_user(tmp_path: Path, embedder: Embedder) -> None:
+    # Chroma deletes a collection but leaves its graph folder, with every vector of the user in it.
+    with RippleMem(tmp_path / "s", user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+        fill(mem)
+        folders = _graph_folders(tmp_path / "s")
+        assert len(folders) == 2  # alice's collection and bob's
+        assert mem.erase(user_id="alice").verified
+        assert len(_graph_folders(tmp_path / "s")) == 1
+        bob = mem.scope("bob")
+        assert bob.recall("savings account PIN", k=1, mode="dense").hits[0].memory.content == BOB_SECRET
+    report = RippleMem.erase_user(tmp_path / "s", "bob", embedder=embedder)
+    assert report.verified and _graph_folders(tmp_path / "s") == []
+
+
+def _graph_folders(path: Path) -> list[str]:
+    return [entry.name for entry in (path / "chroma").iterdir() if entry.is_dir()]

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
-from ripplemem.stores.chroma_files import IndexDamage, remove_broken_files
+from ripplemem.stores.chroma_files import IndexDamage, remove_broken_files, remove_dropped_segments
 from ripplemem.stores.chroma_health import find_damage
 from ripplemem.stores.process_lock import ProcessLock
 from ripplemem.stores.vectors import VectorFilter
@@ -363,6 +363,7 @@ class ChromaIndex:
             self._collections.clear()
             for name in self._own_names():
                 self._client.delete_collection(name)
+            remove_dropped_segments(self._directory)
             if self.isolation == "filter":
                 self._create(self._shared)
 
@@ -370,6 +371,7 @@ class ChromaIndex:
         """Delete one collection by its name (see foreign_collections)."""
         with self._guard(write=True):
             self._client.delete_collection(name)
+            remove_dropped_segments(self._directory)
 
     def drop(self, user_id: str) -> None:
         """Delete the user's collection."""
@@ -378,9 +380,11 @@ class ChromaIndex:
                 self._on(user_id, lambda collection: collection.delete(where={"user_id": user_id}), None)
                 return
             self._collections.pop(user_id, None)
+            name = collection_name(user_id, self._prefix)
             # An absent collection raises NotFoundError or ValueError by chromadb version.
             with contextlib.suppress(Exception):
-                self._client.delete_collection(collection_name(user_id, self._prefix))
+                self._client.delete_collection(name)
+            remove_dropped_segments(self._directory)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:

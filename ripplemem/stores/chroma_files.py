@@ -18,6 +18,7 @@ import pickle
 import shutil
 import sqlite3
 import struct
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -280,3 +281,22 @@ def remove_broken_files(directory: str, found: Sequence[IndexDamage]) -> None:
     for segment in {d.segment for d in found if d.segment is not None}:
         # Chroma leaves a deleted collection's folder behind: a sparse giant would stay on disk.
         shutil.rmtree(os.path.join(directory, segment), ignore_errors=True)
+
+
+def remove_dropped_segments(directory: str) -> None:
+    """Delete the graph folders Chroma no longer lists: a deleted collection's folder, which Chroma
+    leaves behind with every vector of it. Nothing for a server-side index (no directory)."""
+    if not directory:
+        return
+    live = {segment.segment for segment in vector_segments(directory)}
+    for name in os.listdir(directory):
+        folder = os.path.join(directory, name)
+        if name not in live and os.path.isdir(folder) and _is_segment_name(name):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _is_segment_name(name: str) -> bool:
+    try:
+        return str(uuid.UUID(name)) == name
+    except ValueError:
+        return False
