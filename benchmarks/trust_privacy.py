@@ -71,6 +71,9 @@ def erase_row(users: int = 6, per_user: int = 20) -> dict[str, tuple[int, int, i
     return results
 
 
+ADD_PAUSE = 0.05  # seconds between the other user's adds during erase_scaling_row
+
+
 def _note(item: int) -> str:
     """A distinct memory of the user being erased."""
     return f"Note {item}: crate {item * 7919} went to dock {item % 17} with code K{item:06d}q"
@@ -80,7 +83,7 @@ def erase_scaling_row(sizes: Sequence[int] = (500, 1000, 2000, 10_000)
                       ) -> list[tuple[int, float, float, float, bool]]:
     """Per size: (memories erased, seconds, seconds per 1k memories, longest add() of another user
     meanwhile, verified) for erase(user_id=) of a user with that many memories, while a thread adds
-    memories of another user without pause (hashing embedder, embedded Chroma)."""
+    a memory of another user every ADD_PAUSE seconds (hashing embedder, embedded Chroma)."""
     rows = []
     for size in sizes:
         seconds, longest, verified = _erase_while_another_user_writes(size)
@@ -89,8 +92,9 @@ def erase_scaling_row(sizes: Sequence[int] = (500, 1000, 2000, 10_000)
 
 
 def _keep_adding(other: RippleMem, adds: list[tuple[float, float]], stop: threading.Event) -> None:
-    """Add memories of another user until stopped, noting when each add began and ended."""
-    while not stop.is_set():
+    """Add a memory of another user every ADD_PAUSE seconds until stopped, noting when each add
+    began and ended (a busier loop would measure the GIL it takes from the erase, not the lock)."""
+    while not stop.wait(ADD_PAUSE):
         began = time.perf_counter()
         other.add(f"Other note {len(adds)} about the weather")
         adds.append((began, time.perf_counter()))
