@@ -63,18 +63,12 @@ def check_content(value: Any, max_chars: int, field: str = "content") -> str:
         raise InvalidTypeError(f"{field} must be a string, got {type(value).__name__}")
     if not value.strip():
         raise InvalidInputError(f"{field} must not be empty or whitespace")
-    if "\x00" in value:
-        raise InvalidInputError(f"{field} must not contain NUL characters")
-    surrogate = _SURROGATE_RE.search(value)
-    if surrogate:
-        raise InvalidInputError(f"{field} contains a lone surrogate at character {surrogate.start()} "
-                                "(not valid Unicode text; decode the source with errors='replace')")
     if len(value) > max_chars:
         raise InvalidInputError(
             f"{field} is {len(value)} characters; the limit is {max_chars} "
             "(split long text, or ingest it as a document)"
         )
-    return value
+    return check_text(field, value, max_chars=max_chars)
 
 
 def check_text(name: str, value: Any, *, max_chars: int = MAX_TEXT_CHARS) -> str:
@@ -87,7 +81,7 @@ def check_text(name: str, value: Any, *, max_chars: int = MAX_TEXT_CHARS) -> str
     surrogate = _SURROGATE_RE.search(value)
     if surrogate:
         raise InvalidInputError(f"{name} contains a lone surrogate at character {surrogate.start()} "
-                                "(not valid Unicode text)")
+                                "(not valid Unicode text; decode the source with errors='replace')")
     if len(value) > max_chars:
         raise InvalidInputError(f"{name} is {len(value)} characters long; the limit is {max_chars}")
     return value
