@@ -155,7 +155,8 @@ def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterab
     return report
 
 
-def _outside_store(engine: Engine, files: list[Path], refused: Callable[[Path, str, str], None]) -> list[Path]:
+def _outside_store(engine: Engine, files: list[Path],
+                   refused: Callable[[Path, str, str], None]) -> list[Path]:
     """The files that are not the store's own: reading a live database file with plain open() and
     closing it drops every SQLite lock this process holds on it (and other processes' writes)."""
     if engine.path is None:

@@ -17,6 +17,7 @@ from ripplemem.errors import EmbedderOutputError
 from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.revising import apply_revisions, merge_within_batch
+from ripplemem.stores.disk_errors import storage_failure
 from ripplemem.stores.graph_tables import (
     EntityRow,
     delete_orphan_entities,
@@ -29,7 +30,6 @@ from ripplemem.stores.graph_tables import (
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.lifecycle_rows import archive_locations
 from ripplemem.stores.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
-from ripplemem.stores.sqlite import storage_failure
 from ripplemem.types import Memory, Recall
 
 logger = logging.getLogger("ripplemem.writes")
