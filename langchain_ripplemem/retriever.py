@@ -48,6 +48,7 @@ class RippleMemRetriever(BaseRetriever):
 
     def __init__(self, **data: Any) -> None:
         check_memory(data.get("memory"))
+        _check_known(data, set(type(self).model_fields))
         _check_options(data, where="RippleMemRetriever")
         super().__init__(**data)
 
@@ -69,6 +70,21 @@ class RippleMemRetriever(BaseRetriever):
                                    "record_access": self.record_access, **(self.filters or {})}
         options.update(overrides)
         return options
+
+
+# What other retrievers call these settings, and what to write here instead.
+_HINTS = {"top_k": "k=...", "similarity_top_k": "k=...", "search_kwargs": "k=... and filters={...}",
+          "search_type": 'mode="ripple" | "hybrid" | "dense" | "keyword"', "filter": "filters={...}",
+          "user_id": "memory=mem.scope(user_id=...)"}
+
+
+def _check_known(data: Mapping[str, Any], fields: set[str]) -> None:
+    """Refuse an argument the retriever does not have (pydantic would drop it without a word)."""
+    unknown = sorted(set(data) - fields)
+    if unknown:
+        hints = "; ".join(f"for {name} use {_HINTS[name]}" for name in unknown if name in _HINTS)
+        raise InvalidInputError(f"RippleMemRetriever got unknown arguments {unknown}"
+                                f"{' (' + hints + ')' if hints else ''}; allowed: {sorted(fields)}")
 
 
 def _check_options(options: Mapping[str, Any], *, where: str) -> None:

@@ -142,3 +142,17 @@ def test_retrieval_counts_as_access_unless_disabled(seeded: RippleMem) -> None:
     RippleMemRetriever(memory=seeded, k=1).invoke("green tea")
     assert seeded.get(doc.id).access_count == before[doc.id] + 1
     assert seeded.get(doc.id).last_accessed > datetime(2020, 1, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(("argument", "hint"), [
+    ({"top_k": 2}, r"for top_k use k=\.\.\."),
+    ({"search_kwargs": {"k": 2}}, r"for search_kwargs use k=\.\.\. and filters="),
+    ({"search_type": "mmr"}, r"for search_type use mode="),
+    ({"colour": "blue"}, r"unknown arguments \['colour'\]; allowed: \["),
+])
+def test_an_argument_the_retriever_does_not_have_is_refused_with_a_hint(
+        seeded: RippleMem, argument: dict[str, object], hint: str) -> None:
+    # Before, pydantic dropped it without a word: top_k=2 returned 10 documents.
+    with pytest.raises(InvalidInputError, match=hint):
+        RippleMemRetriever(memory=seeded, **argument)
+    assert len(RippleMemRetriever(memory=seeded, k=2).invoke("green tea")) == 2
