@@ -321,7 +321,8 @@ def _core_arguments(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     recall = parsers["recall"]
     recall.add_argument("query", help="what to recall")
     recall.add_argument("-k", type=int, default=5, help="how many memories (default 5)")
-    recall.add_argument("--mode", default="hybrid", help="hybrid (default), dense or keyword")
+    recall.add_argument("--mode", default="ripple",
+                        help="ripple (default, as in Python and MCP), hybrid, dense or keyword")
     recall.add_argument("--context", type=int, metavar="TOKENS",
                         help="print a prompt-ready context within this token budget")
     _filters(recall)

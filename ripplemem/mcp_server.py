@@ -98,14 +98,22 @@ def build_server(memory: "RippleMem") -> "MCPServer":
     ) -> str:
         return _tool_errors(lambda: tool_replies.forget_reply(memory, memory_id))
 
-    tools: list[tuple[Callable[..., str], str]] = [
-        (store_memory, tool_replies.STORE_DESCRIPTION),
-        (recall_memory, tool_replies.RECALL_DESCRIPTION),
-        (find_connections, tool_replies.CONNECTIONS_DESCRIPTION),
-        (forget_memory, tool_replies.FORGET_DESCRIPTION),
+    from mcp.types import ToolAnnotations
+
+    # What each tool does to the store, for hosts that ask before running a writing or deleting tool.
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    tools: list[tuple[Callable[..., str], str, ToolAnnotations]] = [
+        (store_memory, tool_replies.STORE_DESCRIPTION,
+         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                         open_world_hint=False)),
+        (recall_memory, tool_replies.RECALL_DESCRIPTION, reads),
+        (find_connections, tool_replies.CONNECTIONS_DESCRIPTION, reads),
+        (forget_memory, tool_replies.FORGET_DESCRIPTION,
+         ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                         open_world_hint=False)),
     ]
-    for function, description in tools:
-        server.add_tool(function, description=description, structured_output=False)
+    for function, description, annotations in tools:
+        server.add_tool(function, description=description, annotations=annotations, structured_output=False)
     return server
 
 

@@ -79,6 +79,7 @@ def test_json_output_parses_and_carries_the_memory(store: str, capsys: pytest.Ca
                          "--path", store, "--user", "mei")
     assert status == 0
     payload = json.loads(out)
+    assert payload["mode"] == "ripple"  # the default everywhere: Python, MCP and the CLI
     top = payload["hits"][0]
     assert top["memory"]["content"] == "I love green tea, especially Longjing"
     assert top["memory"]["event_time"] == "2025-03-21T12:40:00+00:00"

@@ -65,6 +65,11 @@ def test_lists_four_tools_with_argument_schemas_and_runs_each(tmp_path: Path) ->
     assert tools["recall_memory"].input_schema["properties"]["k"]["maximum"] == 20
     assert tools["store_memory"].input_schema["properties"]["type"]["enum"] == ["episodic", "semantic"]
     assert all(len(tool.description) > 60 for tool in tools.values())
+    # Hosts ask before a destructive tool and may run read-only ones freely.
+    hints = {name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint)
+             for name, tool in tools.items()}
+    assert hints == {"store_memory": (False, False), "recall_memory": (True, None),
+                     "find_connections": (True, None), "forget_memory": (False, True)}
     assert not any(result.is_error for name, result in calls.items() if name != "tools")
 
     stored = text_of(calls["stored"])
