@@ -48,6 +48,7 @@ class RippleMemRetriever(BaseRetriever):
 
     def __init__(self, **data: Any) -> None:
         check_memory(data.get("memory"))
+        data = _from_search_kwargs(data)
         _check_known(data, set(type(self).model_fields))
         _check_options(data, where="RippleMemRetriever")
         super().__init__(**data)
@@ -73,9 +74,37 @@ class RippleMemRetriever(BaseRetriever):
 
 
 # What other retrievers call these settings, and what to write here instead.
-_HINTS = {"top_k": "k=...", "similarity_top_k": "k=...", "search_kwargs": "k=... and filters={...}",
+_HINTS = {"top_k": "k=...", "similarity_top_k": "k=...",
           "search_type": 'mode="ripple" | "hybrid" | "dense" | "keyword"', "filter": "filters={...}",
           "user_id": "memory=mem.scope(user_id=...)"}
+
+
+def _from_search_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments with LangChain's ``search_kwargs`` ({"k": 4, "filter": {...}}, as
+    ``VectorStore.as_retriever`` takes them) turned into ``k`` and a metadata filter."""
+    options = dict(data)
+    search = options.pop("search_kwargs", None)
+    if search is None:
+        return options
+    if not isinstance(search, Mapping):
+        raise InvalidTypeError(f"search_kwargs must be a dict, got {type(search).__name__}")
+    if "score_threshold" in search:
+        raise InvalidInputError("search_kwargs: score_threshold is not supported yet (RippleMem's scores "
+                                "rank the hits of one query and are not comparable across queries)")
+    unknown = sorted(set(search) - {"k", "filter"})
+    if unknown:
+        raise InvalidInputError(f"search_kwargs has unknown keys {unknown}; allowed: ['filter', 'k']")
+    for key, target in (("k", "k"), ("filter", "filters")):
+        if key in search and target in options:
+            raise InvalidInputError(f"give {target}= or search_kwargs[{key!r}], not both")
+    if "k" in search:
+        options["k"] = search["k"]
+    if "filter" in search:
+        if not isinstance(search["filter"], Mapping):
+            raise InvalidTypeError("search_kwargs['filter'] must be a dict of metadata values, "
+                                   f"got {type(search['filter']).__name__}")
+        options["filters"] = {"metadata": dict(search["filter"])}
+    return options
 
 
 def _check_known(data: Mapping[str, Any], fields: set[str]) -> None:

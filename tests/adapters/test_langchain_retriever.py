@@ -146,7 +146,6 @@ def test_retrieval_counts_as_access_unless_disabled(seeded: RippleMem) -> None:
 
 @pytest.mark.parametrize(("argument", "hint"), [
     ({"top_k": 2}, r"for top_k use k=\.\.\."),
-    ({"search_kwargs": {"k": 2}}, r"for search_kwargs use k=\.\.\. and filters="),
     ({"search_type": "mmr"}, r"for search_type use mode="),
     ({"colour": "blue"}, r"unknown arguments \['colour'\]; allowed: \["),
 ])
@@ -156,3 +155,15 @@ def test_an_argument_the_retriever_does_not_have_is_refused_with_a_hint(
     with pytest.raises(InvalidInputError, match=hint):
         RippleMemRetriever(memory=seeded, **argument)
     assert len(RippleMemRetriever(memory=seeded, k=2).invoke("green tea")) == 2
+
+
+def test_search_kwargs_are_read_as_langchain_s_vector_stores_read_them(seeded: RippleMem) -> None:
+    assert len(RippleMemRetriever(memory=seeded, search_kwargs={"k": 2}).invoke("green tea")) == 2
+    kept = seeded.add("I keep my passport in the blue drawer", metadata={"room": "study"})
+    study = RippleMemRetriever(memory=seeded, search_kwargs={"k": 5, "filter": {"room": "study"}})
+    found = study.invoke("tea")
+    assert [doc.id for doc in found] == [kept.id]
+    with pytest.raises(InvalidInputError, match="score_threshold is not supported yet"):
+        RippleMemRetriever(memory=seeded, search_kwargs={"score_threshold": 0.5})
+    with pytest.raises(InvalidInputError, match=r"search_kwargs has unknown keys \['fetch_k'\]"):
+        RippleMemRetriever(memory=seeded, search_kwargs={"fetch_k": 20})
