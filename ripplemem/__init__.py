@@ -27,6 +27,7 @@ _EXPORTS = {
     "HashingEmbedder": "ripplemem.embeddings",
     "MultilingualE5Embedder": "ripplemem.embeddings",
     "OnnxMiniLMEmbedder": "ripplemem.onnx_embedder",
+    "FrameworkEmbedder": "ripplemem.framework_embedders",
     "export_minilm_onnx": "ripplemem.onnx_embedder",
     "RippleMemError": "ripplemem.errors",
     "InvalidInputError": "ripplemem.errors",
@@ -90,6 +91,7 @@ if TYPE_CHECKING:
         StoreError,
         UserMismatchError,
     )
+    from ripplemem.framework_embedders import FrameworkEmbedder
     from ripplemem.ingest import IngestReport
     from ripplemem.knowledge_bases import KnowledgeBase
     from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport

@@ -13,6 +13,7 @@ import numpy as np
 
 from ripplemem.config import Settings
 from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
+from ripplemem.framework_embedders import as_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
@@ -129,7 +130,7 @@ class Engine:
         self.path = None if path is None else _prepare_directory(path)
         self.settings = settings
         self.clock: Clock = utc_now if clock is None else checked_clock(clock)
-        self.embedder = CheckedEmbedder(resolve_embedder(embedder))
+        self.embedder = CheckedEmbedder(resolve_embedder(as_embedder(embedder)))
         self.store = SQLiteStore(self.path)
         self.embedder.dimension = self.store.embedding_dimension()
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).

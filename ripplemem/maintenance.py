@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from ripplemem.archiving import rearchive_store
 from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
+from ripplemem.framework_embedders import as_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.validation import check_k
@@ -54,7 +55,7 @@ def reembed_store(path: str | os.PathLike[str], embedder: str | Embedder, *, vec
                   batch_size: int = 256, progress: bool | ProgressCallback = False) -> int:
     """Re-embed every memory of a store with another model and rebuild its vector index."""
     check_k(batch_size, "batch_size")
-    target = CheckedEmbedder(resolve_embedder(embedder))
+    target = CheckedEmbedder(resolve_embedder(as_embedder(embedder)))
     store = SQLiteStore(os.fspath(path))
     try:
         report = progress_reporter(progress, store.counts_all())
