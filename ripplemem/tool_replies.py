@@ -12,6 +12,7 @@ from ripplemem.types import format_hit_line
 if TYPE_CHECKING:
     from ripplemem.graph_queries import Connection
     from ripplemem.memory import RippleMem
+    from ripplemem.types import Hit
 
 STORE_DESCRIPTION = (
     "Save something worth remembering across conversations: a fact, preference or event about the "
@@ -41,10 +42,15 @@ def recall_reply(memory: RippleMem, query: str, k: int = 5, types: Sequence[str]
                  mode: str = "ripple") -> str:
     """The best memories for a query, one numbered line each with id, date, type and score."""
     recall = memory.recall(query, k=k, mode=mode, types=list(types) if types else None)
-    if not recall.hits:
+    return hits_reply(query, recall.hits)
+
+
+def hits_reply(query: str, hits: Sequence[Hit]) -> str:
+    """A recall's hits as recall_reply words them (for a caller that also needs the hits)."""
+    if not hits:
         return f"No memories found for {query!r}."
-    lines = [f"{count_phrase(len(recall.hits), 'memory', 'memories')} for {query!r}, best first:"]
-    lines += [format_hit_line(number, hit) for number, hit in enumerate(recall.hits, start=1)]
+    lines = [f"{count_phrase(len(hits), 'memory', 'memories')} for {query!r}, best first:"]
+    lines += [format_hit_line(number, hit) for number, hit in enumerate(hits, start=1)]
     return "\n".join(lines)
 
 
