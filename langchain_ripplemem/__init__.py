@@ -28,6 +28,7 @@ _EXPORTS = {
     "FindConnectionsTool": "langchain_ripplemem.tools",
     "ForgetMemoryTool": "langchain_ripplemem.tools",
     "RippleMemStore": "langchain_ripplemem.store",
+    "RippleMemVectorStore": "langchain_ripplemem.vectorstore",
     "RippleMemMiddleware": "langchain_ripplemem.middleware",
     "RippleMemMemory": "langchain_ripplemem.legacy",
 }
@@ -41,6 +42,7 @@ __all__ = [
     "RippleMemRetriever", "format_docs", "hit_to_document", "memory_to_document",
     "RippleMemToolkit", "StoreMemoryTool", "RecallMemoryTool", "FindConnectionsTool", "ForgetMemoryTool",
     "RippleMemStore", "RippleMemMiddleware", "RippleMemMemory",
+    "RippleMemVectorStore",
 ]
 
 if TYPE_CHECKING:
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
         RippleMemToolkit,
         StoreMemoryTool,
     )
+    from langchain_ripplemem.vectorstore import RippleMemVectorStore
 
 
 def __getattr__(name: str) -> Any:

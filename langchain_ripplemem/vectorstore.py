@@ -1,0 +1,220 @@
+"""RippleMemVectorStore: a LangChain VectorStore whose documents are RippleMem memories, searched by
+ripple recall (meaning, keywords and the memory graph) instead of vector similarity alone."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import VectorStore
+
+from langchain_ripplemem.scopes import check_memory
+from ripplemem import FrameworkEmbedder, Memory, RippleMem
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.hit_metadata import memory_metadata
+from ripplemem.validation import check_type
+
+#: The memory metadata key holding a document's LangChain id (hidden from Document.metadata).
+ID_KEY = "langchain_id"
+RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
+_ADD_OPTIONS = ("batch_size",)  # what LangChain's indexing API passes besides ids
+
+
+class RippleMemVectorStore(VectorStore):
+    """A LangChain vector store over one RippleMem user: ``RippleMemVectorStore(memory=mem)``.
+
+    Documents become memories of ``memory_type`` (their metadata kept as given, their id in
+    ``metadata["langchain_id"]``); ``similarity_search`` is ``mem.recall(query, mode=mode)``, so it
+    also finds the user's other memories and granted knowledge bases (those carry RippleMem's public
+    metadata and their memory id). Use ``mode="dense"`` for plain vector-similarity order.
+    """
+
+    def __init__(self, memory: RippleMem, *, mode: str = "ripple", memory_type: str = "semantic",
+                 embedding: Embeddings | None = None) -> None:
+        self.memory = check_memory(memory)
+        self.mode = _check_mode(mode)
+        self.memory_type = check_type(memory_type)
+        self._embedding = embedding
+
+    @property
+    def embeddings(self) -> Embeddings | None:
+        """The LangChain embeddings this store was built from (from_texts), else None."""
+        return self._embedding
+
+    # -- writes ----------------------------------------------------------------------------------
+    def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *,
+                  ids: list[str] | None = None, **kwargs: Any) -> list[str]:
+        """Store texts as memories; a text whose id exists replaces that document, a None id gets a
+        new one. Returns the ids."""
+        _refuse_unknown("add_texts", kwargs, _ADD_OPTIONS)
+        if isinstance(texts, str):
+            raise InvalidTypeError("texts must be a list of strings, not one string")
+        items = list(texts)
+        metas = _aligned("metadatas", metadatas, len(items), {})
+        given = _aligned("ids", ids, len(items), None)
+        chosen = [_check_id(i) if i is not None else uuid.uuid4().hex for i in given]
+        latest = {doc_id: (text, meta) for doc_id, text, meta in zip(chosen, items, metas, strict=True)}
+        new: list[dict[str, Any]] = []
+        for doc_id, (text, meta) in latest.items():
+            stored_meta = {**_caller_metadata(meta), ID_KEY: doc_id}
+            existing = self._find(doc_id)
+            if existing is None:
+                new.append({"content": text, "type": self.memory_type, "metadata": stored_meta})
+            else:
+                self.memory.update(existing.id, content=None if text == existing.content else text,
+                                   metadata=stored_meta)
+        if new:
+            self.memory.add_many(new, batch_size=kwargs.get("batch_size", 1024))
+        return chosen
+
+    def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
+        """Delete the documents with these ids (unknown ids are skipped); True when done."""
+        _refuse_unknown("delete", kwargs, ())
+        if ids is None:
+            raise InvalidInputError("delete needs ids; to remove everything of a user use "
+                                    "mem.erase(...) on the RippleMem handle")
+        for doc_id in _id_list(ids):
+            found = self._find(doc_id)
+            if found is not None:
+                self.memory.delete(found.id)
+        return True
+
+    # -- reads -----------------------------------------------------------------------------------
+    def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        """The documents with these ids, in that order; missing ids are left out."""
+        found = [self._find(doc_id) for doc_id in _id_list(ids)]
+        return [to_document(memory) for memory in found if memory is not None]
+
+    def similarity_search(self, query: str, k: int = 4, filter: dict[str, Any] | None = None,
+                          **kwargs: Any) -> list[Document]:
+        """The k documents ripple recall ranks best for the query (filter: metadata equality)."""
+        return [document for document, _ in self.similarity_search_with_score(query, k, filter, **kwargs)]
+
+    def similarity_search_with_score(self, query: str, k: int = 4, filter: dict[str, Any] | None = None,
+                                     **kwargs: Any) -> list[tuple[Document, float]]:
+        """Like similarity_search, with each document's recall score (higher is better).
+
+        ``mode=`` overrides the store's recall mode for this call.
+        """
+        _refuse_unknown("similarity_search", kwargs, ("mode",))
+        if filter is not None and not isinstance(filter, dict):
+            raise InvalidTypeError("filter must be a dict of metadata values that must be equal, "
+                                   f"got {type(filter).__name__}")
+        mode = _check_mode(kwargs.get("mode", self.mode))
+        recall = self.memory.recall(query, k=k, mode=mode, metadata=filter)
+        return [(to_document(hit.memory), float(hit.score)) for hit in recall.hits]
+
+    def similarity_search_by_vector(self, embedding: list[float], k: int = 4,
+                                    **kwargs: Any) -> list[Document]:
+        """Not supported: ripple recall starts from the query text (keywords, entities, time phrases)."""
+        raise NotImplementedError(
+            "RippleMemVectorStore recalls by text (meaning, keywords and the memory graph), not by a "
+            "bare vector: pass the query text to similarity_search, or mode='dense' for vector order")
+
+    def _select_relevance_score_fn(self) -> Callable[[float], float]:
+        raise NotImplementedError(
+            "relevance scores and score_threshold are not available yet: RippleMem's recall scores are "
+            "not comparable across queries; use similarity_search_with_score or k")
+
+    # -- construction ----------------------------------------------------------------------------
+    @classmethod
+    def from_texts(cls, texts: list[str], embedding: Embeddings | None, metadatas: list[dict] | None = None,
+                   *, ids: list[str] | None = None, memory: RippleMem | None = None,
+                   path: str | None = None, user_id: str | None = None, model_id: str | None = None,
+                   mode: str = "ripple", memory_type: str = "semantic",
+                   **kwargs: Any) -> RippleMemVectorStore:
+        """A store holding these texts: on ``memory=`` (a RippleMem handle), or on a new RippleMem
+        at ``path`` (None: in memory) for ``user_id`` that embeds with ``embedding``.
+
+        ``model_id`` names the embedding model when the object does not (see FrameworkEmbedder).
+        """
+        handle = _handle_for(embedding, memory, path, user_id, model_id)
+        store = cls(handle, mode=mode, memory_type=memory_type, embedding=embedding)
+        store.add_texts(texts, metadatas, ids=ids, **kwargs)
+        return store
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _find(self, doc_id: str) -> Memory | None:
+        stored = self.memory.list(metadata={ID_KEY: doc_id}, limit=1)
+        if stored:
+            return stored[0]
+        native = self.memory.get(doc_id)  # a memory written another way answers to its memory id
+        return native if native is not None and ID_KEY not in native.metadata else None
+
+
+def to_document(memory: Memory) -> Document:
+    """A memory as a Document: as it was added (its id, its metadata), or, for a memory written
+    another way, with its memory id and RippleMem's public metadata."""
+    meta = dict(memory.metadata)
+    if ID_KEY in meta:
+        doc_id = meta.pop(ID_KEY)
+        return Document(id=doc_id, page_content=memory.content, metadata=meta)
+    return Document(id=memory.id, page_content=memory.content, metadata=memory_metadata(memory))
+
+
+def _handle_for(embedding: Embeddings | None, memory: RippleMem | None, path: str | None,
+                user_id: str | None, model_id: str | None) -> RippleMem:
+    """The handle from_texts writes to: the one given (its model must be the embedding's) or a new one."""
+    if memory is not None:
+        handle = check_memory(memory)
+        if path is not None or user_id is not None:
+            raise InvalidInputError("pass memory= or path=/user_id=, not both")
+        if embedding is not None:
+            wanted = FrameworkEmbedder(embedding, model_id=model_id).model_id
+            recorded = handle.stats()["embedding_model"]
+            if wanted != recorded:
+                raise InvalidInputError(f"embedding is {wanted!r} but memory= embeds with {recorded!r}; "
+                                        "pass embedding=None to use the handle's embedder")
+        return handle
+    if user_id is None:
+        raise InvalidInputError("from_texts needs memory=RippleMem(...) or user_id=... (and path=..., "
+                                "None for in memory) for a new store")
+    embedder = None if embedding is None else FrameworkEmbedder(embedding, model_id=model_id)
+    return RippleMem(path=path, user_id=user_id, embedder=embedder)
+
+
+def _check_mode(mode: Any) -> str:
+    if mode not in RECALL_MODES:
+        raise InvalidInputError(f"mode must be one of {', '.join(RECALL_MODES)}; got {mode!r}")
+    return str(mode)
+
+
+def _check_id(doc_id: Any) -> str:
+    if not isinstance(doc_id, str) or not doc_id:
+        raise InvalidTypeError(f"document ids must be non-empty strings, got {doc_id!r}")
+    return doc_id
+
+
+def _id_list(ids: Any) -> list[str]:
+    if isinstance(ids, str) or not isinstance(ids, Iterable):
+        raise InvalidTypeError(f"ids must be a list of strings, got {ids!r}")
+    return [_check_id(doc_id) for doc_id in ids]
+
+
+def _aligned(name: str, values: list[Any] | None, count: int, default: Any) -> list[Any]:
+    if values is None:
+        return [default] * count
+    if isinstance(values, (str, dict)) or len(values) != count:
+        raise InvalidInputError(f"{name} must be a list with one entry per text ({count}), "
+                                f"got {values!r:.80}")
+    return list(values)
+
+
+def _caller_metadata(meta: Any) -> dict[str, Any]:
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise InvalidTypeError(f"metadata must be a dict, got {type(meta).__name__}")
+    if ID_KEY in meta:
+        raise InvalidInputError(f"metadata key {ID_KEY!r} is reserved for the document id; pass ids= instead")
+    return meta
+
+
+def _refuse_unknown(method: str, kwargs: dict[str, Any], known: Sequence[str]) -> None:
+    unknown = sorted(set(kwargs) - set(known))
+    if unknown:
+        accepted = f" (it takes {', '.join(known)})" if known else ""
+        raise InvalidInputError(f"{method} got unknown argument(s) {', '.join(unknown)}{accepted}")

@@ -1,0 +1,163 @@
+"""RippleMemVectorStore: LangChain's standard vector-store suite, ripple recall behind it, the indexing
+API, ids, the user's other memories, and precise errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
+from langchain_core.indexing import InMemoryRecordManager, index
+from langchain_core.vectorstores import VectorStore
+from langchain_tests.integration_tests import VectorStoreIntegrationTests
+
+from langchain_ripplemem import RippleMemVectorStore
+from ripplemem import FrameworkEmbedder, RippleMem
+from ripplemem.embeddings import Embedder
+from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError
+
+FAKE_ID = "deterministic-fake-6"
+
+
+class TestStandardSuite(VectorStoreIntegrationTests):
+    """LangChain's own vector-store checks, on a real on-disk store (SQLite + Chroma) with the
+    suite's DeterministicFakeEmbedding as the embedder."""
+
+    @pytest.fixture
+    def vectorstore(self, tmp_path: Path) -> Iterator[VectorStore]:  # type: ignore[override]
+        """An empty store for one user, with recall in its default mode (ripple)."""
+        embedder = FrameworkEmbedder(self.get_embeddings(), model_id=FAKE_ID)
+        with RippleMem(path=tmp_path / "db", user_id="alice", embedder=embedder) as mem:
+            yield RippleMemVectorStore(memory=mem)
+
+
+class MiniLMEmbeddings(Embeddings):
+    """The session's real MiniLM as a LangChain Embeddings (what a user brings from langchain-*)."""
+
+    model = "all-MiniLM-L6-v2"
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [list(map(float, row)) for row in self.inner.embed_documents(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        return list(map(float, self.inner.embed_query(text)))
+
+
+DOCS = [
+    Document(page_content="The Three-Body Problem is a science fiction novel by Liu Cixin.",
+             metadata={"source": "books.md", "shelf": "fiction"}),
+    Document(page_content="Green tea is brewed at 80 degrees for two minutes.",
+             metadata={"source": "tea.md", "shelf": "kitchen"}),
+    Document(page_content="Our office moved to Kreuzberg, Berlin, in March.",
+             metadata={"source": "news.md", "shelf": "work"}),
+]
+
+
+@pytest.fixture
+def minilm_store(embedder: Embedder, tmp_path: Path) -> Iterator[RippleMemVectorStore]:
+    """from_documents on a new on-disk store for alice, embedding with MiniLM through LangChain."""
+    store = RippleMemVectorStore.from_documents(DOCS, MiniLMEmbeddings(embedder), path=str(tmp_path / "db"),
+                                                user_id="alice")
+    yield store
+    store.memory.close()
+
+
+def test_similarity_search_finds_by_meaning(minilm_store: RippleMemVectorStore) -> None:
+    found = minilm_store.similarity_search_with_score("which sci-fi book should I read?", k=2)
+    first, score = found[0]
+    assert first.page_content == DOCS[0].page_content
+    assert first.metadata == {"source": "books.md", "shelf": "fiction"}  # as added: nothing else
+    assert isinstance(score, float) and score >= found[1][1]
+    retriever = minilm_store.as_retriever(search_kwargs={"k": 1})
+    assert [d.page_content for d in retriever.invoke("how hot should the water be for tea?")] == [
+        DOCS[1].page_content]
+
+
+def test_filter_is_metadata_equality(minilm_store: RippleMemVectorStore) -> None:
+    found = minilm_store.similarity_search("science fiction novel", k=3, filter={"shelf": "work"})
+    assert [d.metadata["source"] for d in found] == ["news.md"]
+
+
+def test_the_users_other_memories_come_with_their_memory_id(minilm_store: RippleMemVectorStore) -> None:
+    mem = minilm_store.memory
+    native = mem.add("I finished The Three-Body Problem last night", metadata={"rating": 5})
+    found = minilm_store.similarity_search("Three-Body Problem", k=3)
+    mine = next(d for d in found if d.id == native.id)
+    assert mine.metadata["memory_id"] == native.id and mine.metadata["rating"] == 5
+    assert minilm_store.get_by_ids([native.id])[0].page_content == native.content
+    minilm_store.delete([native.id])
+    assert mem.get(native.id) is None
+
+
+def test_a_store_written_by_ids_reopens_and_refuses_another_model(embedder: Embedder, tmp_path: Path) -> None:
+    path = str(tmp_path / "db")
+    store = RippleMemVectorStore.from_documents(DOCS, MiniLMEmbeddings(embedder), path=path, user_id="alice",
+                                                ids=["b", "t", "n"])
+    store.memory.close()
+    with RippleMem(path=path, user_id="alice", embedder=MiniLMEmbeddings(embedder)) as mem:
+        reopened = RippleMemVectorStore(memory=mem)
+        assert [d.id for d in reopened.get_by_ids(["n", "b"])] == ["n", "b"]
+    fake = FrameworkEmbedder(DeterministicFakeEmbedding(size=384), model_id=FAKE_ID)
+    with pytest.raises(EmbeddingModelMismatchError):
+        RippleMem(path=path, user_id="alice", embedder=fake)
+
+
+def test_indexing_api_adds_skips_updates_and_cleans_up(minilm_store: RippleMemVectorStore) -> None:
+    manager = InMemoryRecordManager(namespace="ripplemem/alice")
+    manager.create_schema()
+    minilm_store.delete([d.id for d in minilm_store.similarity_search("anything", k=10)])
+    first = index(DOCS, manager, minilm_store, cleanup="incremental", source_id_key="source",
+                  key_encoder="sha256")
+    assert (first["num_added"], first["num_skipped"], first["num_deleted"]) == (3, 0, 0)
+    cooler = Document(page_content="Green tea is brewed at 75 degrees.", metadata=DOCS[1].metadata)
+    changed = [DOCS[0], cooler, DOCS[2]]
+    second = index(changed, manager, minilm_store, cleanup="incremental", source_id_key="source",
+                  key_encoder="sha256")
+    assert (second["num_added"], second["num_skipped"], second["num_deleted"]) == (1, 2, 1)
+    texts = sorted(d.page_content for d in minilm_store.similarity_search("tea", k=10))
+    assert texts == sorted(d.page_content for d in changed)
+    third = index(changed[:1], manager, minilm_store, cleanup="full", source_id_key="source",
+                  key_encoder="sha256")
+    assert third["num_deleted"] == 2
+    assert [d.page_content for d in minilm_store.similarity_search("tea", k=10)] == [DOCS[0].page_content]
+
+
+def test_recall_mode_can_be_dense(minilm_store: RippleMemVectorStore) -> None:
+    dense = RippleMemVectorStore(memory=minilm_store.memory, mode="dense")
+    assert dense.similarity_search("a story about aliens", k=1)[0].metadata["source"] == "books.md"
+    assert minilm_store.similarity_search("a story about aliens", k=1, mode="keyword") == []
+
+
+def test_bad_input_is_named(minilm_store: RippleMemVectorStore, embedder: Embedder) -> None:
+    store = minilm_store
+    with pytest.raises(InvalidInputError, match="unknown argument.*top_k"):
+        store.similarity_search("tea", top_k=2)
+    with pytest.raises(InvalidInputError, match="delete needs ids"):
+        store.delete()
+    with pytest.raises(InvalidInputError, match="'langchain_id' is reserved"):
+        store.add_texts(["x"], [{"langchain_id": "1"}])
+    with pytest.raises(InvalidInputError, match="one entry per text"):
+        store.add_texts(["x", "y"], ids=["1"])
+    with pytest.raises(InvalidTypeError, match="document ids must be non-empty strings"):
+        store.add_texts(["x"], ids=[7])  # type: ignore[list-item]
+    with pytest.raises(InvalidTypeError, match="filter must be a dict"):
+        store.similarity_search("tea", filter=lambda d: True)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="mode must be one of"):
+        RippleMemVectorStore(memory=store.memory, mode="bm25")
+    with pytest.raises(NotImplementedError, match="recalls by text"):
+        store.similarity_search_by_vector([0.0] * 384)
+    with pytest.raises(NotImplementedError, match="score_threshold"):
+        store.as_retriever(search_type="similarity_score_threshold",
+                           search_kwargs={"score_threshold": 0.5}).invoke("tea")
+    with pytest.raises(InvalidInputError, match="needs memory=RippleMem"):
+        RippleMemVectorStore.from_texts(["x"], MiniLMEmbeddings(embedder))
+    with pytest.raises(InvalidInputError, match="embedding is 'deterministic-fake-6' but memory="):
+        RippleMemVectorStore.from_texts(["x"], DeterministicFakeEmbedding(size=6), memory=store.memory,
+                                        model_id=FAKE_ID)
+    with pytest.raises(InvalidInputError, match="FrameworkEmbedder"):
+        RippleMemVectorStore.from_texts(["x"], DeterministicFakeEmbedding(size=6), user_id="bob")
