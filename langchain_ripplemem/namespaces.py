@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.store.base import get_text_at_path
+
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 SCOPE_FIELDS = ("user_id", "agent_id", "session_id")
@@ -91,10 +93,12 @@ def check_namespace(namespace: Any, name: str = "namespace") -> tuple[str, ...]:
     return namespace
 
 
-def value_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
-    """The text a value is recalled by: the given fields, else content/text/memory/data, else all fields."""
-    if fields:
-        parts = [_text(found) for path in fields if (found := _lookup(value, path)) is not None]
+def value_text(value: Mapping[str, Any], paths: Sequence[tuple[str, str | list[str]]] | None) -> str:
+    """The text a value is recalled by: the texts at the index paths (LangGraph's path syntax, e.g.
+    ``sections[*].text``; several are joined, one per line), else content/text/memory/data, else
+    every field as ``key: value`` lines."""
+    if paths:
+        parts = [text for _, tokens in paths for text in get_text_at_path(value, tokens) if text.strip()]
         if parts:
             return "\n".join(parts)
     for name in _TEXT_FIELDS:
@@ -124,14 +128,6 @@ def _compare(actual: Any, wanted: Any) -> bool:
         return (isinstance(actual, (list, tuple)) and len(actual) == len(wanted)
                 and all(_compare(a, w) for a, w in zip(actual, wanted, strict=True)))
     return bool(actual == wanted)
-
-
-def _lookup(value: Any, path: str) -> Any:
-    for step in path.split("."):
-        if not isinstance(value, Mapping) or step not in value:
-            return None
-        value = value[step]
-    return value
 
 
 def _text(value: Any) -> str:

@@ -150,8 +150,6 @@ def test_bad_arguments_are_named(alice: RippleMem) -> None:
     store = RippleMemStore(memory=alice)
     with pytest.raises(InvalidTypeError, match="value must be a dict"):
         store.batch([PutOp(("alice",), "k", "just text")])
-    with pytest.raises(NotImplementedError, match="TTL"):
-        store.put(("alice",), "k", {"content": "x"}, ttl=5)
 
 
 def test_items_survive_a_restart(store_dir: Path, embedder: Embedder) -> None:
