@@ -15,5 +15,7 @@ from llamaindex_ripplemem.memory import RippleMemMemory
 from llamaindex_ripplemem.memory_block import RippleMemMemoryBlock
 from llamaindex_ripplemem.retriever import RippleMemRetriever
 from llamaindex_ripplemem.tool_spec import RippleMemToolSpec
+from llamaindex_ripplemem.vector_store import RippleMemVectorStore
 
 __all__ = ["RippleMemMemory", "RippleMemMemoryBlock", "RippleMemRetriever", "RippleMemToolSpec"]
+__all__ += ["RippleMemVectorStore"]
