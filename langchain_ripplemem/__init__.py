@@ -3,7 +3,7 @@
 One line each::
 
     retriever = RippleMemRetriever(memory=mem, k=5)              # any chain: retriever | format_docs | ...
-    tools = RippleMemToolkit(memory=mem).get_tools()             # store/recall/find_connections/forget
+    tools = RippleMemToolkit(memory=mem).get_tools()             # store/recall/update/find_connections/forget
     agent = create_agent(model, tools, store=RippleMemStore(memory=mem),
                          middleware=[RippleMemMiddleware(memory=mem)])
 
@@ -27,6 +27,8 @@ _EXPORTS = {
     "RecallMemoryTool": "langchain_ripplemem.tools",
     "FindConnectionsTool": "langchain_ripplemem.tools",
     "ForgetMemoryTool": "langchain_ripplemem.tools",
+    "UpdateMemoryTool": "langchain_ripplemem.tools",
+    "EraseMemoryTool": "langchain_ripplemem.tools",
     "RippleMemStore": "langchain_ripplemem.store",
     "RippleMemVectorStore": "langchain_ripplemem.vectorstore",
     "RippleMemMiddleware": "langchain_ripplemem.middleware",
@@ -41,6 +43,7 @@ _EXTRAS = {
 __all__ = [
     "RippleMemRetriever", "format_docs", "hit_to_document", "memory_to_document",
     "RippleMemToolkit", "StoreMemoryTool", "RecallMemoryTool", "FindConnectionsTool", "ForgetMemoryTool",
+    "UpdateMemoryTool", "EraseMemoryTool",
     "RippleMemStore", "RippleMemMiddleware", "RippleMemMemory",
     "RippleMemVectorStore",
 ]
@@ -52,11 +55,13 @@ if TYPE_CHECKING:
     from langchain_ripplemem.retriever import RippleMemRetriever
     from langchain_ripplemem.store import RippleMemStore
     from langchain_ripplemem.tools import (
+        EraseMemoryTool,
         FindConnectionsTool,
         ForgetMemoryTool,
         RecallMemoryTool,
         RippleMemToolkit,
         StoreMemoryTool,
+        UpdateMemoryTool,
     )
     from langchain_ripplemem.vectorstore import RippleMemVectorStore
 
