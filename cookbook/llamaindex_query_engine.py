@@ -75,8 +75,8 @@ def main() -> None:
             print(f"\nQ: {question}\nA: {response}")
             for source in response.source_nodes:
                 meta = source.node.metadata
-                where = meta.get("source", "memory")
-                print(f"   {source.score:.2f} [{meta['type']}, {where}, {meta['event_time'][:10]}] "
+                where = "memory" if meta["source"] == "ripplemem" else meta["source"]
+                print(f"   {source.score:.2f} [{meta['type']}, {where}, {meta['time'][:10]}] "
                       f"{source.node.get_content()}")
 
 
