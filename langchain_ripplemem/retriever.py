@@ -15,20 +15,26 @@ from langchain_ripplemem.documents import hit_to_document
 from langchain_ripplemem.scopes import check_memory
 from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.metadata_filters import Condition, recall_options
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.validation import check_k, check_mode, check_types
 
 #: Keys of ``filters=`` (and of per-call keyword arguments): RippleMem.recall's narrowing options.
 FILTER_KEYS = ("since", "until", "min_importance", "metadata", "session_id")
-_CALL_KEYS = frozenset({"k", "mode", "types", "record_access", *FILTER_KEYS})
+_CALL_KEYS = frozenset({"k", "mode", "types", "record_access", "filter", *FILTER_KEYS})
+# LangChain's filter operators (Chroma's spelling) and the ones recall can honour.
+_OPERATORS = {"$eq": "==", "$in": "in", "$gte": ">=", "$lt": "<"}
 
 
 class RippleMemRetriever(BaseRetriever):
     """Retrieve a user's memories for a query with RippleMem's ripple recall (or hybrid/dense/keyword).
 
     ``RippleMemRetriever(memory=mem, k=5)`` drops into any chain: ``retriever | format_docs | prompt | llm``.
-    Each Document carries the memory id (``doc.id``) and ``id, type, score, event_time, why`` in metadata.
-    Per call, ``invoke(query, k=3, types=["semantic"], since="2024-01-01")`` overrides the defaults.
+    Each Document's ``id`` is the memory id; its metadata is ``ripplemem.hit_metadata``'s flat dict:
+    ``memory_id, type, source`` (the origin: an ingested file's path), ``time`` (+ ``time_basis``),
+    ``score, why`` and more, then the caller's own metadata keys (docs/langchain.md has the table).
+    ``search_kwargs={"k": 4, "filter": {...}}`` filters on those keys as ``VectorStore.as_retriever``
+    does. Per call, ``invoke(query, k=3, types=["semantic"], filter={...})`` overrides the defaults.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -67,15 +73,22 @@ class RippleMemRetriever(BaseRetriever):
 
     def _recall_options(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         _check_options(overrides, where="invoke")
+        calls = dict(overrides)
+        if "filter" in calls:
+            for option, value in filter_options(calls.pop("filter"), where="filter").items():
+                if option in calls:
+                    raise InvalidInputError(f"invoke got {option}= and a filter on the same key; give one")
+                calls[option] = value
         options: dict[str, Any] = {"k": self.k, "mode": self.mode, "types": self.types,
                                    "record_access": self.record_access, **(self.filters or {})}
-        options.update(overrides)
+        options.update(calls)
         return options
 
 
 # What other retrievers call these settings, and what to write here instead.
 _HINTS = {"top_k": "k=...", "similarity_top_k": "k=...",
-          "search_type": 'mode="ripple" | "hybrid" | "dense" | "keyword"', "filter": "filters={...}",
+          "search_type": 'mode="ripple" | "hybrid" | "dense" | "keyword"',
+          "filter": 'search_kwargs={"filter": {...}}',
           "user_id": "memory=mem.scope(user_id=...)"}
 
 
@@ -100,11 +113,35 @@ def _from_search_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
     if "k" in search:
         options["k"] = search["k"]
     if "filter" in search:
-        if not isinstance(search["filter"], Mapping):
-            raise InvalidTypeError("search_kwargs['filter'] must be a dict of metadata values, "
-                                   f"got {type(search['filter']).__name__}")
-        options["filters"] = {"metadata": dict(search["filter"])}
+        translated = filter_options(search["filter"], where="search_kwargs['filter']")
+        if "types" in translated:
+            if options.get("types") is not None:
+                raise InvalidInputError("give types= or a filter on 'type' in search_kwargs, not both")
+            options["types"] = translated.pop("types")
+        if translated:
+            options["filters"] = translated
     return options
+
+
+def filter_options(given: Any, *, where: str) -> dict[str, Any]:
+    """A LangChain metadata filter ({"type": "semantic", "page": 3, "time": {"$gte": "2024-01-01"}})
+    as recall options, on the keys the Documents' metadata shows; refuses what recall cannot do."""
+    if not isinstance(given, Mapping):
+        raise InvalidTypeError(f"{where} must be a dict of metadata values, got {type(given).__name__}")
+    conditions = []
+    for key, value in given.items():
+        if isinstance(key, str) and key.startswith("$"):
+            raise InvalidInputError(f"{where}: {key!r} is not supported; every key of the dict must match "
+                                    "(give one dict of key: value)")
+        if isinstance(value, Mapping) and value and all(str(op).startswith("$") for op in value):
+            for op, operand in value.items():
+                if op not in _OPERATORS:
+                    raise InvalidInputError(f"{where}: operator {op!r} on {key!r} is not supported; "
+                                            f"supported: {', '.join(_OPERATORS)}")
+                conditions.append(Condition(key, _OPERATORS[op], operand))
+        else:
+            conditions.append(Condition(key, "==", value))
+    return recall_options(conditions)
 
 
 def _check_known(data: Mapping[str, Any], fields: set[str]) -> None:

@@ -7,8 +7,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
 
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem.metadata_filters import OPERATORS, Condition, recall_options
 
 RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
 _WORD = re.compile(r"\w")
@@ -73,3 +80,35 @@ def recall_query(messages: Sequence[ChatMessage], input: str | None = None, wind
     texts = [message_text(m) for m in messages if role_of(m) == "user"]
     texts = [text for text in texts if text]
     return "\n".join(texts[-window:])
+
+
+def filters_to_recall(filters: Any) -> dict[str, Any]:
+    """LlamaIndex MetadataFilters on the nodes' metadata keys as recall options; what recall cannot
+    express (OR, NOT, NE, NIN, GT, LTE, text matches, ...) is refused with the operator named."""
+    if not isinstance(filters, MetadataFilters):
+        raise InvalidTypeError("filters must be a llama_index.core.vector_stores.types.MetadataFilters, "
+                               f"got {type(filters).__name__}")
+    return recall_options(_conditions(filters))
+
+
+def _conditions(filters: MetadataFilters) -> list[Condition]:
+    """The conditions of MetadataFilters that must all hold (nested AND groups flattened)."""
+    condition = filters.condition or FilterCondition.AND
+    if condition == FilterCondition.NOT:
+        raise InvalidInputError("FilterCondition.NOT is not supported: recall keeps memories matching "
+                                "every filter (AND)")
+    if condition == FilterCondition.OR and len(filters.filters) > 1:
+        raise InvalidInputError("FilterCondition.OR is not supported: recall keeps memories matching "
+                                "every filter (AND); for one key with several values use FilterOperator.IN")
+    found: list[Condition] = []
+    for item in filters.filters:
+        if isinstance(item, MetadataFilters):
+            found += _conditions(item)
+        elif isinstance(item, MetadataFilter):
+            operator = FilterOperator(item.operator)
+            if operator.value not in OPERATORS:
+                raise InvalidInputError(
+                    f"FilterOperator.{operator.name} ({operator.value!r}) on {item.key!r} is not supported; "
+                    "recall takes EQ, IN (type), GTE (time, importance) and LT (time)")
+            found.append(Condition(item.key, operator.value, item.value))
+    return found

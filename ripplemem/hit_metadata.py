@@ -46,7 +46,8 @@ def memory_metadata(memory: Memory) -> dict[str, Any]:
 
 def _public(memory: Memory, hit_fields: dict[str, Any]) -> dict[str, Any]:
     """RippleMem's keys (with a hit's score and why), then the caller's keys, renamed on a clash."""
-    time, basis = (memory.event_time, "event_time") if memory.event_time else (memory.created_at, "created_at")
+    time, basis = ((memory.event_time, "event_time") if memory.event_time
+                   else (memory.created_at, "created_at"))
     caller = dict(memory.metadata)
     knowledge_base = knowledge_base_of(memory)
     public: dict[str, Any] = {

@@ -5,16 +5,19 @@ no tool argument can reach another user's memories."""
 # No `from __future__ import annotations`: the MCP SDK reads the tools' Annotated hints at runtime.
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
 
 from ripplemem import tool_replies
 from ripplemem.errors import MissingDependencyError, RippleMemError
+from ripplemem.hit_metadata import hit_metadata
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult
 
     from ripplemem.memory import RippleMem
 
@@ -25,6 +28,21 @@ StoredType = Literal["episodic", "semantic"]
 RecallType = Literal["episodic", "semantic", "working", "perceptual", "document"]
 
 logger = logging.getLogger(__name__)
+Reply = TypeVar("Reply")
+
+
+class RecalledMemory(TypedDict):
+    """One memory of recall_memory's structured output: its text and ripplemem.hit_metadata's dict."""
+
+    content: str
+    metadata: dict[str, Any]
+
+
+class RecallOutput(TypedDict):
+    """recall_memory's structured output: the query and the memories, best first."""
+
+    query: str
+    memories: list[RecalledMemory]
 
 
 def _mcp_server_class() -> "type[MCPServer]":
@@ -38,7 +56,7 @@ def _mcp_server_class() -> "type[MCPServer]":
     return MCPServer
 
 
-def _tool_errors(work: Callable[[], str]) -> str:
+def _tool_errors(work: Callable[[], Reply]) -> Reply:
     """Run a tool's work; a RippleMem error becomes a tool error the model can read and fix
     (the SDK prefixes it with 'Error executing tool <name>: ')."""
     from mcp.server.mcpserver.exceptions import ToolError
@@ -52,6 +70,7 @@ def _tool_errors(work: Callable[[], str]) -> str:
 def build_server(memory: "RippleMem") -> "MCPServer":
     """An MCPServer whose four tools read and write only `memory`'s user (a handle on an open store)."""
     server_class = _mcp_server_class()
+    from mcp.types import CallToolResult
     server = server_class(
         SERVER_NAME,
         instructions=(f"Long-term memory of user {memory.user_id!r}. Call recall_memory before answering "
@@ -80,8 +99,8 @@ def build_server(memory: "RippleMem") -> "MCPServer":
         k: Annotated[int, Field(ge=1, le=20, description="How many memories to return.")] = 5,
         types: Annotated[list[RecallType] | None, Field(description=(
             "Only these memory types; leave empty for all."))] = None,
-    ) -> str:
-        return _tool_errors(lambda: tool_replies.recall_reply(memory, query, k, types))
+    ) -> Annotated[CallToolResult, RecallOutput]:
+        return _tool_errors(lambda: recall_result(memory, query, k, types))
 
     def find_connections(
         source: Annotated[str, Field(min_length=1, description=(
@@ -102,7 +121,7 @@ def build_server(memory: "RippleMem") -> "MCPServer":
 
     # What each tool does to the store, for hosts that ask before running a writing or deleting tool.
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    tools: list[tuple[Callable[..., str], str, ToolAnnotations]] = [
+    tools: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         (store_memory, tool_replies.STORE_DESCRIPTION,
          ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                          open_world_hint=False)),
@@ -113,8 +132,24 @@ def build_server(memory: "RippleMem") -> "MCPServer":
                          open_world_hint=False)),
     ]
     for function, description, annotations in tools:
-        server.add_tool(function, description=description, annotations=annotations, structured_output=False)
+        # recall_memory's return annotation publishes its outputSchema; the others reply text only.
+        structured = None if function is recall_memory else False
+        server.add_tool(function, description=description, annotations=annotations,
+                        structured_output=structured)
     return server
+
+
+def recall_result(memory: "RippleMem", query: str, k: int = 5,
+                  types: "Sequence[str] | None" = None) -> "CallToolResult":
+    """recall_memory's reply: the text lines the model reads, and as structured content each memory's
+    text with the same flat metadata the LangChain and LlamaIndex adapters give (hit_metadata)."""
+    from mcp.types import CallToolResult, TextContent
+
+    hits = memory.recall(query, k=k, mode="ripple", types=list(types) if types else None).hits
+    output: RecallOutput = {"query": query, "memories": [
+        {"content": hit.memory.content, "metadata": hit_metadata(hit)} for hit in hits]}
+    return CallToolResult(content=[TextContent(type="text", text=tool_replies.hits_reply(query, hits))],
+                          structured_content=dict(output))
 
 
 def serve_stdio(memory: "RippleMem") -> None:

@@ -140,3 +140,35 @@ def test_a_bad_user_id_stops_before_serving(tmp_path: Path, capsys: pytest.Captu
     assert status == 2
     assert capsys.readouterr().err.startswith("error: user_id must not be empty")
     assert not (tmp_path / "store").exists()
+
+
+def test_recall_memory_returns_each_memory_with_the_adapters_metadata(memory_only: RippleMem) -> None:
+    from ripplemem.hit_metadata import RIPPLEMEM_KEYS
+    from ripplemem.mcp_server import build_server
+
+    memory_only.add("Priya is the user's manager at Acme Robotics.", type="semantic",
+                    metadata={"team": "R&D"})
+    met = memory_only.add("The user met Priya in Lisbon for the robotics fair.",
+                          event_time="2024-05-02T10:00:00+02:00")
+
+    async def session(client: Any) -> tuple[Any, Any]:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        return listed, await client.call_tool("recall_memory", {"query": "Who is Priya?", "k": 2})
+
+    async def run() -> tuple[Any, Any]:
+        async with mcp.Client(build_server(memory_only)) as client:
+            return await session(client)
+
+    tools, result = asyncio.run(run())
+    schema = tools["recall_memory"].output_schema
+    assert schema["required"] == ["query", "memories"] and tools["store_memory"].output_schema is None
+    memories = result.structured_content["memories"]
+    assert [m["content"] for m in memories] == [line.split(") ", 1)[1]
+                                                for line in text_of(result).splitlines()[1:]]
+    by_text = {m["content"]: m["metadata"] for m in memories}
+    fair = by_text[met.content]
+    assert list(fair)[:len(RIPPLEMEM_KEYS)] == list(RIPPLEMEM_KEYS)
+    assert fair["memory_id"] == met.id and f"[id={met.id}]" in text_of(result)
+    assert fair["time"] == "2024-05-02T08:00:00+00:00" and fair["time_basis"] == "event_time"
+    assert isinstance(fair["why"], str) and fair["why"] and isinstance(fair["score"], float)
+    assert by_text["Priya is the user's manager at Acme Robotics."]["team"] == "R&D"

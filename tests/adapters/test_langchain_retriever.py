@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from langchain_core.documents import Document
@@ -62,15 +63,35 @@ def test_documents_carry_the_memory_and_why_it_was_recalled(seeded: RippleMem) -
     stored = {m.content: m for m in seeded.list()}
     for doc in docs:
         memory = stored[doc.page_content]
-        assert doc.id == doc.metadata["id"] == memory.id
+        assert doc.id == doc.metadata["memory_id"] == memory.id
         assert doc.metadata["type"] == memory.type
         assert isinstance(doc.metadata["why"], str) and doc.metadata["why"]
     scores = [doc.metadata["score"] for doc in docs]
     assert scores == sorted(scores, reverse=True)
     by_text = {d.page_content: d for d in RippleMemRetriever(memory=seeded, k=5).invoke("adopted in Lyon")}
     adopted = by_text["Alice adopted Tom from a shelter in Lyon."]
-    assert adopted.metadata["event_time"] == "2023-04-02T10:00:00+00:00"
-    assert by_text["Alice owns a cat called Tom."].metadata["event_time"] is None
+    assert adopted.metadata["event_time"] == adopted.metadata["time"] == "2023-04-02T10:00:00+00:00"
+    assert adopted.metadata["time_basis"] == "event_time"
+    owns = by_text["Alice owns a cat called Tom."].metadata
+    assert owns["event_time"] is None and owns["time_basis"] == "created_at"
+    assert owns["time"] == owns["created_at"] and owns["time"].endswith("+00:00")
+
+
+def test_source_is_the_file_and_caller_metadata_is_flat(embedder: Embedder, tmp_path: Path) -> None:
+    handbook = tmp_path / "handbook"
+    handbook.mkdir()
+    (handbook / "leave.md").write_text("# Leave\n\nEveryone gets 25 days of paid leave a year.\n")
+    with RippleMem(path=None, user_id="alice", embedder=embedder) as mem:
+        mem.ingest(handbook, knowledge_base="team")
+        mem.add("Alice booked leave for the first week of August", metadata={"topic": "holiday"})
+        docs = {d.metadata["type"]: d for d in RippleMemRetriever(memory=mem, k=2).invoke("paid leave")}
+    chunk, own = docs["document"].metadata, docs["episodic"].metadata
+    # Like a LangChain loader's Document: source is the file, its page and name sit at the top level.
+    assert chunk["source"] == str((handbook / "leave.md").resolve())
+    assert chunk["file_name"] == "leave.md" and "page" in chunk
+    assert chunk["knowledge_base"] == "team" and "kb:team" not in map(str, chunk.values())
+    assert own["topic"] == "holiday" and own["source"] == "ripplemem"
+    assert "memory_metadata" not in chunk and "memory_metadata" not in own and "user_id" not in own
 
 
 def test_types_filters_and_per_call_overrides(seeded: RippleMem) -> None:
@@ -167,3 +188,33 @@ def test_search_kwargs_are_read_as_langchain_s_vector_stores_read_them(seeded: R
         RippleMemRetriever(memory=seeded, search_kwargs={"score_threshold": 0.5})
     with pytest.raises(InvalidInputError, match=r"search_kwargs has unknown keys \['fetch_k'\]"):
         RippleMemRetriever(memory=seeded, search_kwargs={"fetch_k": 20})
+
+
+def test_filter_takes_the_keys_the_documents_show(seeded: RippleMem) -> None:
+    def texts(**arguments: object) -> set[str]:
+        query = arguments.pop("query", "Alice")
+        retriever = RippleMemRetriever(memory=seeded, k=10, record_access=False, **arguments)
+        return {doc.page_content for doc in retriever.invoke(query)}
+
+    assert texts(search_kwargs={"filter": {"type": "semantic"}}) == {
+        "Alice owns a cat called Tom.", "Alice drinks green tea every morning."}
+    assert texts(search_kwargs={"filter": {"time": {"$lt": "2024-01-01"}}}) == {
+        "Alice adopted Tom from a shelter in Lyon."}
+    assert texts(search_kwargs={"filter": {"session_id": "s2", "type": {"$in": ["episodic"]}}}) == {
+        "Tom the cat sleeps on the piano every afternoon."}
+    retriever = RippleMemRetriever(memory=seeded, k=10, record_access=False)
+    assert [d.page_content for d in retriever.invoke("Alice", filter={"topic": "food"})] == [
+        "Alice drinks green tea every morning."]
+
+
+@pytest.mark.parametrize(("given", "named"), [
+    ({"type": {"$ne": "semantic"}}, r"operator '\$ne' on 'type' is not supported"),
+    ({"$or": [{"type": "semantic"}]}, r"'\$or' is not supported"),
+    ({"importance": {"$gt": 0.5}}, r"operator '\$gt' on 'importance' is not supported"),
+    ({"importance": {"$lt": 0.5}}, r"operator '<' is not supported on 'importance' \(supported there: >="),
+    ({"source": "notes.md"}, r"cannot filter on 'source'"),
+])
+def test_a_filter_recall_cannot_honour_is_refused_by_name(seeded: RippleMem, given: dict[str, object],
+                                                          named: str) -> None:
+    with pytest.raises(InvalidInputError, match=named):
+        RippleMemRetriever(memory=seeded, search_kwargs={"filter": given})

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, QueryBundle
 from llama_index.core.tools import RetrieverTool
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
 
 from llamaindex_ripplemem import RippleMemRetriever
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
@@ -29,14 +37,72 @@ def test_nodes_carry_the_memory_id_text_and_provenance(alice: RippleMem) -> None
     assert top.node.node_id == stored.id and top.node.get_content() == "Bob owns a cat called Tom"
     meta = top.node.metadata
     assert meta["memory_id"] == stored.id and meta["type"] == "episodic" and meta["session_id"] == "s1"
-    assert meta["event_time"] == "2024-03-01T09:30:00+00:00"
+    assert meta["event_time"] == meta["time"] == "2024-03-01T09:30:00+00:00"
+    assert meta["time_basis"] == "event_time" and meta["source"] == "chat with Bob"
     assert "matched by" in meta["why"]
     assert top.score is not None and nodes[1].score is not None and top.score >= nodes[1].score
     # What an answering LLM reads: the text with its type and date, not ids or scoring notes.
     llm_view = top.node.get_content(metadata_mode=MetadataMode.LLM)
     assert "type: episodic" in llm_view and "2024-03-01" in llm_view
-    assert "source: chat with Bob" in llm_view  # the memory's own metadata
+    assert "source: chat with Bob" in llm_view  # where it came from
     assert stored.id not in llm_view and "matched by" not in llm_view and "importance" not in llm_view
+    assert top.node.get_content(metadata_mode=MetadataMode.EMBED) == "Bob owns a cat called Tom"
+
+
+def test_the_answering_llm_reads_a_chunk_with_its_file_and_page_not_internal_fields(
+        alice: RippleMem, tmp_path: Path) -> None:
+    handbook = tmp_path / "handbook"
+    handbook.mkdir()
+    (handbook / "leave.md").write_text("# Leave\n\nEveryone gets 25 days of paid leave a year.\n")
+    alice.ingest(handbook, knowledge_base="team")
+    alice.add("Alice asked for leave in August", metadata={"turn": "D4:2"})
+    nodes = RippleMemRetriever(memory=alice, similarity_top_k=2).retrieve("How many days of paid leave?")
+    chunk = next(n.node for n in nodes if n.node.metadata["type"] == "document")
+    llm_view = chunk.get_content(metadata_mode=MetadataMode.LLM)
+    header = llm_view[:-len(chunk.get_content())]
+    # Was 13 internal fields (500+ characters) for this chunk; now: kind, time, file.
+    assert header.splitlines() == ["type: document", f"source: {(handbook / 'leave.md').resolve()}",
+                                   f"time: {chunk.metadata['time']}", ""]
+    assert len(header) < 120 + len(str(tmp_path))
+    for internal in ("content_hash", "chunker", "chunk_index", "memory_id", "why", "kb:team", "session_id"):
+        assert internal not in llm_view
+    own = next(n.node for n in nodes if n.node.metadata["type"] == "episodic")
+    assert "turn: D4:2" in own.get_content(metadata_mode=MetadataMode.LLM)  # the caller's own keys
+
+
+def test_metadata_filters_narrow_recall_by_the_keys_nodes_show(alice: RippleMem) -> None:
+    def texts(*filters: MetadataFilter, condition: str = "and") -> list[str]:
+        given = MetadataFilters(filters=list(filters), condition=condition)
+        nodes = RippleMemRetriever(memory=alice, filters=given, record_access=False).retrieve("cat")
+        return sorted(n.node.get_content() for n in nodes)
+
+    assert texts(MetadataFilter(key="type", value="semantic")) == ["Tom the cat only eats tuna"]
+    assert texts(MetadataFilter(key="type", value=["semantic"], operator=FilterOperator.IN),
+                 MetadataFilter(key="importance", value=0.7, operator=FilterOperator.GTE)) == [
+        "Tom the cat only eats tuna"]
+    assert texts(MetadataFilter(key="time", value="2024-06-01", operator=FilterOperator.LT)) == [
+        "Bob owns a cat called Tom"]
+    assert texts(MetadataFilter(key="session_id", value="s2")) == ["The quarterly report is due on Friday"]
+    assert texts(MetadataFilter(key="session_id", value="s1"), condition="or") == [
+        "Bob owns a cat called Tom"]
+
+
+@pytest.mark.parametrize(("filters", "named"), [
+    (MetadataFilters(filters=[MetadataFilter(key="type", value="semantic", operator=FilterOperator.NE)]),
+     r"FilterOperator.NE \('!='\) on 'type' is not supported"),
+    (MetadataFilters(filters=[MetadataFilter(key="importance", value=0.5, operator=FilterOperator.GT)]),
+     r"FilterOperator.GT \('>'\) on 'importance' is not supported"),
+    (MetadataFilters(filters=[MetadataFilter(key="importance", value=0.5, operator=FilterOperator.LT)]),
+     r"operator '<' is not supported on 'importance' \(supported there: >=\)"),
+    (MetadataFilters(filters=[MetadataFilter(key="type", value="semantic"),
+                              MetadataFilter(key="session_id", value="s1")], condition=FilterCondition.OR),
+     r"FilterCondition.OR is not supported"),
+    (MetadataFilters(filters=[MetadataFilter(key="why", value="x")]), r"cannot filter on 'why'"),
+])
+def test_metadata_filters_recall_cannot_honour_are_refused_by_name(alice: RippleMem, filters: MetadataFilters,
+                                                                   named: str) -> None:
+    with pytest.raises(InvalidInputError, match=named):
+        RippleMemRetriever(memory=alice, filters=filters)
 
 
 async def test_async_retrieve_matches_sync(alice: RippleMem) -> None:
@@ -96,3 +162,8 @@ def test_bad_arguments_are_named(alice: RippleMem) -> None:
         RippleMemRetriever(memory=alice, mode="fuzzy")
     with pytest.raises(InvalidInputError, match="type must be one of"):
         RippleMemRetriever(memory=alice, types="dream").retrieve("cat")
+    with pytest.raises(InvalidTypeError, match="filters must be a llama_index.*MetadataFilters"):
+        RippleMemRetriever(memory=alice, filters={"type": "semantic"})  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="filters= and session_id= both set"):
+        RippleMemRetriever(memory=alice, session_id="s1",
+                           filters=MetadataFilters(filters=[MetadataFilter(key="session_id", value="s2")]))
