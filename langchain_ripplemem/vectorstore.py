@@ -56,11 +56,12 @@ class RippleMemVectorStore(VectorStore):
         metas = _aligned("metadatas", metadatas, len(items), {})
         given = _aligned("ids", ids, len(items), None)
         chosen = [_check_id(i) if i is not None else uuid.uuid4().hex for i in given]
+        named = {doc_id for doc_id, wanted in zip(chosen, given, strict=True) if wanted is not None}
         latest = {doc_id: (text, meta) for doc_id, text, meta in zip(chosen, items, metas, strict=True)}
         new: list[dict[str, Any]] = []
         for doc_id, (text, meta) in latest.items():
             stored_meta = {**_caller_metadata(meta), ID_KEY: doc_id}
-            existing = self._find(doc_id)
+            existing = self._find(doc_id) if doc_id in named else None  # a fresh uuid is new
             if existing is None:
                 new.append({"content": text, "type": self.memory_type, "metadata": stored_meta})
             else:

@@ -33,6 +33,24 @@ class TestStandardSuite(VectorStoreIntegrationTests):
             yield RippleMemVectorStore(memory=mem)
 
 
+def test_search_is_ripple_recall_not_vector_order_alone() -> None:
+    """With an embedder that knows nothing (random vectors), dense order is noise; ripple recall
+    still finds the document by its words."""
+    embedder = FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id=FAKE_ID)
+    with RippleMem(path=None, user_id="alice", embedder=embedder) as mem:
+        store = RippleMemVectorStore(memory=mem)
+        store.add_texts(["Apple pie needs cinnamon", "The car needs new engine oil",
+                         "Green tea is brewed at 80 degrees", "Invoice 4411 is overdue"])
+        for query, expected in [("green tea temperature", "Green tea is brewed at 80 degrees"),
+                                ("engine oil", "The car needs new engine oil"),
+                                ("invoice overdue", "Invoice 4411 is overdue")]:
+            assert store.similarity_search(query, k=1)[0].page_content == expected
+        dense = [store.similarity_search(q, k=1, mode="dense")[0].page_content
+                 for q in ("green tea temperature", "engine oil", "invoice overdue")]
+        assert dense != ["Green tea is brewed at 80 degrees", "The car needs new engine oil",
+                         "Invoice 4411 is overdue"]
+
+
 class MiniLMEmbeddings(Embeddings):
     """The session's real MiniLM as a LangChain Embeddings (what a user brings from langchain-*)."""
 
