@@ -145,10 +145,10 @@ def recall_result(memory: "RippleMem", query: str, k: int = 5,
     text with the same flat metadata the LangChain and LlamaIndex adapters give (hit_metadata)."""
     from mcp.types import CallToolResult, TextContent
 
-    hits = memory.recall(query, k=k, mode="ripple", types=list(types) if types else None).hits
+    reply = tool_replies.recall_result(memory, query, k, types)
     output: RecallOutput = {"query": query, "memories": [
-        {"content": hit.memory.content, "metadata": hit_metadata(hit)} for hit in hits]}
-    return CallToolResult(content=[TextContent(type="text", text=tool_replies.hits_reply(query, hits))],
+        {"content": hit.memory.content, "metadata": hit_metadata(hit)} for hit in reply.artifact]}
+    return CallToolResult(content=[TextContent(type="text", text=reply.text)],
                           structured_content=dict(output))
 
 
