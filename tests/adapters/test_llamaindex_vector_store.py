@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.llms import ChatMessage
+from llama_index.core.memory import VectorMemoryBlock
 from llama_index.core.schema import Document, MetadataMode, TextNode
 from llama_index.core.vector_stores.types import (
     FilterOperator,
@@ -119,6 +121,20 @@ def test_the_users_other_memories_are_nodes_with_internals_hidden_from_the_llm(i
     assert node.metadata["memory_id"] == native.id
     shown = node.get_content(metadata_mode=MetadataMode.LLM)
     assert "source: diary" in shown and "mood: happy" in shown and native.id not in shown
+
+
+async def test_llamaindex_vector_memory_block_on_it(mem: RippleMem) -> None:
+    """LlamaIndex's own VectorMemoryBlock (it needs a store that keeps text) stores chat turns in
+    RippleMem and recalls them, kept apart by session."""
+    def block() -> VectorMemoryBlock:  # a fresh block per read: the block keeps its last session filter
+        return VectorMemoryBlock(vector_store=RippleMemVectorStore(memory=mem),
+                                 embed_model=MockEmbedding(embed_dim=8), similarity_top_k=1)
+    writer = block()
+    for text in ("I love jasmine green tea", "My car is a red Volvo"):
+        await writer.aput([ChatMessage(role="user", content=text, additional_kwargs={"session_id": "s1"})])
+    question = [ChatMessage(role="user", content="what drink do I like?")]
+    assert "jasmine green tea" in await block().aget(question, session_id="s1")
+    assert await block().aget(question, session_id="s2") == ""
 
 
 def test_bad_queries_are_named(mem: RippleMem) -> None:
