@@ -5,10 +5,19 @@ from __future__ import annotations
 import re
 
 import pytest
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
+from llama_index.core.llms import MockFunctionCallingLLM
+from llama_index.core.schema import NodeWithScore
 from llama_index.core.tools import FunctionTool
 
 from llamaindex_ripplemem import RippleMemToolSpec
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem.tool_replies import TOOL_NAMES, ToolReply
+
+# llama-index's workflows inspect the agent (a pydantic model) and trip pydantic's deprecation notices.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect",
+                                        "ignore:is_running called from within a step:DeprecationWarning")
 
 
 def tools_of(spec: RippleMemToolSpec) -> dict[str, FunctionTool]:
@@ -23,7 +32,8 @@ def stored_id(output: str) -> str:
 
 def test_tools_have_names_schemas_and_guidance(memory_only: RippleMem) -> None:
     tools = tools_of(RippleMemToolSpec(memory=memory_only))
-    assert list(tools) == ["store_memory", "recall_memory", "find_connections", "forget_memory"]
+    assert list(tools) == ["store_memory", "recall_memory", "update_memory", "find_connections",
+                           "forget_memory"]
     schemas = {name: tool.metadata.get_parameters_dict() for name, tool in tools.items()}
     assert schemas["store_memory"]["required"] == ["content"]
     assert schemas["store_memory"]["properties"]["type"]["enum"] == ["episodic", "semantic"]
@@ -31,6 +41,7 @@ def test_tools_have_names_schemas_and_guidance(memory_only: RippleMem) -> None:
     assert schemas["recall_memory"]["required"] == ["query"]
     assert schemas["find_connections"]["required"] == ["source", "target"]
     assert schemas["forget_memory"]["required"] == ["memory_id"]
+    assert schemas["update_memory"]["required"] == ["memory_id"]
     assert "recall_memory first" in tools["forget_memory"].metadata.description
     assert all(tool.async_fn is not None for tool in tools.values())
 
@@ -113,3 +124,77 @@ def test_bad_input_names_the_argument(memory_only: RippleMem) -> None:
         RippleMemToolSpec(memory=None)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="mode must be one of"):
         RippleMemToolSpec(memory=memory_only, mode="graph")
+
+
+def test_tools_can_be_renamed_redescribed_and_chosen(memory_only: RippleMem) -> None:
+    spec = RippleMemToolSpec(memory=memory_only, include=["recall_memory", "forget_memory", "erase_memory"],
+                             names={"recall_memory": "search_memory"},
+                             descriptions={"erase_memory": "Erase what the user asks to forget."})
+    tools = tools_of(spec)
+    assert list(tools) == ["search_memory", "forget_memory", "erase_memory"]
+    assert tools["search_memory"].metadata.description.startswith("search_memory(query: str")
+    assert "Find the id with search_memory first" in tools["forget_memory"].metadata.description
+    assert tools["erase_memory"].metadata.description == "Erase what the user asks to forget."
+    missing = tools["forget_memory"].call(memory_id="nope").content
+    assert missing.endswith("use search_memory to find the right id.")
+    with pytest.raises(InvalidInputError, match=r"include names \['erase'\], not memory tools"):
+        RippleMemToolSpec(memory=memory_only, include=["erase"])
+    with pytest.raises(InvalidInputError, match="response_format must be one of content, content_and_"):
+        RippleMemToolSpec(memory=memory_only, response_format="artifact")
+
+
+def test_update_changes_a_memory_by_id(memory_only: RippleMem) -> None:
+    update = tools_of(RippleMemToolSpec(memory=memory_only))["update_memory"]
+    memory = memory_only.add("The user's sister Ana lives in Lisbon.", metadata={"from": "chat 3"})
+    reply = update.call(memory_id=memory.id, content="The user's sister Ana lives in Porto.",
+                        metadata={"from": None, "checked": True}).content
+    assert reply == f"Updated memory {memory.id} (episodic): The user's sister Ana lives in Porto."
+    updated = memory_only.get(memory.id)
+    assert (updated.content, updated.metadata) == ("The user's sister Ana lives in Porto.", {"checked": True})
+    assert "nothing was updated" in update.call(memory_id="f" * 32, importance=0.5).content
+
+
+def test_content_and_artifact_puts_the_structure_in_raw_output(memory_only: RippleMem) -> None:
+    tools = tools_of(RippleMemToolSpec(memory=memory_only, include=TOOL_NAMES,
+                                       response_format="content_and_artifact"))
+    stored = tools["store_memory"].call(content="Mia is allergic to peanuts.", type="semantic")
+    memory_id = stored.raw_output.artifact["metadata"]["memory_id"]
+    assert stored.content == f"Stored memory {memory_id} (semantic): Mia is allergic to peanuts."
+    recalled = tools["recall_memory"].call(query="Mia's allergies", k=3)
+    assert isinstance(recalled.raw_output, ToolReply) and recalled.content.startswith("1 memory for")
+    [node] = recalled.raw_output.artifact
+    assert isinstance(node, NodeWithScore) and (node.node.node_id, node.node.get_content()) == (
+        memory_id, "Mia is allergic to peanuts.")
+    preview = tools["erase_memory"].call(matching="peanuts").raw_output.artifact
+    assert preview["dry_run"] and preview["memory_ids"] == [memory_id]
+    assert isinstance(RippleMemToolSpec(memory=memory_only).recall_memory("peanuts"), str)
+
+
+def test_erase_previews_then_erases_and_forget_me_must_be_allowed(memory_only: RippleMem) -> None:
+    memory_only.add_many(["My diabetes check-up is next week.", "I play the cello."])
+    erase = tools_of(RippleMemToolSpec(memory=memory_only, include=["erase_memory"]))["erase_memory"]
+    preview = erase.call(matching="diabetes").content
+    assert preview.startswith("Preview, nothing erased yet: 1 memory matching 'diabetes'")
+    assert "] My diabetes check-up is next week." in preview and len(memory_only.list()) == 2
+    assert erase.call(matching="diabetes", confirm=True).content == (
+        "Erased 1 memory for good; verified: nothing of them is left in any layer.")
+    assert [m.content for m in memory_only.list()] == ["I play the cello."]
+    with pytest.raises(InvalidInputError, match="turned off for this tool"):
+        erase.call(everything=True, confirm=True)
+    assert len(memory_only.list()) == 1
+    forget_me = RippleMemToolSpec(memory=memory_only, include=["erase_memory"], allow_erase_everything=True)
+    forget_me.erase_memory(everything=True, confirm=True)
+    assert memory_only.list() == []
+
+
+async def test_agent_previews_before_it_erases(memory_only: RippleMem) -> None:
+    memory_only.add_many(["My knee hurts since I started running.", "I like jazz."])
+    steps = [ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="erase_memory",
+                                                                 tool_kwargs={"matching": "my knee"})]),
+             ChatMessage(role="assistant", content="I would erase 1 memory about your knee. Shall I?")]
+    llm = MockFunctionCallingLLM(response_generator=lambda messages, **_: steps.pop(0))
+    tools = RippleMemToolSpec(memory=memory_only, include=["erase_memory"]).to_tool_list()
+    agent = FunctionAgent(tools=tools, llm=llm)
+    response = await agent.run("Forget what I told you about my knee.")
+    assert str(response) == "I would erase 1 memory about your knee. Shall I?"
+    assert len(memory_only.list()) == 2  # the preview erased nothing
