@@ -37,11 +37,14 @@ def is_langchain_embeddings(obj: Any) -> bool:
 
 
 def model_id_of(obj: Any) -> str | None:
-    """The model name an embeddings object carries (model_id, model or model_name), else None."""
+    """The model name an embeddings object carries (model_id, model or model_name), with
+    ":<dimensions>" when it asks the model for shortened vectors (OpenAI's dimensions=); else None."""
     for attribute in MODEL_ATTRIBUTES:
         value = getattr(obj, attribute, None)
         if isinstance(value, str) and value.strip().lower() not in _NO_NAME:
-            return value.strip()
+            dimensions = getattr(obj, "dimensions", None)
+            shortened = isinstance(dimensions, int) and not isinstance(dimensions, bool)
+            return f"{value.strip()}:{dimensions}" if shortened else value.strip()
     return None
 
 

@@ -107,6 +107,17 @@ def test_fake_embeddings_need_a_model_id() -> None:
     assert _top(li, "green tea", mode="ripple") == "the tea is green"
 
 
+def test_model_id_from_the_object() -> None:
+    class Remote(DeterministicFakeEmbedding):
+        model: str = "text-embedding-3-small"
+        dimensions: int | None = None
+
+    assert FrameworkEmbedder(Remote(size=6)).model_id == "text-embedding-3-small"
+    assert FrameworkEmbedder(Remote(size=6, dimensions=256)).model_id == "text-embedding-3-small:256"
+    assert FrameworkEmbedder(Remote(size=6), model_id="mine").model_id == "mine"
+    assert FrameworkEmbedder(MockEmbedding(embed_dim=8, model_name="bge-small")).model_id == "bge-small"
+
+
 def test_dimension_comes_from_the_first_vector_and_vectors_are_unit() -> None:
     wrapped = FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-6")
     assert wrapped.dimension is None
