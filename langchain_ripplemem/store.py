@@ -23,6 +23,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
+from langchain_ripplemem.handle_internals import handle_now, store_users
 from langchain_ripplemem.namespaces import (
     DEFAULT_LAYOUT,
     Layout,
@@ -32,7 +33,7 @@ from langchain_ripplemem.namespaces import (
     value_text,
 )
 from langchain_ripplemem.scopes import check_memory
-from langchain_ripplemem.store_config import check_minutes, handle_now, index_paths, parse_index, parse_ttl
+from langchain_ripplemem.store_config import check_minutes, index_paths, parse_index, parse_ttl
 from langchain_ripplemem.store_ttl import (
     DEFAULT_SWEEP_MINUTES,
     TTL_KEY,
@@ -110,10 +111,10 @@ class RippleMemStore(BaseStore):
 
     # -- TTL -----------------------------------------------------------------------------------
     def sweep_ttl(self) -> int:
-        """Erase every expired item of the users this store has served (``RippleMem.erase``: rows,
-        vectors and change log); returns how many went."""
+        """Erase every expired item of every user of the store (``RippleMem.erase``: rows, vectors
+        and change log); returns how many went."""
         swept = 0
-        for user in sorted(self._known_users()):
+        for user in store_users(self.memory):
             handle = self.memory.scope(user, agent_id=self._list_agent())
             now = handle_now(handle)
             expired = [memory.id for memory in self._all(handle, None) if is_expired(memory.metadata, now)]

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 from langgraph.store.base import TTLConfig, ensure_embeddings, tokenize_path
 
+from langchain_ripplemem.handle_internals import handle_embedder
 from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
@@ -56,16 +56,6 @@ def parse_index(index: Any, memory: RippleMem) -> IndexPaths | None:
         check_embed(index["embed"], memory)
     fields = index.get("fields")
     return None if fields is None else index_paths(fields, "index['fields']")
-
-
-def handle_embedder(memory: RippleMem) -> Any:
-    """The embedder behind a RippleMem handle (the store embeds every value with it)."""
-    return memory._engine.embedder
-
-
-def handle_now(memory: RippleMem) -> datetime:
-    """The handle's clock (``RippleMem(clock=...)``): the time memories are dated by, and TTLs run on."""
-    return memory._engine.clock()
 
 
 def embedder_dimension(memory: RippleMem) -> int:
