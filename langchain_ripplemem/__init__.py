@@ -36,8 +36,8 @@ _EXPORTS = {
 }
 _EXTRAS = {
     "langchain_ripplemem.legacy": "langchain-classic",
-    "langchain_ripplemem.middleware": "langchain",
-    "langchain_ripplemem.store": "langchain",
+    "langchain_ripplemem.middleware": "langgraph",
+    "langchain_ripplemem.store": "langgraph",
 }
 
 __all__ = [
