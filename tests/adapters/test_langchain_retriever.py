@@ -205,6 +205,10 @@ def test_filter_takes_the_keys_the_documents_show(seeded: RippleMem) -> None:
     retriever = RippleMemRetriever(memory=seeded, k=10, record_access=False)
     assert [d.page_content for d in retriever.invoke("Alice", filter={"topic": "food"})] == [
         "Alice drinks green tea every morning."]
+    with pytest.raises(InvalidInputError, match="invoke got types= and a filter on the same key"):
+        retriever.invoke("Alice", types=["semantic"], filter={"type": "episodic"})
+    with pytest.raises(InvalidInputError, match="give types= or a filter on 'type'"):
+        RippleMemRetriever(memory=seeded, types=["semantic"], search_kwargs={"filter": {"type": "episodic"}})
 
 
 @pytest.mark.parametrize(("given", "named"), [
