@@ -94,7 +94,7 @@ _HINTS = {"top_k": "k=...", "similarity_top_k": "k=...",
 
 def _from_search_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments with LangChain's ``search_kwargs`` ({"k": 4, "filter": {...}}, as
-    ``VectorStore.as_retriever`` takes them) turned into ``k`` and a metadata filter."""
+    ``VectorStore.as_retriever`` takes them) turned into ``k`` and recall filters (``filter_options``)."""
     options = dict(data)
     search = options.pop("search_kwargs", None)
     if search is None:
