@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cookbook_runner import run_recipe
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_core.indexing import InMemoryRecordManager, index
@@ -179,3 +180,14 @@ def test_bad_input_is_named(minilm_store: RippleMemVectorStore, embedder: Embedd
                                         model_id=FAKE_ID)
     with pytest.raises(InvalidInputError, match="FrameworkEmbedder"):
         RippleMemVectorStore.from_texts(["x"], DeterministicFakeEmbedding(size=6), user_id="bob")
+
+
+@pytest.mark.slow
+def test_cookbook_recipe_indexes_a_wiki_and_searches_it_beside_the_users_memories() -> None:
+    out = run_recipe("langchain_vectorstore.py")
+    assert "index: {'num_added': 3, 'num_updated': 0, 'num_skipped': 0, 'num_deleted': 0}" in out
+    assert "after an edit: {'num_added': 1, 'num_updated': 0, 'num_skipped': 2, 'num_deleted': 1}" in out
+    lisbon = out.split("> What do I need to do for my Lisbon trip?\n")[1].split(">")[0].splitlines()
+    assert "ripplemem  I'm flying to Lisbon on 3 June" in lisbon[0]
+    assert any("wiki/travel.md  Travel policy" in line for line in lisbon[1:])
+    assert "retriever: ['Expenses: submit receipts within 45 days" in out
