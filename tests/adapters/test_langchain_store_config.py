@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
+from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings, FakeEmbeddings
 from langgraph.store.memory import InMemoryStore
 
 from langchain_ripplemem import RippleMemStore
-from ripplemem import RippleMem
+from ripplemem import FrameworkEmbedder, RippleMem
 from ripplemem.embeddings import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
@@ -86,3 +86,14 @@ def test_embed_names_the_store_embedder_or_is_refused(alice: RippleMem, embedder
         RippleMemStore(memory=alice, index={"dims": 384, "ann_index_config": {"kind": "hnsw"}})
     with pytest.raises(InvalidTypeError, match=r"index\['fields'\] must be a list of paths"):
         RippleMemStore(memory=alice, index={"fields": "profile.food"})
+
+
+def test_the_embeddings_object_the_store_was_opened_with_is_accepted() -> None:
+    fake = DeterministicFakeEmbedding(size=16)
+    with RippleMem(path=None, user_id="alice", embedder=FrameworkEmbedder(fake, model_id="fake-16")) as own:
+        store = RippleMemStore(memory=own, index={"dims": 16, "embed": fake, "fields": ["text"]})
+        store.put(("alice",), "k", {"text": "hello", "n": 1})
+        assert [item.key for item in store.search(("alice",), query="hello")] == ["k"]
+        RippleMemStore(memory=own, index={"embed": DeterministicFakeEmbedding(size=16)})  # the same vectors
+        with pytest.raises(InvalidInputError, match="gives other vectors"):
+            RippleMemStore(memory=own, index={"embed": FakeEmbeddings(size=16)})  # random vectors
