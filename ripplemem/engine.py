@@ -13,8 +13,8 @@ import numpy as np
 
 from ripplemem.config import Settings
 from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
-from ripplemem.framework_embedders import as_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
+from ripplemem.framework_embedders import as_embedder
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem

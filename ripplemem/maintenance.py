@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from ripplemem.archiving import rearchive_store
 from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
-from ripplemem.framework_embedders import as_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
+from ripplemem.framework_embedders import as_embedder
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.validation import check_k
 
