@@ -37,7 +37,6 @@ MetadataValue = str | int | float | bool | None
 READ_TOOLS = ("recall_memory", "find_connections")
 DEFAULT_TOOLS = ("store_memory", "recall_memory", "update_memory", "find_connections", "forget_memory")
 RESPONSE_FORMATS = ("content", "content_and_artifact")
-Reply = str | ToolReply
 
 
 class RippleMemToolSpec(BaseToolSpec):
@@ -88,11 +87,11 @@ class RippleMemToolSpec(BaseToolSpec):
                                              or renamed(tool.metadata.description, self.names))
         return tools
 
-    def _reply(self, reply: ToolReply) -> Reply:
+    def _reply(self, reply: ToolReply) -> str:
         return reply if self.response_format == "content_and_artifact" else reply.text
 
     def store_memory(self, content: str, type: StoredType = "episodic", importance: float | None = None,
-                     event_time: str | None = None) -> Reply:
+                     event_time: str | None = None) -> str:
         """Save something about the user to long-term memory, to recall it in later conversations.
 
         Use it when the user shares a fact, preference, plan, name or date worth keeping, or asks
@@ -113,11 +112,11 @@ class RippleMemToolSpec(BaseToolSpec):
         return self._reply(ToolReply(text, memory_record(stored)))
 
     async def astore_memory(self, content: str, type: StoredType = "episodic",
-                            importance: float | None = None, event_time: str | None = None) -> Reply:
+                            importance: float | None = None, event_time: str | None = None) -> str:
         """Async twin of store_memory."""
         return await asyncio.to_thread(self.store_memory, content, type, importance, event_time)
 
-    def recall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> Reply:
+    def recall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> str:
         """Search long-term memory before answering about the user, their past, people, places or plans.
 
         Ask in plain words ("Where does the user's sister live?"). Related memories come back too,
@@ -133,13 +132,13 @@ class RippleMemToolSpec(BaseToolSpec):
         reply = recall_result(self.memory, query, limit, types, self.mode)
         return self._reply(ToolReply(reply.text, [hit_to_node(hit) for hit in reply.artifact]))
 
-    async def arecall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> Reply:
+    async def arecall_memory(self, query: str, k: int = 5, types: list[RecallType] | None = None) -> str:
         """Async twin of recall_memory."""
         return await asyncio.to_thread(self.recall_memory, query, k, types)
 
     def update_memory(self, memory_id: str, content: str | None = None, type: StoredType | None = None,
                       importance: float | None = None, event_time: str | None = None,
-                      metadata: dict[str, MetadataValue] | None = None) -> Reply:
+                      metadata: dict[str, MetadataValue] | None = None) -> str:
         """Correct or complete a memory that is outdated or incomplete, by its id from recall_memory.
 
         Prefer this over storing a second memory that contradicts the first.
@@ -161,12 +160,12 @@ class RippleMemToolSpec(BaseToolSpec):
     async def aupdate_memory(self, memory_id: str, content: str | None = None,
                              type: StoredType | None = None, importance: float | None = None,
                              event_time: str | None = None,
-                             metadata: dict[str, MetadataValue] | None = None) -> Reply:
+                             metadata: dict[str, MetadataValue] | None = None) -> str:
         """Async twin of update_memory."""
         return await asyncio.to_thread(self.update_memory, memory_id, content, type, importance, event_time,
                                        metadata)
 
-    def find_connections(self, source: str, target: str, max_hops: int = 3) -> Reply:
+    def find_connections(self, source: str, target: str, max_hops: int = 3) -> str:
         """Explain how two people, places or things in memory are linked, via the memories that mention them.
 
         Use it for questions such as "How do I know Bob?" or "What links Ana to Acme?". Names are
@@ -191,11 +190,11 @@ class RippleMemToolSpec(BaseToolSpec):
         header = f"{found_count} between {source!r} and {target!r}, shortest first:"
         return self._reply(ToolReply("\n".join([header, *lines]), artifact))
 
-    async def afind_connections(self, source: str, target: str, max_hops: int = 3) -> Reply:
+    async def afind_connections(self, source: str, target: str, max_hops: int = 3) -> str:
         """Async twin of find_connections."""
         return await asyncio.to_thread(self.find_connections, source, target, max_hops)
 
-    def forget_memory(self, memory_id: str) -> Reply:
+    def forget_memory(self, memory_id: str) -> str:
         """Delete one memory for good, by its id: when the user asks you to forget something, or it is wrong.
 
         Find the id with recall_memory first (the "id ..." part of a line).
@@ -211,12 +210,12 @@ class RippleMemToolSpec(BaseToolSpec):
         text = f"Forgot memory {found.id}: {found.content}"
         return self._reply(ToolReply(text, {"memory_id": found.id, "deleted": True}))
 
-    async def aforget_memory(self, memory_id: str) -> Reply:
+    async def aforget_memory(self, memory_id: str) -> str:
         """Async twin of forget_memory."""
         return await asyncio.to_thread(self.forget_memory, memory_id)
 
     def erase_memory(self, memory_id: str | None = None, matching: str | None = None,
-                     confirm: bool = False, everything: bool = False) -> Reply:
+                     confirm: bool = False, everything: bool = False) -> str:
         """Erase for good, from every layer, what the user asks you to forget; the first call only previews.
 
         Give one memory_id (from recall_memory) or a matching text in the user's words ("my medical
@@ -234,7 +233,7 @@ class RippleMemToolSpec(BaseToolSpec):
                                         allow_everything=self.allow_erase_everything, names=self.names))
 
     async def aerase_memory(self, memory_id: str | None = None, matching: str | None = None,
-                            confirm: bool = False, everything: bool = False) -> Reply:
+                            confirm: bool = False, everything: bool = False) -> str:
         """Async twin of erase_memory."""
         return await asyncio.to_thread(self.erase_memory, memory_id, matching, confirm, everything)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import InvalidInputError, MemoryNotFoundError
@@ -56,15 +55,22 @@ _PREVIEW_CHARS = 200
 _PREVIEW_LINES = 30  # a forget-me preview of thousands of memories shows the first ones and a count
 
 
-@dataclass(frozen=True)
-class ToolReply:
-    """A tool's answer: ``text`` for the model, ``artifact`` for the program (not shown to the model)."""
+class ToolReply(str):
+    """A tool's answer: the text for the model (the string itself) and ``artifact``, the structured
+    result for the program, never shown to the model (LangChain's content_and_artifact)."""
 
-    text: str
-    artifact: Any = None
+    artifact: Any
 
-    def __str__(self) -> str:
-        return self.text
+    def __new__(cls, text: str, artifact: Any = None) -> ToolReply:
+        """The reply ``text`` carrying ``artifact``."""
+        reply = super().__new__(cls, text)
+        reply.artifact = artifact
+        return reply
+
+    @property
+    def text(self) -> str:
+        """The text alone, as a plain str."""
+        return str.__str__(self)
 
 
 def check_tool_names(names: Mapping[str, str] | None) -> dict[str, str]:

@@ -167,7 +167,7 @@ def test_content_and_artifact_puts_the_structure_in_raw_output(memory_only: Ripp
         memory_id, "Mia is allergic to peanuts.")
     preview = tools["erase_memory"].call(matching="peanuts").raw_output.artifact
     assert preview["dry_run"] and preview["memory_ids"] == [memory_id]
-    assert isinstance(RippleMemToolSpec(memory=memory_only).recall_memory("peanuts"), str)
+    assert type(RippleMemToolSpec(memory=memory_only).recall_memory("peanuts")) is str  # no artifact
 
 
 def test_erase_previews_then_erases_and_forget_me_must_be_allowed(memory_only: RippleMem) -> None:
