@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from ripplemem.errors import ClosedError
+
 TTL_KEY = "langgraph_ttl"
 DEFAULT_SWEEP_MINUTES = 5.0  # as LangGraph's SqliteStore / PostgresStore when no interval is given
 
@@ -48,14 +50,17 @@ class TTLSweeper:
         self._sweep = sweep
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._future: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def start(self, minutes: float) -> concurrent.futures.Future[None]:
-        """Sweep every ``minutes`` in the background; the future ends when the sweeper stops."""
+        """Sweep every ``minutes`` in the background; the future ends when the sweeper stops
+        (cancelling it stops the sweeper). Already running: the running sweeper's future."""
+        if self._thread is not None and self._thread.is_alive():
+            return self._future
+        self._stop.clear()
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
         future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
-        if self._thread is not None and self._thread.is_alive():
-            return future
-        self._stop.clear()
+        self._future = future
 
         def loop() -> None:
             while not self._stop.wait(minutes * 60):
@@ -63,6 +68,8 @@ class TTLSweeper:
                     swept = self._sweep()
                     if swept:
                         logger.info("RippleMemStore swept %d expired items", swept)
+                except ClosedError:  # the RippleMem handle was closed: nothing left to sweep
+                    break
                 except Exception:  # a failed sweep is logged and retried at the next interval
                     logger.exception("RippleMemStore TTL sweep failed")
             if not future.done():

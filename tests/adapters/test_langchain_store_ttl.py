@@ -97,3 +97,12 @@ def test_bad_ttl_settings_are_named(mem: RippleMem) -> None:
         RippleMemStore(memory=mem, ttl={"refresh_on_read": "yes"})
     with pytest.raises(InvalidInputError, match="ttl must be a positive number of minutes"):
         RippleMemStore(memory=mem).put(("alice",), "k", {"content": "x"}, ttl=0)
+
+
+def test_the_sweeper_stops_when_the_handle_closes(embedder: Embedder) -> None:
+    handle = RippleMem(path=None, user_id="alice", embedder=embedder)
+    store = RippleMemStore(memory=handle, ttl={"sweep_interval_minutes": 0.002})
+    running = store.start_ttl_sweeper()  # already running: the future that ends when it stops
+    handle.close()
+    assert running.result(timeout=10) is None  # stopped by itself at its next sweep
+    assert store.stop_ttl_sweeper(timeout=10)
