@@ -13,6 +13,7 @@ from langchain_core.vectorstores import VectorStore
 
 from langchain_ripplemem.scopes import check_memory
 from ripplemem import FrameworkEmbedder, Memory, RippleMem
+from ripplemem.caller_ids import memories_by_metadata
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.hit_metadata import memory_metadata
 from ripplemem.validation import check_type
@@ -59,9 +60,10 @@ class RippleMemVectorStore(VectorStore):
         named = {doc_id for doc_id, wanted in zip(chosen, given, strict=True) if wanted is not None}
         latest = {doc_id: (text, meta) for doc_id, text, meta in zip(chosen, items, metas, strict=True)}
         new: list[dict[str, Any]] = []
+        stored = self._found([doc_id for doc_id in latest if doc_id in named])  # a fresh uuid is new
         for doc_id, (text, meta) in latest.items():
             stored_meta = {**_caller_metadata(meta), ID_KEY: doc_id}
-            existing = self._find(doc_id) if doc_id in named else None  # a fresh uuid is new
+            existing = stored.get(doc_id)
             if existing is None:
                 new.append({"content": text, "type": self.memory_type, "metadata": stored_meta})
             else:
@@ -77,17 +79,16 @@ class RippleMemVectorStore(VectorStore):
         if ids is None:
             raise InvalidInputError("delete needs ids; to remove everything of a user use "
                                     "mem.erase(...) on the RippleMem handle")
-        for doc_id in _id_list(ids):
-            found = self._find(doc_id)
-            if found is not None:
-                self.memory.delete(found.id)
+        for found in self._found(_id_list(ids)).values():
+            self.memory.delete(found.id)
         return True
 
     # -- reads -----------------------------------------------------------------------------------
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """The documents with these ids, in that order; missing ids are left out."""
-        found = [self._find(doc_id) for doc_id in _id_list(ids)]
-        return [to_document(memory) for memory in found if memory is not None]
+        wanted = _id_list(ids)
+        found = self._found(wanted)
+        return [to_document(found[doc_id]) for doc_id in wanted if doc_id in found]
 
     def similarity_search(self, query: str, k: int = 4, filter: dict[str, Any] | None = None,
                           **kwargs: Any) -> list[Document]:
@@ -138,12 +139,15 @@ class RippleMemVectorStore(VectorStore):
         return store
 
     # -- helpers ---------------------------------------------------------------------------------
-    def _find(self, doc_id: str) -> Memory | None:
-        stored = self.memory.list(metadata={ID_KEY: doc_id}, limit=1)
-        if stored:
-            return stored[0]
-        native = self.memory.get(doc_id)  # a memory written another way answers to its memory id
-        return native if native is not None and ID_KEY not in native.metadata else None
+    def _found(self, doc_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memory of each of these document ids that has one (the newest, if several)."""
+        stored = memories_by_metadata(self.memory, ID_KEY, doc_ids)
+        found = {doc_id: memories[0] for doc_id, memories in stored.items() if memories}
+        for doc_id in doc_ids:
+            native = None if doc_id in found else self.memory.get(doc_id)
+            if native is not None and ID_KEY not in native.metadata:  # written another way: its memory id
+                found[doc_id] = native
+        return found
 
 
 def to_document(memory: Memory) -> Document:

@@ -23,6 +23,7 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 
 from llamaindex_ripplemem._common import check_memory, check_mode
 from ripplemem import InvalidInputError, InvalidTypeError, Memory, RippleMem
+from ripplemem.caller_ids import memories_by_metadata
 from ripplemem.hit_metadata import MEMORY_KEYS, memory_metadata
 from ripplemem.validation import check_type
 
@@ -71,16 +72,18 @@ class RippleMemVectorStore(BasePydanticVectorStore):
     # -- writes ----------------------------------------------------------------------------------
     def add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
         """Store nodes as memories (a node whose id exists is replaced); returns their ids."""
-        new: list[dict[str, Any]] = []
         for node in nodes:
             if not isinstance(node, BaseNode):
                 raise InvalidTypeError(f"nodes must be LlamaIndex nodes, got {type(node).__name__}")
+        stored = self._found([node.node_id for node in nodes])
+        new: list[dict[str, Any]] = []
+        for node in nodes:
             text = node.get_content(metadata_mode=MetadataMode.NONE)
             if not text.strip():
                 raise InvalidInputError(f"node {node.node_id!r} has no text; RippleMem stores text nodes")
             metadata = {**node_to_metadata_dict(node, remove_text=True, flat_metadata=False),
                         NODE_KEY: node.node_id}
-            existing = self._find(node.node_id)
+            existing = stored.get(node.node_id)
             if existing is None:
                 new.append({"content": text, "type": self.memory_type, "metadata": metadata})
             else:
@@ -94,7 +97,7 @@ class RippleMemVectorStore(BasePydanticVectorStore):
         """Delete every node of the source document ref_doc_id."""
         if not isinstance(ref_doc_id, str) or not ref_doc_id:
             raise InvalidTypeError(f"ref_doc_id must be a non-empty string, got {ref_doc_id!r}")
-        for memory in self._listed({"ref_doc_id": ref_doc_id}):
+        for memory in memories_by_metadata(self._memory, "ref_doc_id", [ref_doc_id]).get(ref_doc_id, []):
             self._memory.delete(memory.id)
 
     def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
@@ -148,12 +151,15 @@ class RippleMemVectorStore(BasePydanticVectorStore):
         raise InvalidInputError(f"query mode {query.mode.value!r} is not supported; RippleMemVectorStore "
                                 "takes default (the store's mode), hybrid and text_search")
 
-    def _find(self, node_id: str) -> Memory | None:
-        stored = self._memory.list(metadata={NODE_KEY: node_id}, limit=1)
-        if stored:
-            return stored[0]
-        native = self._memory.get(node_id)  # a memory written another way answers to its memory id
-        return native if native is not None and NODE_KEY not in native.metadata else None
+    def _found(self, node_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memory of each of these node ids that has one (the newest, if several)."""
+        stored = memories_by_metadata(self._memory, NODE_KEY, node_ids)
+        found = {node_id: memories[0] for node_id, memories in stored.items() if memories}
+        for node_id in node_ids:
+            native = None if node_id in found else self._memory.get(node_id)
+            if native is not None and NODE_KEY not in native.metadata:  # written another way: its memory id
+                found[node_id] = native
+        return found
 
     def _listed(self, equal: dict[str, Any]) -> list[Memory]:
         found: list[Memory] = []
@@ -167,8 +173,9 @@ class RippleMemVectorStore(BasePydanticVectorStore):
             if not equal:
                 raise InvalidInputError("pass node_ids or filters")
             return self._listed(equal)
-        found = [self._find(node_id) for node_id in node_ids]
-        return [m for m in found if m is not None and all(m.metadata.get(k) == v for k, v in equal.items())]
+        found = self._found(node_ids)
+        chosen = [found[node_id] for node_id in node_ids if node_id in found]
+        return [m for m in chosen if all(m.metadata.get(k) == v for k, v in equal.items())]
 
 
 def to_node(memory: Memory) -> BaseNode:

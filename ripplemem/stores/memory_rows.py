@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ripplemem.stores.schema import INDEXED_METADATA_KEYS, indexed_value
 from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 
@@ -66,8 +67,12 @@ class MemoryFilter:
             clauses.append(f"{alias}.importance >= ?")
             params.append(self.min_importance)
         for key, value in self.metadata:
-            clauses.append(f"json_extract({alias}.metadata, ?) = json_extract(?, '$')")
-            params.extend([json_path(key), json.dumps(value)])
+            if key in INDEXED_METADATA_KEYS:  # spelled as the index is, so the index serves it
+                clauses.append(f"{indexed_value(key, f'{alias}.metadata')} = json_extract(?, '$')")
+            else:
+                clauses.append(f"json_extract({alias}.metadata, ?) = json_extract(?, '$')")
+                params.append(json_path(key))
+            params.append(json.dumps(value))
         return " AND ".join(clauses), params
 
 

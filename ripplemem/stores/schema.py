@@ -5,7 +5,18 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
+
+#: Metadata keys that name a memory by a caller's own id (LangChain document ids, LlamaIndex node
+#: and source document ids): looked up through an index, not by reading every memory of the user.
+INDEXED_METADATA_KEYS = ("langchain_id", "llamaindex_node_id", "ref_doc_id")
+
+
+def indexed_value(key: str, column: str = "metadata") -> str:
+    """The SQL of an indexed metadata key's value; a query must spell it so to use the index."""
+    if key not in INDEXED_METADATA_KEYS:
+        raise ValueError(f"metadata key {key!r} has no index")
+    return f"json_extract({column}, '$.\"{key}\"')"
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -176,8 +187,17 @@ def _migrate_to_v6(conn: sqlite3.Connection) -> None:
     conn.executescript(_V6_MODALITY_VECTORS)
 
 
+def _migrate_to_v7(conn: sqlite3.Connection) -> None:
+    # A partial expression index per caller-id key, on (user, that key's value), holding only the
+    # memories that have the key. IF NOT EXISTS: two processes opening an older store both run this.
+    for key in INDEXED_METADATA_KEYS:
+        value = indexed_value(key)
+        conn.execute(f"CREATE INDEX IF NOT EXISTS ix_memories_meta_{key} ON memories(user_id, {value}) "
+                     f"WHERE {value} IS NOT NULL")
+
+
 # MIGRATIONS[n] brings a store at version n-1 to version n.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_to_v1, 2: _migrate_to_v2, 3: _migrate_to_v3, 4: _migrate_to_v4,
-    5: _migrate_to_v5, 6: _migrate_to_v6,
+    5: _migrate_to_v5, 6: _migrate_to_v6, 7: _migrate_to_v7,
 }

@@ -26,7 +26,7 @@ from ripplemem.stores.memory_rows import (
     scope_token,
     to_epoch,
 )
-from ripplemem.stores.schema import MIGRATIONS, SCHEMA_VERSION
+from ripplemem.stores.schema import MIGRATIONS, SCHEMA_VERSION, indexed_value
 from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 
@@ -268,6 +268,25 @@ class SQLiteStore:
                 f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
             ).fetchone()
         return None if row is None else row_to_memory(row)
+
+    def ids_by_metadata(self, user_id: str, key: str, values: Sequence[str], *,
+                        agent_id: str | None = None) -> dict[str, builtins.list[str]]:
+        """The active memories (ids, newest first) whose metadata[key] is each of these values,
+        through the key's index (one of INDEXED_METADATA_KEYS); values not found are left out."""
+        found: dict[str, builtins.list[str]] = {}
+        value = indexed_value(key, "metadata")
+        scope = "" if agent_id is None else " AND agent_id = ?"
+        with self._lock:
+            for start in range(0, len(values), 500):
+                chunk = list(values[start:start + 500])
+                rows = self._conn.execute(
+                    f"SELECT id, {value} FROM memories WHERE user_id = ? AND {value} IN "
+                    f"({','.join('?' * len(chunk))}) AND status = 'active'{scope} "
+                    "ORDER BY COALESCE(event_time, created_at) DESC, rowid DESC",
+                    [user_id, *chunk, *([] if agent_id is None else [agent_id])]).fetchall()
+                for memory_id, stored in rows:
+                    found.setdefault(stored, []).append(memory_id)
+        return found
 
     def contents(self, memory_ids: Sequence[str], user_id: str) -> dict[str, str]:
         """The text of some of a user's memories, by id."""

@@ -1,0 +1,26 @@
+"""Memories found by an id a caller keeps in their metadata (a LangChain document id, a LlamaIndex
+node or source document id), through the store's index on that key: the vector-store adapters'
+lookups, without reading every memory of the user."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ripplemem.stores.memory_rows import MemoryFilter
+
+if TYPE_CHECKING:
+    from ripplemem.memory import RippleMem
+    from ripplemem.types import Memory
+
+
+def memories_by_metadata(memory: RippleMem, key: str, values: Sequence[str]) -> dict[str, list[Memory]]:
+    """The handle's active memories whose metadata[key] is each value (newest first); ``key`` is one
+    of ripplemem.stores.schema.INDEXED_METADATA_KEYS. Values no memory has are left out."""
+    store = memory._engine.store
+    agent_id = memory.scope_info.agent_id
+    ids = store.ids_by_metadata(memory.user_id, key, list(dict.fromkeys(values)), agent_id=agent_id)
+    wanted = [memory_id for found in ids.values() for memory_id in found]
+    rows, _ = store.fetch(wanted, MemoryFilter(user_id=memory.user_id, agent_id=agent_id))
+    by_id = {row.id: row for row in rows}
+    return {value: [by_id[i] for i in found if i in by_id] for value, found in ids.items()}
