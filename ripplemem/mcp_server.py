@@ -1,5 +1,6 @@
-"""An MCP server (stdio) giving any MCP client four memory tools on one user's memories:
-store_memory, recall_memory, find_connections and forget_memory. The user is fixed at start;
+"""An MCP server (stdio) giving any MCP client memory tools on one user's memories: store_memory,
+recall_memory, update_memory, find_connections and forget_memory, and, when the server is started
+with allow_erase, erase_memory (the verified erase, previewed first). The user is fixed at start;
 no tool argument can reach another user's memories."""
 
 # No `from __future__ import annotations`: the MCP SDK reads the tools' Annotated hints at runtime.
@@ -17,7 +18,7 @@ from ripplemem.hit_metadata import hit_metadata
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
-    from mcp.types import CallToolResult
+    from mcp.types import CallToolResult, ToolAnnotations
 
     from ripplemem.memory import RippleMem
 
@@ -25,7 +26,19 @@ SERVER_NAME = "ripplemem"
 STORED_BY = "mcp:store_memory"
 
 StoredType = Literal["episodic", "semantic"]
+MetadataValue = str | int | float | bool | None
 RecallType = Literal["episodic", "semantic", "working", "perceptual", "document"]
+
+UNSEEN_NOTE = ("Nothing erased: confirm=true only erases what this server showed in a preview of the "
+               "same request first. ")
+_EraseId = Annotated[str | None, Field(description="Erase this memory (id from recall_memory).")]
+_EraseMatching = Annotated[str | None, Field(description=(
+    "Or erase everything this text points to, in the user's words, e.g. 'my medical condition'."))]
+_EraseConfirm = Annotated[bool, Field(description=(
+    "false (default): only preview what would be erased. true: erase for good, only after the user "
+    "agreed to the preview."))]
+_EraseEverything = Annotated[bool, Field(description=(
+    "true: erase all of the user's memories (only when the user asks you to forget them entirely)."))]
 
 logger = logging.getLogger(__name__)
 Reply = TypeVar("Reply")
@@ -43,6 +56,31 @@ class RecallOutput(TypedDict):
 
     query: str
     memories: list[RecalledMemory]
+
+
+class UpdateOutput(TypedDict):
+    """update_memory's structured output: whether a memory was changed, and its text and metadata now."""
+
+    updated: bool
+    memory_id: str
+    content: str | None
+    metadata: dict[str, Any] | None
+
+
+class ErasedMemory(TypedDict):
+    """One memory an erase_memory preview lists."""
+
+    memory_id: str
+    content: str
+
+
+class EraseOutput(TypedDict):
+    """erase_memory's structured output: a preview (the memories it would erase) or what it erased."""
+
+    erased: bool
+    memory_ids: list[str]
+    preview: list[ErasedMemory]
+    verified: bool
 
 
 def _mcp_server_class() -> "type[MCPServer]":
@@ -67,15 +105,47 @@ def _tool_errors(work: Callable[[], Reply]) -> Reply:
         raise ToolError(str(error)) from error
 
 
-def build_server(memory: "RippleMem") -> "MCPServer":
-    """An MCPServer whose four tools read and write only `memory`'s user (a handle on an open store)."""
+def build_server(memory: "RippleMem", *, allow_erase: bool = False,
+                 allow_erase_everything: bool = False) -> "MCPServer":
+    """An MCPServer whose tools read and write only `memory`'s user (a handle on an open store).
+
+    ``allow_erase`` adds erase_memory (by id or by what a text points to); ``allow_erase_everything``
+    adds it too, with ``everything=true`` (all of the user's memories). Both are off by default.
+    """
     server_class = _mcp_server_class()
-    from mcp.types import CallToolResult
     server = server_class(
         SERVER_NAME,
         instructions=(f"Long-term memory of user {memory.user_id!r}. Call recall_memory before answering "
-                      "questions about the user; call store_memory for facts worth keeping."),
+                      "questions about the user; call store_memory for facts worth keeping and "
+                      "update_memory to correct one."),
     )
+    tools = _memory_tools(memory)
+    if allow_erase or allow_erase_everything:
+        tools.append(_erase_tool(memory, allow_erase_everything))
+    for function, description, annotations in tools:
+        # A tool whose return annotation names its output type publishes that outputSchema.
+        structured = None if function.__name__ in _STRUCTURED else False
+        server.add_tool(function, name=function.__name__.removesuffix("_everything"),
+                        description=description, annotations=annotations, structured_output=structured)
+    return server
+
+
+_STRUCTURED = ("recall_memory", "update_memory", "erase_memory", "erase_memory_everything")
+_Tool = tuple[Callable[..., Any], str, "ToolAnnotations"]
+
+
+def _hints(read_only: bool, destructive: bool | None = None,
+           idempotent: bool | None = None) -> "ToolAnnotations":
+    """What a tool does to the store, for hosts that ask before running a writing or deleting tool."""
+    from mcp.types import ToolAnnotations
+
+    return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
+                           idempotent_hint=idempotent, open_world_hint=False)
+
+
+def _memory_tools(memory: "RippleMem") -> list[_Tool]:
+    """store, recall, update, find_connections and forget on `memory`, with their annotations."""
+    from mcp.types import CallToolResult
 
     def store_memory(
         content: Annotated[str, Field(min_length=1, description=(
@@ -117,43 +187,118 @@ def build_server(memory: "RippleMem") -> "MCPServer":
     ) -> str:
         return _tool_errors(lambda: tool_replies.forget_reply(memory, memory_id))
 
-    from mcp.types import ToolAnnotations
+    return [(store_memory, tool_replies.STORE_DESCRIPTION, _hints(False, False, False)),
+            (recall_memory, tool_replies.RECALL_DESCRIPTION, _hints(True)),
+            (_update_tool(memory), tool_replies.UPDATE_DESCRIPTION, _hints(False, True, True)),
+            (find_connections, tool_replies.CONNECTIONS_DESCRIPTION, _hints(True)),
+            (forget_memory, tool_replies.FORGET_DESCRIPTION, _hints(False, True, True))]
 
-    # What each tool does to the store, for hosts that ask before running a writing or deleting tool.
-    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    tools: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
-        (store_memory, tool_replies.STORE_DESCRIPTION,
-         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                         open_world_hint=False)),
-        (recall_memory, tool_replies.RECALL_DESCRIPTION, reads),
-        (find_connections, tool_replies.CONNECTIONS_DESCRIPTION, reads),
-        (forget_memory, tool_replies.FORGET_DESCRIPTION,
-         ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                         open_world_hint=False)),
-    ]
-    for function, description, annotations in tools:
-        # recall_memory's return annotation publishes its outputSchema; the others reply text only.
-        structured = None if function is recall_memory else False
-        server.add_tool(function, description=description, annotations=annotations,
-                        structured_output=structured)
-    return server
+
+def _update_tool(memory: "RippleMem") -> Callable[..., Any]:
+    """update_memory on `memory`: LangChain's UpdateMemoryTool (tool_replies.update_result)."""
+    from mcp.types import CallToolResult
+
+    def update_memory(
+        memory_id: Annotated[str, Field(min_length=1, description=(
+            "The id of the memory to change, as shown by recall_memory."))],
+        content: Annotated[str | None, Field(min_length=1, description=(
+            "The corrected memory as one self-contained sentence; leave out to keep the text."))] = None,
+        type: Annotated[StoredType | None, Field(description=(
+            "A new type: 'semantic' or 'episodic'."))] = None,
+        importance: Annotated[float | None, Field(ge=0.0, le=1.0, description=(
+            "A new importance, 0 to 1."))] = None,
+        event_time: Annotated[str | None, Field(description=(
+            "A new date of the event, e.g. '2024-03-15'."))] = None,
+        metadata: Annotated[dict[str, MetadataValue] | None, Field(description=(
+            "Keys to set in the memory's metadata; a key set to null is removed."))] = None,
+    ) -> Annotated[CallToolResult, UpdateOutput]:
+        return _tool_errors(lambda: update_output(tool_replies.update_result(
+            memory, memory_id, content=content, type=type, importance=importance, event_time=event_time,
+            metadata=metadata)))
+
+    return update_memory
+
+
+def update_output(reply: tool_replies.ToolReply) -> "CallToolResult":
+    """update_memory's reply: its text, and the memory as it is now (or updated=false)."""
+    artifact = reply.artifact
+    updated = "content" in artifact
+    output: UpdateOutput = {
+        "updated": updated,
+        "memory_id": artifact["metadata"]["memory_id"] if updated else artifact["memory_id"],
+        "content": artifact["content"] if updated else None,
+        "metadata": artifact["metadata"] if updated else None}
+    return _result(reply.text, dict(output))
+
+
+def _erase_tool(memory: "RippleMem", allow_everything: bool) -> _Tool:
+    """erase_memory on `memory`: LangChain's EraseMemoryTool (tool_replies.erase_result), and a
+    confirm=true only erases a request this server has previewed (else it answers with the preview)."""
+    from mcp.types import CallToolResult
+
+    previewed: set[tuple[str, str, bool]] = set()
+
+    def run(memory_id: str | None, matching: str | None, everything: bool, confirm: bool) -> CallToolResult:
+        request = ((memory_id or "").strip(), matching or "", everything)
+        unseen = confirm and request not in previewed
+        reply = tool_replies.erase_result(memory, memory_id=memory_id, matching=matching,
+                                          everything=everything, confirm=confirm and not unseen,
+                                          allow_everything=allow_everything)
+        report = reply.artifact or {}
+        if report.get("dry_run") and report.get("memory_ids"):
+            previewed.add(request)
+        elif confirm:
+            previewed.discard(request)
+        shown = UNSEEN_NOTE + reply.text if unseen and report.get("memory_ids") else reply.text
+        return erase_output(reply, shown)
+
+    def erase_memory(memory_id: _EraseId = None, matching: _EraseMatching = None,
+                     confirm: _EraseConfirm = False) -> Annotated[CallToolResult, EraseOutput]:
+        return _tool_errors(lambda: run(memory_id, matching, False, confirm))
+
+    def erase_memory_everything(memory_id: _EraseId = None, matching: _EraseMatching = None,
+                                everything: _EraseEverything = False,
+                                confirm: _EraseConfirm = False) -> Annotated[CallToolResult, EraseOutput]:
+        return _tool_errors(lambda: run(memory_id, matching, everything, confirm))
+
+    return (erase_memory_everything if allow_everything else erase_memory, tool_replies.ERASE_DESCRIPTION,
+            _hints(False, True, True))
+
+
+def erase_output(reply: tool_replies.ToolReply, text: str) -> "CallToolResult":
+    """erase_memory's reply: the text, and the preview's memories (ids and texts) or the erased ids."""
+    report = reply.artifact or {}
+    dry_run = bool(report.get("dry_run", True))
+    output: EraseOutput = {
+        "erased": not dry_run and bool(report.get("memory_ids")),
+        "memory_ids": list(report.get("memory_ids", [])),
+        "preview": [{"memory_id": memory_id, "content": content}
+                    for memory_id, content in report.get("preview", [])],
+        "verified": bool(report.get("verified"))}
+    return _result(text, dict(output))
+
+
+def _result(text: str, structured: dict[str, Any]) -> "CallToolResult":
+    """A tool result: the text the model reads and the structured content for the program."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
 def recall_result(memory: "RippleMem", query: str, k: int = 5,
                   types: "Sequence[str] | None" = None) -> "CallToolResult":
     """recall_memory's reply: the text lines the model reads, and as structured content each memory's
     text with the same flat metadata the LangChain and LlamaIndex adapters give (hit_metadata)."""
-    from mcp.types import CallToolResult, TextContent
-
     reply = tool_replies.recall_result(memory, query, k, types)
     output: RecallOutput = {"query": query, "memories": [
         {"content": hit.memory.content, "metadata": hit_metadata(hit)} for hit in reply.artifact]}
-    return CallToolResult(content=[TextContent(type="text", text=reply.text)],
-                          structured_content=dict(output))
+    return _result(reply.text, dict(output))
 
 
-def serve_stdio(memory: "RippleMem") -> None:
-    """Serve the memory tools of `memory`'s user over stdin/stdout until the client disconnects."""
-    server = build_server(memory)
+def serve_stdio(memory: "RippleMem", *, allow_erase: bool = False,
+                allow_erase_everything: bool = False) -> None:
+    """Serve the memory tools of `memory`'s user over stdin/stdout until the client disconnects
+    (erase_memory only if allowed: see build_server)."""
+    server = build_server(memory, allow_erase=allow_erase, allow_erase_everything=allow_erase_everything)
     logger.info("ripplemem mcp: serving user %r of %s over stdio", memory.user_id, memory.path)
     server.run("stdio")

@@ -1,5 +1,5 @@
 """`ripplemem mcp`: the MCP server run as a subprocess and driven by the mcp package's own client
-over stdio, as an MCP host (Claude Desktop, an IDE) drives it."""
+over stdio, as an MCP host (Claude Desktop, an IDE) drives it, and in-process on a real store."""
 
 from __future__ import annotations
 
@@ -18,14 +18,14 @@ from ripplemem.embeddings import Embedder
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'ripplemem[mcp]')")
 
-TOOL_NAMES = {"store_memory", "recall_memory", "find_connections", "forget_memory"}
+TOOL_NAMES = {"store_memory", "recall_memory", "update_memory", "find_connections", "forget_memory"}
 MEMORY_ID = re.compile(r"Stored memory ([0-9a-f]{32}) ")
 
 
-def with_server(path: Path, user: str, session: Callable[[Any], Awaitable[Any]]) -> Any:
+def with_server(path: Path, user: str, session: Callable[[Any], Awaitable[Any]], *flags: str) -> Any:
     """Start `python -m ripplemem mcp` for one user, run `session(client)` against it, stop it."""
     params = mcp.StdioServerParameters(
-        command=sys.executable, args=["-m", "ripplemem", "mcp", "--path", str(path), "--user", user],
+        command=sys.executable, args=["-m", "ripplemem", "mcp", "--path", str(path), "--user", user, *flags],
         env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}, cwd=str(Path(__file__).parents[1]))
 
     async def run() -> Any:
@@ -40,7 +40,18 @@ def text_of(result: Any) -> str:
     return "\n".join(part.text for part in result.content)
 
 
-def test_lists_four_tools_with_argument_schemas_and_runs_each(tmp_path: Path) -> None:
+def in_process(memory: RippleMem, session: Callable[[Any], Awaitable[Any]], **options: bool) -> Any:
+    """Run `session(client)` against build_server(memory, **options) in this process."""
+    from ripplemem.mcp_server import build_server
+
+    async def run() -> Any:
+        async with mcp.Client(build_server(memory, **options)) as client:
+            return await session(client)
+
+    return asyncio.run(run())
+
+
+def test_lists_five_tools_with_argument_schemas_and_runs_each(tmp_path: Path) -> None:
     async def session(client: Any) -> dict[str, Any]:
         listed = (await client.list_tools()).tools
         calls = {"tools": {tool.name: tool for tool in listed}}
@@ -69,7 +80,8 @@ def test_lists_four_tools_with_argument_schemas_and_runs_each(tmp_path: Path) ->
     hints = {name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint)
              for name, tool in tools.items()}
     assert hints == {"store_memory": (False, False), "recall_memory": (True, None),
-                     "find_connections": (True, None), "forget_memory": (False, True)}
+                     "update_memory": (False, True), "find_connections": (True, None),
+                     "forget_memory": (False, True)}
     assert not any(result.is_error for name, result in calls.items() if name != "tools")
 
     stored = text_of(calls["stored"])
@@ -172,3 +184,130 @@ def test_recall_memory_returns_each_memory_with_the_adapters_metadata(memory_onl
     assert fair["time"] == "2024-05-02T08:00:00+00:00" and fair["time_basis"] == "event_time"
     assert isinstance(fair["why"], str) and fair["why"] and isinstance(fair["score"], float)
     assert by_text["Priya is the user's manager at Acme Robotics."]["team"] == "R&D"
+
+
+def test_update_memory_corrects_a_memory_by_id(memory_only: RippleMem) -> None:
+    job = memory_only.add("The user works at Acme as a tester.", metadata={"team": "QA", "desk": "4B"})
+    calls = [("update_memory", {"memory_id": job.id, "content": "The user works at Globex as a designer.",
+                                "type": "semantic", "importance": 0.9, "event_time": "2024-03-01",
+                                "metadata": {"team": "Design", "desk": None}}),
+             ("recall_memory", {"query": "Where does the user work?", "k": 1}),
+             ("update_memory", {"memory_id": "f" * 32, "content": "The user works at Initech."}),
+             ("update_memory", {"memory_id": job.id}),
+             ("update_memory", {"memory_id": job.id, "importance": 2})]
+
+    async def session(client: Any) -> tuple[dict[str, Any], list[Any]]:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        return listed, [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    tools, (updated, recalled, unknown, empty, bad) = in_process(memory_only, session)
+    tool = tools["update_memory"]
+    assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint,
+            tool.annotations.idempotent_hint) == (False, True, True)
+    assert tool.input_schema["required"] == ["memory_id"]
+    assert tool.output_schema["required"] == ["updated", "memory_id", "content", "metadata"]
+
+    assert text_of(updated) == f"Updated memory {job.id} (semantic): The user works at Globex as a designer."
+    output = updated.structured_content
+    assert output["updated"] and output["memory_id"] == job.id
+    assert output["metadata"]["team"] == "Design" and "desk" not in output["metadata"]
+    assert output["metadata"]["importance"] == 0.9 and output["metadata"]["time"].startswith("2024-03-01")
+    now = memory_only.get(job.id)
+    assert now is not None and (now.content, now.type, now.metadata) == (
+        "The user works at Globex as a designer.", "semantic", {"team": "Design"})
+    assert "Globex as a designer" in text_of(recalled)
+
+    assert not unknown.is_error
+    assert text_of(unknown).startswith(f"No memory with id '{'f' * 32}'; nothing was updated.")
+    assert unknown.structured_content == {"updated": False, "memory_id": "f" * 32, "content": None,
+                                          "metadata": None}
+    assert empty.is_error and "nothing to update" in text_of(empty)
+    assert bad.is_error and "importance" in text_of(bad)
+
+
+def test_erase_memory_is_offered_only_when_the_server_allows_it(memory_only: RippleMem) -> None:
+    async def session(client: Any) -> tuple[dict[str, Any], Any]:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        return listed, await client.call_tool("erase_memory", {"matching": "anything"})
+
+    default_tools, refused = in_process(memory_only, session)
+    assert set(default_tools) == TOOL_NAMES and refused.is_error
+    allowed, _ = in_process(memory_only, session, allow_erase=True)
+    erase = allowed["erase_memory"]
+    assert set(allowed) == TOOL_NAMES | {"erase_memory"}
+    assert set(erase.input_schema["properties"]) == {"memory_id", "matching", "confirm"}
+    assert (erase.annotations.read_only_hint, erase.annotations.destructive_hint,
+            erase.annotations.idempotent_hint) == (False, True, True)
+    assert erase.output_schema["required"] == ["erased", "memory_ids", "preview", "verified"]
+
+
+def test_erase_memory_previews_the_texts_and_erases_only_when_confirmed(memory_only: RippleMem) -> None:
+    peanuts = memory_only.add("The user is allergic to peanuts.", "semantic")
+    physio = memory_only.add("The user has a physio appointment for the knee on Friday.")
+    jazz = memory_only.add("The user likes jazz.", "semantic")
+    bob_server = memory_only.scope("bob")
+    medical = {"matching": "my medical condition"}
+
+    async def session(client: Any) -> list[Any]:
+        return [await client.call_tool("erase_memory", medical),
+                await client.call_tool("erase_memory", {**medical, "confirm": True}),
+                await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True})]
+
+    async def as_bob(client: Any) -> list[Any]:
+        return [await client.call_tool("erase_memory", {"memory_id": peanuts.id}),
+                await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True})]
+
+    for_bob = in_process(bob_server, as_bob, allow_erase=True)
+    assert all(text_of(reply).startswith("No memory with id") for reply in for_bob)
+    preview, erased, unpreviewed = in_process(memory_only, session, allow_erase=True)
+
+    lines = text_of(preview).splitlines()
+    assert lines[0].startswith("Preview, nothing erased yet: 2 memories matching 'my medical condition'")
+    assert {line.split("] ", 1)[1] for line in lines[1:3]} == {peanuts.content, physio.content}
+    assert "confirm=true" in lines[-1]
+    assert preview.structured_content["erased"] is False
+    assert {m["content"] for m in preview.structured_content["preview"]} == {peanuts.content, physio.content}
+
+    assert text_of(erased) == "Erased 2 memories for good; verified: nothing of them is left in any layer."
+    assert erased.structured_content["erased"] and erased.structured_content["verified"]
+    assert memory_only.get(peanuts.id) is None and memory_only.get(physio.id) is None
+    # A confirm with no preview before it shows the preview and erases nothing.
+    assert text_of(unpreviewed).startswith("Nothing erased: confirm=true only erases what this server showed")
+    assert not unpreviewed.structured_content["erased"] and memory_only.get(jazz.id) is not None
+
+
+def test_erasing_everything_needs_its_own_server_option(memory_only: RippleMem) -> None:
+    for text in ("The user lives in Porto.", "The user's sister is Ines.", "The user plays chess."):
+        memory_only.add(text)
+    bobs = memory_only.scope("bob").add("Bob lives in Oslo.")
+
+    async def session(client: Any) -> tuple[dict[str, Any], list[Any]]:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        return listed, [await client.call_tool("erase_memory", {"everything": True}),
+                        await client.call_tool("erase_memory", {"everything": True, "confirm": True})]
+
+    _, refused = in_process(memory_only, session, allow_erase=True)
+    assert all(reply.is_error for reply in refused) and len(memory_only.list()) == 3
+    tools, (preview, erased) = in_process(memory_only, session, allow_erase_everything=True)
+    assert "everything" in tools["erase_memory"].input_schema["properties"]
+    assert text_of(preview).startswith("Preview, nothing erased yet: 3 memories ")
+    assert erased.structured_content["erased"] and erased.structured_content["verified"]
+    assert memory_only.list() == [] and memory_only.scope("bob").get(bobs.id) is not None
+
+
+def test_ripplemem_mcp_allow_erase_serves_erase_memory(tmp_path: Path, embedder: Embedder) -> None:
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as alice:
+        note = alice.add("The user's locker code is 4471.")
+
+    async def session(client: Any) -> tuple[set[str], list[str]]:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        replies = [await client.call_tool("erase_memory", {"memory_id": note.id, "confirm": confirm})
+                   for confirm in (False, True)]
+        return names, [text_of(reply) for reply in replies]
+
+    names, (preview, erased) = with_server(tmp_path / "store", "alice", session, "--allow-erase")
+    assert names == TOOL_NAMES | {"erase_memory"}
+    assert f"[id={note.id}] The user's locker code is 4471." in preview
+    assert erased.startswith("Erased 1 memory for good; verified")
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as alice:
+        assert alice.get(note.id) is None
