@@ -229,7 +229,7 @@ def cmd_mcp(args: argparse.Namespace) -> None:
     from ripplemem.mcp_server import serve_stdio
 
     with _open(args, must_exist=False) as mem:
-        serve_stdio(mem)
+        serve_stdio(mem, allow_erase=args.allow_erase, allow_erase_everything=args.allow_erase_everything)
 
 
 def _store_options(embedder_required: bool = False) -> argparse.ArgumentParser:
@@ -332,6 +332,12 @@ def _core_arguments(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     _filters(listing)
 
     parsers["stats"].add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    mcp = parsers["mcp"]
+    mcp.add_argument("--allow-erase", action="store_true",
+                     help="add the erase_memory tool (verified erase by id or text, previewed first)")
+    mcp.add_argument("--allow-erase-everything", action="store_true",
+                     help="add erase_memory and let it erase all of the user's memories (everything=true)")
 
     check = parsers["check"]
     check.add_argument("--no-repair", action="store_true",
