@@ -1,14 +1,14 @@
 """One recall quality table for every benchmark and every recall mode, in one run.
 
-Runs LoCoMo (locomo.py), LongMemEval_S (longmemeval.py), MuSiQue (musique.py, rules-only graph) and
-the Chinese chat (chinese_recall.py) through their own evaluate functions with one MiniLM embedder
-behind the on-disk embedding cache, and prints one markdown table: a row per benchmark metric
-(LoCoMo per category, LongMemEval per question type), a column per mode, the best of each row in
-bold (for latency, the lowest). The first run embeds everything (long on a small machine); a rerun
-only embeds the queries.
+Runs LoCoMo (locomo.py), LongMemEval_S (longmemeval.py), MuSiQue (musique.py, rules-only graph), the
+Chinese chat (chinese_recall.py) and the Chinese conversation (chinese_conversation.py) through their
+own evaluate functions with one MiniLM embedder behind the on-disk embedding cache, and prints one
+markdown table: a row per benchmark metric (LoCoMo per category, LongMemEval and the Chinese
+conversation per question type), a column per mode, the best of each row in bold (for latency, the
+lowest). The first run embeds everything (long on a small machine); a rerun only embeds the queries.
 
-    python benchmarks/quality.py [--benchmarks locomo longmemeval musique chinese] [--limit N]
-                                 [--longmemeval-limit N] [--modes ...] [--cache DIR]
+    python benchmarks/quality.py [--benchmarks locomo longmemeval musique chinese zh-conversation]
+                                 [--limit N] [--longmemeval-limit N] [--modes ...] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import chinese_conversation
 import chinese_recall
 import locomo
 import longmemeval
@@ -86,11 +87,20 @@ def run_chinese(embedder: DiskCachedEmbedder, modes: list[str], limit: int | Non
     return _rows("Chinese chat", scores, ["overall", "question"], [(5, "R@5"), (10, "R@10")]), latency
 
 
+def run_zh_conversation(embedder: DiskCachedEmbedder, modes: list[str], limit: int | None) -> Result:
+    """The Chinese conversation's R@5 overall and R@10 overall and per question type."""
+    scores, latency = chinese_conversation.evaluate(embedder, modes)
+    rows = _rows("Chinese conversation", scores, ["overall"], [(5, "R@5")])
+    groups = ["overall", *chinese_conversation.QUESTION_TYPES]
+    return rows + _rows("Chinese conversation", scores, groups, [(10, "R@10")]), latency
+
+
 BENCHMARKS: dict[str, tuple[Callable[[DiskCachedEmbedder, list[str], int | None], Result], Path | None]] = {
     "locomo": (run_locomo, locomo.DEFAULT_DATA),
     "longmemeval": (run_longmemeval, longmemeval.DEFAULT_DATA),
     "musique": (run_musique, musique.DEFAULT_DATA),
     "chinese": (run_chinese, None),
+    "zh-conversation": (run_zh_conversation, None),
 }
 
 
