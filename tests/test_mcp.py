@@ -255,10 +255,12 @@ def test_erase_memory_previews_the_texts_and_erases_only_when_confirmed(memory_o
 
     async def as_bob(client: Any) -> list[Any]:
         return [await client.call_tool("erase_memory", {"memory_id": peanuts.id}),
-                await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True})]
+                await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True}),
+                await client.call_tool("update_memory", {"memory_id": jazz.id, "content": "Bob was here."})]
 
     for_bob = in_process(bob_server, as_bob, allow_erase=True)
     assert all(text_of(reply).startswith("No memory with id") for reply in for_bob)
+    assert memory_only.get(jazz.id).content == "The user likes jazz."  # type: ignore[union-attr]
     preview, erased, unpreviewed = in_process(memory_only, session, allow_erase=True)
 
     lines = text_of(preview).splitlines()
