@@ -1,4 +1,4 @@
-"""Recipe: RippleMem as the retriever of an LCEL chain, `retriever | format_docs | prompt | llm`.
+"""Recipe: RippleMem as the retriever of an LCEL chain, `{"memories": retriever | format_docs, ...} | prompt`.
 
     HF_HUB_OFFLINE=1 python cookbook/langchain_retriever_chain.py [--offline]
 """

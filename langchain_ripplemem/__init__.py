@@ -2,7 +2,7 @@
 
 One line each::
 
-    retriever = RippleMemRetriever(memory=mem, k=5)              # any chain: retriever | format_docs | ...
+    retriever = RippleMemRetriever(memory=mem, k=5)              # LCEL: {"context": retriever | format_docs}
     tools = RippleMemToolkit(memory=mem).get_tools()             # store/recall/update/find_connections/forget
     agent = create_agent(model, tools, store=RippleMemStore(memory=mem),
                          middleware=[RippleMemMiddleware(memory=mem)])

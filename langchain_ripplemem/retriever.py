@@ -29,7 +29,8 @@ _OPERATORS = {"$eq": "==", "$in": "in", "$gte": ">=", "$lt": "<"}
 class RippleMemRetriever(BaseRetriever):
     """Retrieve a user's memories for a query with RippleMem's ripple recall (or hybrid/dense/keyword).
 
-    ``RippleMemRetriever(memory=mem, k=5)`` drops into any chain: ``retriever | format_docs | prompt | llm``.
+    ``RippleMemRetriever(memory=mem, k=5)`` drops into any chain:
+    ``{"context": retriever | format_docs, "question": RunnablePassthrough()} | prompt | llm``.
     Each Document's ``id`` is the memory id; its metadata is ``ripplemem.hit_metadata``'s flat dict:
     ``memory_id, type, source`` (the origin: an ingested file's path), ``time`` (+ ``time_basis``),
     ``score, why`` and more, then the caller's own metadata keys (docs/langchain.md has the table).
