@@ -1,6 +1,6 @@
-"""Runs the Python blocks of README.md and docs/*.md and writes or checks the sample outputs shown.
+"""Runs the code of README.md and docs/*.md and writes or checks the sample outputs shown.
 
-    python docs/samples.py            # run every page's blocks, rewrite the output blocks
+    python docs/samples.py            # run every page, rewrite its output blocks
     python docs/samples.py --check    # fail (exit 1) when a shown output differs from a fresh run
     python docs/samples.py docs/mcp.md --check
 
@@ -8,15 +8,20 @@ Markers (HTML comments, invisible when rendered), on the line right before a fen
 
 - ``<!-- not-run: reason -->`` before a ```python block: the block is not run (it needs an LLM, a
   server or files the reader has); every other ```python block is run.
-- ``<!-- output: name -->`` before a fenced block: that block shows what the nearest ```python block
-  above it printed; this script writes it, and ``--check`` compares it.
+- ``<!-- output: name -->`` before a fenced block: it shows what the nearest ```python block above
+  it printed.
+- ``<!-- output: name; run: COMMAND; lines: 3-9 -->``: it shows lines 3 to 9 (all without
+  ``lines``) of what COMMAND printed: ``ripplemem ...``, ``python -m module ...`` or
+  ``python path ...`` (a path under the repository, e.g. a cookbook recipe).
+- ``<!-- console -->`` before a transcript: each ``$ COMMAND`` line is run (``echo $?`` too) and
+  the lines under it are what it printed, stdout and stderr together.
 
-A page's blocks run in order in one namespace (as a reader pastes them into one session), in a new
-empty working directory under /tmp, offline (HF_HUB_OFFLINE=1), in a subprocess with the real
-MiniLM. The clock starts at SAMPLE_TIME and moves 1 ms per reading, and ids come from a seeded
-generator, so stored times, recency and ids are the same on every run; the directory's path is
-shown as SHOWN_DIR. ``--check`` compares outputs
-with ids, timings and temporary paths masked and numbers rounded to 2 decimals.
+A page runs in order (Python blocks in one namespace, as a reader pastes them into one session,
+commands in the same directory) in a new empty directory under /tmp, offline (HF_HUB_OFFLINE=1),
+in one subprocess (docs/sample_driver.py) with the real MiniLM. Its clock starts at SAMPLE_TIME and
+moves 1 ms per reading, and ids come from a seeded generator, so stored times, recency and ids are
+the same on every run; the directory is shown as SHOWN_DIR. ``--check`` compares with ids,
+timings, sizes and temporary paths masked and numbers rounded to 2 decimals.
 """
 
 from __future__ import annotations
@@ -25,55 +30,23 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DRIVER = Path(__file__).resolve().with_name("sample_driver.py")
 SAMPLE_TIME = "2026-12-01T09:00:00+00:00"
 SHOWN_DIR = "/tmp/ripplemem-docs"
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>\S.*?)\s*-->\s*$")
-OUTPUT = re.compile(r"^<!--\s*output:\s*(?P<name>[\w.-]+)\s*-->\s*$")
+OUTPUT = re.compile(r"^<!--\s*output:\s*(?P<name>[\w.-]+)\s*(?:;\s*run:\s*(?P<run>[^;]+?)\s*)?"
+                    r"(?:;\s*lines:\s*(?P<start>\d+)-(?P<end>\d+)\s*)?-->\s*$")
+CONSOLE = re.compile(r"^<!--\s*console\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)\s*$")
-
-# Runs in the child: the blocks come as JSON on stdin, each block's stdout goes to a JSON file.
-DRIVER = r'''
-import ast, asyncio, contextlib, io, json, random, sys, traceback, uuid
-from datetime import datetime, timedelta
-import ripplemem.engine, ripplemem.lifecycle._common, ripplemem.lifecycle.working
-
-ids = random.Random(21)
-uuid.uuid4 = lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
-
-class SampleClock:
-    def __init__(self, start):
-        self.now, self.step = datetime.fromisoformat(start), timedelta(milliseconds=1)
-    def __call__(self):
-        self.now += self.step
-        return self.now
-
-job = json.load(sys.stdin)
-clock = SampleClock(job["start"])
-for module in (ripplemem.engine, ripplemem.lifecycle._common, ripplemem.lifecycle.working):
-    module.utc_now = clock
-namespace, results = {"__name__": "__main__"}, []
-for block in job["blocks"]:
-    out = io.StringIO()
-    try:
-        code = compile(block["code"], block["where"], "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        with contextlib.redirect_stdout(out):
-            result = eval(code, namespace)
-            if asyncio.iscoroutine(result):
-                asyncio.run(result)
-        results.append({"stdout": out.getvalue(), "error": None})
-    except BaseException:
-        results.append({"stdout": out.getvalue(), "error": traceback.format_exc()})
-        break
-with open(job["report"], "w", encoding="utf-8") as report:
-    json.dump(results, report)
-'''
+ENV_ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=")
 
 
 @dataclass
@@ -86,11 +59,43 @@ class Block:
     last: int           # index of the closing fence line
     not_run: str | None = None
     output: str | None = None
+    run: list[str] | None = None                      # the command an output block shows
+    lines: tuple[int, int] | None = None
+    console: bool = False
+    steps: list[int] = field(default_factory=list)    # indexes of this block's steps in the run
 
     @property
     def runs(self) -> bool:
         """Whether this is a Python block the samples run."""
         return self.lang == "python" and self.not_run is None
+
+    @property
+    def commands(self) -> list[str]:
+        """A console block's commands, without their ``$ ``."""
+        return [line[2:] for line in self.code.split("\n") if line.startswith("$ ")] if self.console else []
+
+
+def command_argv(command: str) -> list[str]:
+    """A shown command as the driver runs it: environment settings dropped, any python as python."""
+    argv = shlex.split(command, comments=True)
+    while argv and ENV_ASSIGNMENT.match(argv[0]):
+        argv.pop(0)
+    if argv and (argv[0].endswith("/python") or argv[0] in ("python3", "python")):
+        argv[0] = "python"
+    if argv == ["echo", "$?"] or (argv[:1] == ["ripplemem"]) or (argv[:1] == ["python"] and len(argv) > 1):
+        return argv
+    raise ValueError(f"cannot run {command!r}: commands are ripplemem ..., python ... or echo $?")
+
+
+def _marked(block: Block, marker: str) -> None:
+    if match := NOT_RUN.match(marker):
+        block.not_run = match["reason"]
+    elif match := OUTPUT.match(marker):
+        block.output = match["name"]
+        block.run = command_argv(match["run"]) if match["run"] else None
+        block.lines = (int(match["start"]), int(match["end"])) if match["start"] else None
+    elif CONSOLE.match(marker):
+        block.console = True
 
 
 def parse(text: str) -> list[Block]:
@@ -107,11 +112,7 @@ def parse(text: str) -> list[Block]:
             raise ValueError(f"unclosed ``` fence at line {index + 1}")
         indent = len(opening["indent"])
         block = Block(opening["lang"], "\n".join(line[indent:] for line in lines[index + 1:end]), index, end)
-        marker = lines[index - 1].strip() if index else ""
-        if match := NOT_RUN.match(marker):
-            block.not_run = match["reason"]
-        elif match := OUTPUT.match(marker):
-            block.output = match["name"]
+        _marked(block, lines[index - 1].strip() if index else "")
         blocks.append(block)
         index = end + 1
     return blocks
@@ -124,6 +125,22 @@ def pages(names: list[str]) -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
+def plan(page: Path, blocks: list[Block]) -> list[dict]:
+    """The steps a page runs, in page order; each block learns which steps are its own."""
+    steps: list[dict] = []
+    for block in blocks:
+        if block.runs:
+            block.steps = [len(steps)]
+            steps.append({"kind": "python", "code": block.code, "where": f"{page.name}:{block.first + 2}"})
+        elif block.run:
+            block.steps = [len(steps)]
+            steps.append({"kind": "command", "argv": block.run})
+        elif block.console:
+            block.steps = list(range(len(steps), len(steps) + len(block.commands)))
+            steps += [{"kind": "command", "argv": command_argv(command)} for command in block.commands]
+    return steps
+
+
 def _environment() -> dict[str, str]:
     environment = {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
     environment.update(HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", TRANSFORMERS_VERBOSITY="error",
@@ -132,63 +149,80 @@ def _environment() -> dict[str, str]:
 
 
 def run_page(page: Path, timeout: float = 300) -> tuple[list[Block], list[dict], str]:
-    """Run a page's runnable blocks in one fresh process and directory: (blocks, results, directory)."""
+    """Run a page's steps in one fresh process and directory: (blocks, results, directory)."""
     blocks = parse(page.read_text(encoding="utf-8"))
-    runnable = [block for block in blocks if block.runs]
-    if not runnable:
+    steps = plan(page, blocks)
+    if not steps:
         return blocks, [], ""
     with tempfile.TemporaryDirectory(prefix="ripplemem-docs-") as directory:
         report = Path(directory) / ".samples.json"
-        job = {"start": SAMPLE_TIME, "report": str(report),
-               "blocks": [{"code": block.code, "where": f"{page.name}:{block.first + 2}"} for block in runnable]}
-        done = subprocess.run([sys.executable, "-c", DRIVER], input=json.dumps(job), capture_output=True,
+        job = {"start": SAMPLE_TIME, "report": str(report), "root": str(ROOT), "steps": steps}
+        done = subprocess.run([sys.executable, str(DRIVER)], input=json.dumps(job), capture_output=True,
                               text=True, env=_environment(), cwd=directory, timeout=timeout, check=False)
         if not report.exists():
-            raise RuntimeError(f"{page.name}: the sample run died (exit {done.returncode}):\n{done.stderr[-3000:]}")
-        results = json.loads(report.read_text(encoding="utf-8"))
-        return blocks, results, os.path.realpath(directory)
+            raise RuntimeError(f"{page.name}: the run died (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        return blocks, json.loads(report.read_text(encoding="utf-8")), os.path.realpath(directory)
 
 
 def failures(page: Path, blocks: list[Block], results: list[dict]) -> list[str]:
-    """A message for each runnable block that raised or never ran."""
-    runnable = [block for block in blocks if block.runs]
-    problems = [f"{page.name}:{block.first + 2}: raised\n{result['error']}"
-                for block, result in zip(runnable, results) if result["error"]]
-    problems += [f"{page.name}:{block.first + 2}: not reached" for block in runnable[len(results):]]
+    """A message for each step that raised or was never reached, named by its block's line."""
+    problems = []
+    for block in blocks:
+        for step in block.steps:
+            if step >= len(results):
+                problems.append(f"{page.name}:{block.first + 2}: not reached")
+            elif results[step]["error"]:
+                problems.append(f"{page.name}:{block.first + 2}: raised\n{results[step]['error']}")
     return problems
 
 
+def _printed(block: Block, results: list[dict]) -> list[str] | None:
+    done = [results[step]["stdout"] for step in block.steps if step < len(results)]
+    return done if len(done) == len(block.steps) else None
+
+
+def _body(block: Block, printed: list[str]) -> str:
+    if block.console:
+        return "\n".join(f"$ {command}\n{text.rstrip()}".rstrip() for command, text in zip(
+            block.commands, printed, strict=True))
+    text = printed[0].rstrip("\n")
+    if block.lines:
+        text = "\n".join(text.split("\n")[block.lines[0] - 1:block.lines[1]])
+    return text
+
+
 def fresh_outputs(blocks: list[Block], results: list[dict], directory: str) -> dict[int, str]:
-    """For each output block (by index in ``blocks``), what the Python block above it printed."""
-    printed, outputs, ran = {}, {}, iter(results)
+    """For each output or console block (by index in ``blocks``), what its run printed."""
+    outputs: dict[int, str] = {}
     last_python: Block | None = None
     for index, block in enumerate(blocks):
-        if block.runs:
-            result = next(ran, None)
-            printed[id(block)] = None if result is None else result["stdout"]
+        if block.output is not None and block.run is None:
+            if last_python is None or not last_python.runs:
+                raise ValueError(f"output '{block.output}' (line {block.first + 1}) follows no runnable "
+                                 "python block")
+            source = last_python
+        else:
+            source = block
         if block.lang == "python":
             last_python = block
-        if block.output is None:
+        if block.output is None and not block.console:
             continue
-        if last_python is None or not last_python.runs:
-            raise ValueError(f"output '{block.output}' (line {block.first}) follows no runnable python block")
-        shown = printed.get(id(last_python))
-        if shown is not None:
-            outputs[index] = _shown(shown, directory)
+        printed = _printed(source, results)
+        if printed is not None:
+            outputs[index] = _shown(_body(block, printed), directory)
     return outputs
 
 
-def _shown(stdout: str, directory: str) -> str:
-    text = stdout.rstrip("\n")
+def _shown(text: str, directory: str) -> str:
     if directory:
-        text = text.replace(directory, SHOWN_DIR).replace(directory.replace("/private", ""), SHOWN_DIR)
-    return text
+        text = text.replace(directory, SHOWN_DIR)
+    return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
 MASKS = [
     (re.compile(r"\b[0-9a-f]{32}\b"), "<id>"),
-    (re.compile(re.escape(SHOWN_DIR) + r"[\w.-]*"), "<dir>"),
-    (re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b"), "<time>"),
+    (re.compile(r"/tmp/[\w.-]+"), "<tmp>"),
+    (re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s|KB|MB|GB)\b"), "<measured>"),
 ]
 
 
@@ -224,7 +258,8 @@ def check_page(page: Path, write: bool) -> list[str]:
     for index, fresh in outputs.items():
         shown = blocks[index].code
         if normalise(shown) != normalise(fresh):
-            problems.append(f"{page.name}:{blocks[index].first + 1}: output '{blocks[index].output}' "
+            name = blocks[index].output or "console"
+            problems.append(f"{page.name}:{blocks[index].first + 1}: output '{name}' "
                             f"differs from a fresh run (python docs/samples.py rewrites it):\n"
                             f"--- shown\n{shown}\n--- fresh run\n{fresh}")
     return problems

@@ -56,7 +56,8 @@ def test_not_run_blocks_say_why_and_are_few() -> None:
 def test_lcel_examples_use_the_mapping_form() -> None:
     """No page pipes a retriever straight into a prompt (a two-variable prompt fails on it), and the
     documented LCEL chain is a block that runs."""
-    broken = re.compile(r"Retriever\([^)]*\)\s*\|\s*format_docs\s*\|\s*prompt|retriever \| format_docs \| prompt")
+    broken = re.compile(r"Retriever\([^)]*\)\s*\|\s*format_docs\s*\|\s*prompt"
+                        r"|retriever \| format_docs \| prompt")
     for page in PAGES:
         assert not broken.search(page.read_text(encoding="utf-8")), page.name
     blocks = samples.parse((ROOT / "docs" / "langchain.md").read_text(encoding="utf-8"))
@@ -91,7 +92,7 @@ def test_masks_ids_timings_and_rounds_numbers() -> None:
 
 def test_a_failing_block_fails_and_not_run_blocks_are_skipped(tmp_path: Path) -> None:
     """A block that raises is reported with its line; a not-run block is never executed."""
-    page = _page(tmp_path, "<!-- not-run: needs a server that is not here -->\n```python\nraise SystemExit(3)\n```\n\n"
-                           "```python\nprint('before')\n1 / 0\n```\n")
+    page = _page(tmp_path, "<!-- not-run: needs a server that is not here -->\n"
+                           "```python\nraise SystemExit(3)\n```\n\n```python\nprint('before')\n1 / 0\n```\n")
     problems = samples.check_page(page, write=False)
     assert len(problems) == 1 and "page.md:7: raised" in problems[0] and "ZeroDivisionError" in problems[0]
