@@ -96,3 +96,20 @@ def test_a_failing_block_fails_and_not_run_blocks_are_skipped(tmp_path: Path) ->
                            "```python\nraise SystemExit(3)\n```\n\n```python\nprint('before')\n1 / 0\n```\n")
     problems = samples.check_page(page, write=False)
     assert len(problems) == 1 and "page.md:7: raised" in problems[0] and "ZeroDivisionError" in problems[0]
+
+
+def test_console_transcripts_and_command_outputs_are_run(tmp_path: Path) -> None:
+    """A console block's commands run in the page's directory and their output is written under
+    each; an output marker with run: shows the chosen lines of a command's output."""
+    from ripplemem import __version__
+
+    page = _page(tmp_path, "<!-- console -->\n```\n$ ripplemem --version\nold\n$ ripplemem nosuchcommand\n"
+                           "$ echo $?\n0\n```\n\n<!-- output: version; run: python -m ripplemem --version; "
+                           "lines: 1-1 -->\n```\nold\n```\n")
+    problems = samples.check_page(page, write=False)
+    assert len(problems) == 2 and all("differs from a fresh run" in problem for problem in problems)
+    samples.check_page(page, write=True)
+    text = page.read_text(encoding="utf-8")
+    assert f"$ ripplemem --version\nripplemem {__version__}\n$ ripplemem nosuchcommand\n" in text
+    assert "$ echo $?\n2\n```" in text and f"-->\n```\nripplemem {__version__}\n```" in text
+    assert samples.check_page(page, write=False) == []
