@@ -49,6 +49,10 @@ SCORE_PRESETS: dict[str, dict[str, ScoreProfile]] = {
 }
 
 
+# A ripple hit whose graph support is at least this was lifted by the graph: its why shows the
+# path, and recall reinforces that path's edges.
+GRAPH_SUPPORTED = 0.1
+
 # How much one edge of each type passes on when activation spreads (× its own weight).
 DEFAULT_EDGE_TYPE_WEIGHTS: dict[str, float] = {
     "MENTIONS": 0.3, "RELATES": 1.0, "NEXT": 1.0, "SIMILAR": 0.5, "ALIAS": 1.0,
@@ -80,11 +84,23 @@ class GraphSettings:
     entity_seed_weight: float = 0.3
     # Memories reached by spreading that join the candidates, per requested hit.
     reached_per_hit: int = 2
-    # Final relevance = (1 - ripple_weight - entity_weight) × first-stage relevance
-    #   + ripple_weight × activation received through the graph
-    #   + entity_weight × how specifically the memory mentions entities the query names.
-    ripple_weight: float = 0.6
+    # Graph evidence supports first-stage relevance and never replaces it (ripple.graph_support):
+    #   support = min(1, ripple_weight × activation received through the graph
+    #                    + entity_weight × how specifically the memory mentions the query's entities)
+    #             × (unmatched_support + (1 - unmatched_support) × first-stage relevance)
+    #   relevance = 1 - (1 - first-stage relevance) × (1 - support)
+    # so a memory the first stage did not match scores at most (ripple_weight + entity_weight) ×
+    # unmatched_support, far below a strong direct match. Tuned on LoCoMo, LongMemEval_S and
+    # MuSiQue together (benchmarks/quality.py).
+    ripple_weight: float = 0.8
     entity_weight: float = 0.1
+    unmatched_support: float = 0.3
+    # Conversation cues (ripple_cues): a short question turn hands its relevance to the turn that
+    # answers it (the next in its session) and keeps 1 - question_discount of it; a "when" query
+    # multiplies the relevance of memories that name a time by 1 + time_answer_boost.
+    answer_handoff: bool = True
+    question_discount: float = 0.15
+    time_answer_boost: float = 0.3
     # seed 004 §3.2: weights decay with time since last activation and are reinforced, capped.
     decay_half_life_days: float = 90.0
     decay_floor: float = 0.2

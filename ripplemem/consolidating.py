@@ -143,7 +143,7 @@ def summarize_episodic(engine: Engine, scope: Scope, llm: Any, dry_run: bool,
                        report: ConsolidationReport) -> None:
     """Summarise each cluster of related episodic memories no summary covers yet into a semantic
     memory (SUMMARIZES edges summary -> each source); the newest `summary_window` are considered."""
-    settings = engine.settings.lifecycle
+    settings = engine.model_settings().lifecycle
     user_id = scope.user_id
     covered = summarized_ids(engine.store, user_id)
     flt = MemoryFilter(user_id=user_id, types=("episodic",))

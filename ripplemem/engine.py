@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.calibration import META_KEY, decode, encode, measure_scale, on_model_scales
 from ripplemem.config import Settings
 from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
@@ -156,6 +157,7 @@ class Engine:
         self._index: VectorIndex | None = None
         self._keyword_indexes: dict[str, KeywordIndex] = {}
         self._graphs: dict[str, ScopeGraph] = {}
+        self._model_settings: Settings | None = None
         self._working: dict[str, WorkingMemories] = {}
         self._entity_vectors: dict[str, tuple[list[str], np.ndarray | None]] = {}
         # Image and audio vectors, each modality in its encoder's own space and index.
@@ -304,6 +306,19 @@ class Engine:
                 self._data_version = version
                 self._numpy_stale = self._index is not None and self._index.name == "numpy"
                 self.media.mark_stale()
+
+    def model_settings(self) -> Settings:
+        """The settings with every cosine threshold (SIMILAR and ALIAS edges, duplicates,
+        conflicts, clusters) mapped from MiniLM's scale onto the embedder's own, measured once
+        and recorded with the store (ripplemem.calibration)."""
+        if self._model_settings is None:
+            model_id = self.embedder.model_id
+            scale = decode(self.store.get_meta(META_KEY), model_id)
+            if scale is None:
+                scale = measure_scale(self.embedder)
+                self.store.set_meta(META_KEY, encode(scale, model_id))
+            self._model_settings = on_model_scales(self.settings, scale)
+        return self._model_settings
 
     def _check_embedding_model(self) -> None:
         recorded = self.store.get_meta("embedding_model")

@@ -15,21 +15,13 @@ from ripplemem.config import Settings
 from ripplemem.embeddings import Embedder
 from ripplemem.keyword_index import KeywordIndex, query_terms
 from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
+from ripplemem.script_reading import dense_trust
 from ripplemem.stores.memory_rows import MemoryFilter, row_to_memory, stored_epoch
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
 
 RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
-
-
-def _min_max(values: np.ndarray) -> np.ndarray:
-    if values.size == 0:
-        return values
-    low, high = float(values.min()), float(values.max())
-    if high - low < 1e-12:
-        return np.where(values > 0, 1.0, 0.0)
-    return (values - low) / (high - low)
 
 
 def vector_filter(flt: MemoryFilter) -> VectorFilter:
@@ -84,15 +76,45 @@ def gather_pool(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, 
     return CandidatePool(rows=rows, dense=cosines, keyword=keyword)
 
 
-def fuse_scores(dense: np.ndarray, keyword: np.ndarray, mode: str, settings: Settings) -> np.ndarray:
-    """Min-max normalised dense and BM25 scores, linearly fused (or one of them, by mode)."""
-    dense, keyword = _min_max(dense), _min_max(keyword)
-    if mode == "dense":
-        return dense
-    if mode == "keyword":
-        return keyword
-    total = settings.dense_weight + settings.keyword_weight
-    return (settings.dense_weight * dense + settings.keyword_weight * keyword) / total
+@dataclass(frozen=True)
+class Fusion:
+    """Linear fusion of dense and BM25 scores, each min-max scaled by the bounds of the pool it
+    was fitted on; memories added to the pool later (ripple's reached ones) are scaled by the
+    same bounds, so they cannot shift everyone else's relevance."""
+
+    mode: str
+    dense_bounds: tuple[float, float]
+    keyword_bounds: tuple[float, float]
+    dense_weight: float
+    keyword_weight: float
+
+    @classmethod
+    def fit(cls, found: CandidatePool, mode: str, settings: Settings, dense_trust: float = 1.0) -> Fusion:
+        """Fit on a first-stage pool. `dense_trust` scales the dense weight in hybrid fusion: below
+        1 when the query is in a script the embedder cannot read (script_reading.dense_trust)."""
+        return cls(mode, _bounds(found.dense), _bounds(found.keyword),
+                   settings.dense_weight * dense_trust, settings.keyword_weight)
+
+    def __call__(self, dense: np.ndarray, keyword: np.ndarray) -> np.ndarray:
+        """Relevance in [0, 1] of candidates with these dense and BM25 scores."""
+        dense, keyword = _scaled(dense, self.dense_bounds), _scaled(keyword, self.keyword_bounds)
+        if self.mode == "dense":
+            return dense
+        if self.mode == "keyword":
+            return keyword
+        total = self.dense_weight + self.keyword_weight
+        return (self.dense_weight * dense + self.keyword_weight * keyword) / total
+
+
+def _bounds(values: np.ndarray) -> tuple[float, float]:
+    return (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
+
+
+def _scaled(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    low, high = bounds
+    if high - low < 1e-12:
+        return np.where(values > 0, 1.0, 0.0)
+    return np.clip((values - low) / (high - low), 0.0, 1.0)
 
 
 def _why(dense: float, keyword: float) -> str:
@@ -166,5 +188,6 @@ def hybrid_recall(query: str, k: int, flt: MemoryFilter, mode: str, now: float, 
     found = gather_pool(query, query_vector, flt, pool, mode, store, index, keywords)
     if not len(found):
         return Recall(query=query, hits=[], mode=mode)
-    relevance = fuse_scores(found.dense, found.keyword, mode, settings)
+    trust = dense_trust(query, embedder) if mode == "hybrid" else 1.0
+    relevance = Fusion.fit(found, mode, settings, trust)(found.dense, found.keyword)
     return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode=mode)

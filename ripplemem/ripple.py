@@ -15,8 +15,10 @@ from ripplemem.embeddings import Embedder
 from ripplemem.extraction import query_entity_keys
 from ripplemem.graph import ScopeGraph, SpreadParams
 from ripplemem.keyword_index import KeywordIndex
-from ripplemem.retrieval import CandidatePool, fuse_scores, gather_pool, score_pool
+from ripplemem.retrieval import CandidatePool, Fusion, gather_pool, score_pool
+from ripplemem.ripple_cues import answers_inherit, time_answer_lift, with_rows
 from ripplemem.ripple_explain import explain_hits
+from ripplemem.script_reading import dense_trust
 from ripplemem.stores.graph_tables import entity_id, is_entity
 from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.sqlite import SQLiteStore
@@ -64,22 +66,11 @@ def seed_weights(found: CandidatePool, relevance: np.ndarray, entities: dict[str
     return seeds
 
 
-def _extend_pool(found: CandidatePool, activation: dict[str, float], flt: MemoryFilter, limit: int,
-                 store: SQLiteStore, query_vector: np.ndarray) -> CandidatePool:
-    """Add the most activated memories the first stage missed (those passing the filter)."""
+def _reached(found: CandidatePool, activation: dict[str, float], limit: int) -> list[str]:
+    """The most activated memories the first stage missed, best first."""
     present = {row["id"] for row in found.rows}
-    reached = sorted((node for node in activation if not is_entity(node) and node not in present),
-                     key=lambda node: -activation[node])[:limit]
-    if not reached:
-        return found
-    rows, vectors = store.fetch_rows(reached, flt, with_embeddings=True)
-    if not rows:
-        return found
-    # None when every reached memory is cold (no vector outside the archive): no dense similarity.
-    cosines = np.zeros(len(rows)) if vectors is None else \
-        (vectors @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
-    return CandidatePool(rows=[*found.rows, *rows], dense=np.concatenate([found.dense, cosines]),
-                         keyword=np.concatenate([found.keyword, np.zeros(len(rows))]))
+    return sorted((node for node in activation if not is_entity(node) and node not in present),
+                  key=lambda node: -activation[node])[:limit]
 
 
 def _inflow(found: CandidatePool, seeds: dict[str, float], activation: dict[str, float],
@@ -112,6 +103,22 @@ def _entity_match(found: CandidatePool, entities: dict[str, float], graph: Scope
     return match / peak if peak > 0 else match
 
 
+def graph_support(relevance: np.ndarray, signal: np.ndarray, named: np.ndarray,
+                  settings: GraphSettings) -> np.ndarray:
+    """What the graph adds per candidate, in [0, 1]: inflow and entity match, weighted, and scaled
+    by the candidate's own first-stage evidence (a memory nothing matched gets only
+    `unmatched_support` of it, so a neighbour cannot win on its link alone)."""
+    support = np.minimum(1.0, settings.ripple_weight * signal + settings.entity_weight * named)
+    own = settings.unmatched_support
+    return support * (own + (1.0 - own) * relevance)
+
+
+def supported(relevance: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """First-stage relevance with graph support added as independent evidence (a noisy OR): a
+    strong direct match stays strong, and support lifts the rest towards it, never past 1."""
+    return 1.0 - (1.0 - relevance) * (1.0 - support)
+
+
 def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: RippleParts) -> Recall:
     """Recall the k best memories: hybrid seeds, spreading activation, fused scores, with why."""
     settings, graph_settings = parts.settings, parts.settings.graph
@@ -120,7 +127,8 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     found = gather_pool(query, query_vector, flt, pool, "hybrid", parts.store, parts.index, parts.keywords)
     if not len(found):
         return Recall(query=query, hits=[], mode="ripple")
-    relevance = fuse_scores(found.dense, found.keyword, "hybrid", settings)
+    fusion = Fusion.fit(found, "hybrid", settings, dense_trust(query, parts.embedder))
+    relevance = fusion(found.dense, found.keyword)
     entities = query_entities(query, flt.user_id, parts.graph)
     seeds = seed_weights(found, relevance, entities, graph_settings)
     activation = parts.graph.spread(seeds, SpreadParams(
@@ -128,20 +136,20 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
         prune_below=graph_settings.prune_below, max_frontier=graph_settings.max_frontier))
     if not activation:  # nothing in the graph yet: plain hybrid
         return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode="ripple")
-    found = _extend_pool(found, activation, flt, k * graph_settings.reached_per_hit, parts.store,
-                         query_vector)
-    relevance = fuse_scores(found.dense, found.keyword, "hybrid", settings)
+    reached = _reached(found, activation, k * graph_settings.reached_per_hit)
+    found, relevance = with_rows(found, relevance, reached, flt, parts.store, query_vector, fusion)
+    found, relevance = answers_inherit(found, relevance, flt, parts.store, query_vector, fusion,
+                                       graph_settings)
+    relevance = time_answer_lift(query, found, relevance, graph_settings)
     signal = _inflow(found, seeds, activation, graph_settings.damping, parts.graph)
     named = _entity_match(found, entities, parts.graph)
-    first = 1.0 - graph_settings.ripple_weight - graph_settings.entity_weight
-    mixed = first * relevance + graph_settings.ripple_weight * signal + graph_settings.entity_weight * named
-    # Back to [0, 1] like first-stage relevance, so recency and importance keep their weight.
-    mixed = mixed / mixed.max() if mixed.max() > 0 else mixed
-    # The graph signal is already inside `mixed`: the profiles' graph weight must not count it twice.
-    hits = score_pool(found, mixed, now, settings, k)
+    support = graph_support(relevance, signal, named, graph_settings)
+    # The graph signal is already inside: the profiles' graph weight must not count it twice.
+    hits = score_pool(found, supported(relevance, support), now, settings, k)
     position = {row["id"]: i for i, row in enumerate(found.rows)}
     for hit in hits:
-        hit.components["graph"] = float(signal[position[hit.memory.id]])
-        hit.components["entity"] = float(named[position[hit.memory.id]])
+        at = position[hit.memory.id]
+        hit.components.update(first_stage=float(relevance[at]), graph=float(support[at]),
+                              entity=float(named[at]))
     subgraph = explain_hits(hits, seeds, activation, parts.graph, parts.store, flt.user_id)
     return Recall(query=query, hits=hits, mode="ripple", subgraph=subgraph)

@@ -3,14 +3,13 @@ it, plus the subgraph among the hits (nodes and typed edges) for display and pro
 
 from __future__ import annotations
 
+from ripplemem.config import GRAPH_SUPPORTED
 from ripplemem.graph import ScopeGraph
 from ripplemem.stores.graph_tables import edges_between, get_entities, is_entity
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.types import GraphNode, Hit, Subgraph, SubgraphEdge
 
 _SNIPPET_CHARS = 60
-# A seed hit whose graph signal is at least this also shows the path that supported it.
-_SUPPORTED = 0.1
 
 
 def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
@@ -38,7 +37,7 @@ def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str,
     """Fill each hit's path and why; return the subgraph of hits and the nodes on their paths."""
     for hit in hits:
         # Seeds that the graph also supports get the path of that support too.
-        if hit.memory.id not in seeds or hit.components.get("graph", 0.0) >= _SUPPORTED:
+        if hit.memory.id not in seeds or hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED:
             path = trace_path(hit.memory.id, seeds, activation, graph)
             hit.path = path if len(path) > 1 else []
     nodes = list(dict.fromkeys([h.memory.id for h in hits] + [n for h in hits for n in h.path]))

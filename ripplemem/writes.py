@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.config import GRAPH_SUPPORTED
 from ripplemem.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine import Engine
 from ripplemem.errors import EmbedderOutputError
@@ -55,7 +56,7 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
     so the batch and the record commit together or not at all).
     """
     vectors = np.asarray(engine.embedder.embed_documents([m.content for m in memories]), dtype=np.float32)
-    settings = engine.settings
+    settings = engine.model_settings()
     judge = LLMConflictJudge(llm, settings=settings.lifecycle) \
         if llm is not None and settings.lifecycle.detect_conflicts else None
     with engine.write_lock:
@@ -148,7 +149,7 @@ def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
         return
     known_ids, known = engine.entity_vectors(user_id)
     now = engine.now()
-    edges = alias_by_embedding(new, vectors, known_ids, known, engine.settings.graph, now)
+    edges = alias_by_embedding(new, vectors, known_ids, known, engine.model_settings().graph, now)
     with engine.store.transaction() as conn:
         set_entity_vectors(conn, user_id, [(e.id, v) for e, v in zip(new, vectors, strict=True)])
         insert_edges(conn, user_id, edges)
@@ -269,8 +270,12 @@ def _iso(when: datetime | None) -> str | None:
 
 
 def reinforce_paths(engine: Engine, user_id: str, result: Recall, now: float) -> None:
-    """Strengthen the edges ripple recall walked to reach its hits (seed 004 §3.2), with a cap."""
-    steps = ((a, b) for hit in result.hits for a, b in zip(hit.path, hit.path[1:], strict=False))
+    """Strengthen the edges ripple recall walked to reach its hits (seed 004 §3.2), with a cap:
+    only paths to hits in the better half of the result that the graph lifted (support >=
+    GRAPH_SUPPORTED), never paths into memories the graph did not help or that ranked low."""
+    lifted = [hit for hit in result.hits[: max(1, (len(result.hits) + 1) // 2)]
+              if hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED]
+    steps = ((a, b) for hit in lifted for a, b in zip(hit.path, hit.path[1:], strict=False))
     pairs = list(dict.fromkeys(steps))
     if not pairs:
         return

@@ -256,3 +256,17 @@ def entity_vectors(store: SQLiteStore, user_id: str) -> tuple[list[str], np.ndar
 def aliases_json(names: Iterable[str]) -> str:
     """An entity's alias list as stored."""
     return json.dumps(sorted(set(names)), ensure_ascii=False)
+
+
+def next_in_session(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, str]:
+    """The memory that follows each of these memories in its session (its NEXT edge), if any."""
+    if not ids:
+        return {}
+    found: dict[str, str] = {}
+    with store.read() as conn:
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            found.update(conn.execute(
+                f"SELECT src, dst FROM edges WHERE user_id = ? AND type = 'NEXT' "
+                f"AND src IN ({','.join('?' * len(chunk))})", [user_id, *chunk]).fetchall())
+    return found

@@ -112,7 +112,9 @@ def test_mode_is_passed_to_recall(seeded: RippleMem) -> None:
     # No stored word is in the query: keyword recall finds nothing, ripple still ranks by meaning.
     assert RippleMemRetriever(memory=seeded, mode="keyword").invoke("kitten") == []
     best = RippleMemRetriever(memory=seeded, k=1).invoke("kitten")[0]
-    assert best.page_content == "Alice owns a cat called Tom."
+    # Two memories are about the cat (cosines 0.35 and 0.34): either is the right answer.
+    assert best.page_content in ("Alice owns a cat called Tom.",
+                                 "Tom the cat sleeps on the piano every afternoon.")
 
 
 async def test_async_matches_sync(seeded: RippleMem) -> None:
