@@ -13,7 +13,7 @@ from langchain_core.vectorstores import VectorStore
 
 from langchain_ripplemem.scopes import check_memory
 from ripplemem import FrameworkEmbedder, Memory, RippleMem
-from ripplemem.caller_ids import memories_by_metadata
+from ripplemem.caller_ids import memories_by_caller_id
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.hit_metadata import memory_metadata
 from ripplemem.validation import check_type
@@ -141,13 +141,7 @@ class RippleMemVectorStore(VectorStore):
     # -- helpers ---------------------------------------------------------------------------------
     def _found(self, doc_ids: Sequence[str]) -> dict[str, Memory]:
         """The memory of each of these document ids that has one (the newest, if several)."""
-        stored = memories_by_metadata(self.memory, ID_KEY, doc_ids)
-        found = {doc_id: memories[0] for doc_id, memories in stored.items() if memories}
-        for doc_id in doc_ids:
-            native = None if doc_id in found else self.memory.get(doc_id)
-            if native is not None and ID_KEY not in native.metadata:  # written another way: its memory id
-                found[doc_id] = native
-        return found
+        return memories_by_caller_id(self.memory, ID_KEY, doc_ids)
 
 
 def to_document(memory: Memory) -> Document:

@@ -23,7 +23,7 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 
 from llamaindex_ripplemem._common import check_memory, check_mode
 from ripplemem import InvalidInputError, InvalidTypeError, Memory, RippleMem
-from ripplemem.caller_ids import memories_by_metadata
+from ripplemem.caller_ids import memories_by_caller_id, memories_by_metadata
 from ripplemem.hit_metadata import MEMORY_KEYS, memory_metadata
 from ripplemem.validation import check_type
 
@@ -153,13 +153,7 @@ class RippleMemVectorStore(BasePydanticVectorStore):
 
     def _found(self, node_ids: Sequence[str]) -> dict[str, Memory]:
         """The memory of each of these node ids that has one (the newest, if several)."""
-        stored = memories_by_metadata(self._memory, NODE_KEY, node_ids)
-        found = {node_id: memories[0] for node_id, memories in stored.items() if memories}
-        for node_id in node_ids:
-            native = None if node_id in found else self._memory.get(node_id)
-            if native is not None and NODE_KEY not in native.metadata:  # written another way: its memory id
-                found[node_id] = native
-        return found
+        return memories_by_caller_id(self._memory, NODE_KEY, node_ids)
 
     def _listed(self, equal: dict[str, Any]) -> list[Memory]:
         found: list[Memory] = []

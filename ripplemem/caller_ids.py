@@ -24,3 +24,15 @@ def memories_by_metadata(memory: RippleMem, key: str, values: Sequence[str]) -> 
     rows, _ = store.fetch(wanted, MemoryFilter(user_id=memory.user_id, agent_id=agent_id))
     by_id = {row.id: row for row in rows}
     return {value: [by_id[i] for i in found if i in by_id] for value, found in ids.items()}
+
+
+def memories_by_caller_id(memory: RippleMem, key: str, ids: Sequence[str]) -> dict[str, Memory]:
+    """The memory of each caller id that has one: the newest memory carrying it under ``key``, or,
+    for a memory written another way (no ``key``), the memory whose own id it is."""
+    stored = memories_by_metadata(memory, key, ids)
+    found = {caller_id: memories[0] for caller_id, memories in stored.items() if memories}
+    for caller_id in ids:
+        native = None if caller_id in found else memory.get(caller_id)
+        if native is not None and key not in native.metadata:
+            found[caller_id] = native
+    return found
