@@ -96,6 +96,8 @@ def _marked(block: Block, marker: str) -> None:
         block.lines = (int(match["start"]), int(match["end"])) if match["start"] else None
     elif CONSOLE.match(marker):
         block.console = True
+    elif re.match(r"^<!--\s*(not-run|output|console)\b", marker):
+        raise ValueError(f"malformed marker {marker!r} (see docs/samples.py for the forms)")
 
 
 def parse(text: str) -> list[Block]:
@@ -112,7 +114,10 @@ def parse(text: str) -> list[Block]:
             raise ValueError(f"unclosed ``` fence at line {index + 1}")
         indent = len(opening["indent"])
         block = Block(opening["lang"], "\n".join(line[indent:] for line in lines[index + 1:end]), index, end)
-        _marked(block, lines[index - 1].strip() if index else "")
+        try:
+            _marked(block, lines[index - 1].strip() if index else "")
+        except ValueError as error:
+            raise ValueError(f"line {index}: {error}") from None
         blocks.append(block)
         index = end + 1
     return blocks

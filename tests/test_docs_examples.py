@@ -113,3 +113,9 @@ def test_console_transcripts_and_command_outputs_are_run(tmp_path: Path) -> None
     assert f"$ ripplemem --version\nripplemem {__version__}\n$ ripplemem nosuchcommand\n" in text
     assert "$ echo $?\n2\n```" in text and f"-->\n```\nripplemem {__version__}\n```" in text
     assert samples.check_page(page, write=False) == []
+
+
+def test_a_malformed_marker_is_refused() -> None:
+    """A marker the script cannot read stops it, instead of leaving an output unchecked."""
+    with pytest.raises(ValueError, match="line 1: malformed marker"):
+        samples.parse("<!-- output: demo; lines: 3 -->\n```\nold\n```\n")
