@@ -15,13 +15,14 @@ from langchain_ripplemem.documents import hit_to_document
 from langchain_ripplemem.scopes import check_memory
 from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.hit_relevance import check_score_threshold
 from ripplemem.metadata_filters import Condition, recall_options
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.validation import check_k, check_mode, check_types
 
 #: Keys of ``filters=`` (and of per-call keyword arguments): RippleMem.recall's narrowing options.
 FILTER_KEYS = ("since", "until", "min_importance", "metadata", "session_id")
-_CALL_KEYS = frozenset({"k", "mode", "types", "record_access", "filter", *FILTER_KEYS})
+_CALL_KEYS = frozenset({"k", "mode", "types", "record_access", "filter", "score_threshold", *FILTER_KEYS})
 # LangChain's filter operators (Chroma's spelling) and the ones recall can honour.
 _OPERATORS = {"$eq": "==", "$in": "in", "$gte": ">=", "$lt": "<"}
 
@@ -36,6 +37,8 @@ class RippleMemRetriever(BaseRetriever):
     ``score, why`` and more, then the caller's own metadata keys (docs/langchain.md has the table).
     ``search_kwargs={"k": 4, "filter": {...}}`` filters on those keys as ``VectorStore.as_retriever``
     does. Per call, ``invoke(query, k=3, types=["semantic"], filter={...})`` overrides the defaults.
+    ``score_threshold=0.4`` (or in ``search_kwargs``) drops memories whose relevance (in [0, 1],
+    comparable across queries: ``metadata["relevance"]``) is below it.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -52,6 +55,8 @@ class RippleMemRetriever(BaseRetriever):
     """Recall filters: since, until, min_importance, metadata (equality), session_id."""
     record_access: bool = True
     """Count a retrieval as an access (and reinforce the graph paths that led to it)."""
+    score_threshold: float | None = None
+    """Drop memories whose relevance (Hit.relevance, in [0, 1]) is below this; None keeps all k."""
 
     def __init__(self, **data: Any) -> None:
         check_memory(data.get("memory"))
@@ -81,7 +86,8 @@ class RippleMemRetriever(BaseRetriever):
                     raise InvalidInputError(f"invoke got {option}= and a filter on the same key; give one")
                 calls[option] = value
         options: dict[str, Any] = {"k": self.k, "mode": self.mode, "types": self.types,
-                                   "record_access": self.record_access, **(self.filters or {})}
+                                   "record_access": self.record_access,
+                                   "score_threshold": self.score_threshold, **(self.filters or {})}
         options.update(calls)
         return options
 
@@ -94,25 +100,25 @@ _HINTS = {"top_k": "k=...", "similarity_top_k": "k=...",
 
 
 def _from_search_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments with LangChain's ``search_kwargs`` ({"k": 4, "filter": {...}}, as
-    ``VectorStore.as_retriever`` takes them) turned into ``k`` and recall filters (``filter_options``)."""
+    """The arguments with LangChain's ``search_kwargs`` ({"k": 4, "filter": {...}, "score_threshold":
+    0.4}, as ``VectorStore.as_retriever`` takes them) turned into ``k``, recall filters
+    (``filter_options``) and ``score_threshold``."""
     options = dict(data)
     search = options.pop("search_kwargs", None)
     if search is None:
         return options
     if not isinstance(search, Mapping):
         raise InvalidTypeError(f"search_kwargs must be a dict, got {type(search).__name__}")
-    if "score_threshold" in search:
-        raise InvalidInputError("search_kwargs: score_threshold is not supported yet (RippleMem's scores "
-                                "rank the hits of one query and are not comparable across queries)")
-    unknown = sorted(set(search) - {"k", "filter"})
+    unknown = sorted(set(search) - {"k", "filter", "score_threshold"})
     if unknown:
-        raise InvalidInputError(f"search_kwargs has unknown keys {unknown}; allowed: ['filter', 'k']")
-    for key, target in (("k", "k"), ("filter", "filters")):
+        raise InvalidInputError(f"search_kwargs has unknown keys {unknown}; "
+                                "allowed: ['filter', 'k', 'score_threshold']")
+    for key, target in (("k", "k"), ("filter", "filters"), ("score_threshold", "score_threshold")):
         if key in search and target in options:
             raise InvalidInputError(f"give {target}= or search_kwargs[{key!r}], not both")
-    if "k" in search:
-        options["k"] = search["k"]
+    for key in ("k", "score_threshold"):
+        if key in search:
+            options[key] = search[key]
     if "filter" in search:
         translated = filter_options(search["filter"], where="search_kwargs['filter']")
         if "types" in translated:
@@ -167,6 +173,7 @@ def _check_options(options: Mapping[str, Any], *, where: str) -> None:
         check_mode(options["mode"], RECALL_MODES)
     if options.get("types") is not None:
         check_types(options["types"])
+    check_score_threshold(options.get("score_threshold"))
     filters = options.get("filters")
     if filters is not None:
         if not isinstance(filters, Mapping):

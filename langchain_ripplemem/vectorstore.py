@@ -16,6 +16,7 @@ from ripplemem import FrameworkEmbedder, Memory, RippleMem
 from ripplemem.caller_ids import memories_by_caller_id
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.hit_metadata import memory_metadata
+from ripplemem.hit_relevance import check_score_threshold
 from ripplemem.validation import check_type
 
 #: The memory metadata key holding a document's LangChain id (hidden from Document.metadata).
@@ -97,7 +98,9 @@ class RippleMemVectorStore(VectorStore):
 
     def similarity_search_with_score(self, query: str, k: int = 4, filter: dict[str, Any] | None = None,
                                      **kwargs: Any) -> list[tuple[Document, float]]:
-        """Like similarity_search, with each document's recall score (higher is better).
+        """Like similarity_search, with each document's relevance: in [0, 1], comparable across
+        queries (Hit.relevance), so ``similarity_score_threshold`` retrievers can cut on it; the
+        order is recall's.
 
         ``mode=`` overrides the store's recall mode for this call.
         """
@@ -107,7 +110,14 @@ class RippleMemVectorStore(VectorStore):
                                    f"got {type(filter).__name__}")
         mode = _check_mode(kwargs.get("mode", self.mode))
         recall = self.memory.recall(query, k=k, mode=mode, metadata=filter)
-        return [(to_document(hit.memory), float(hit.score)) for hit in recall.hits]
+        return [(to_document(hit.memory), float(hit.relevance)) for hit in recall.hits]
+
+    def similarity_search_with_relevance_scores(self, query: str, k: int = 4,
+                                                **kwargs: Any) -> list[tuple[Document, float]]:
+        """Documents with their relevance in [0, 1]; ``score_threshold=`` (a number in [0, 1])
+        drops those below it, as ``as_retriever(search_type="similarity_score_threshold")`` asks."""
+        check_score_threshold(kwargs.get("score_threshold"))
+        return super().similarity_search_with_relevance_scores(query, k, **kwargs)
 
     def similarity_search_by_vector(self, embedding: list[float], k: int = 4,
                                     **kwargs: Any) -> list[Document]:
@@ -117,9 +127,8 @@ class RippleMemVectorStore(VectorStore):
             "bare vector: pass the query text to similarity_search, or mode='dense' for vector order")
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        raise NotImplementedError(
-            "relevance scores and score_threshold are not available yet: RippleMem's recall scores are "
-            "not comparable across queries; use similarity_search_with_score or k")
+        """The scores similarity_search_with_score returns are relevances already, in [0, 1]."""
+        return _as_is
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
@@ -173,6 +182,10 @@ def _handle_for(embedding: Embeddings | None, memory: RippleMem | None, path: st
                                 "None for in memory) for a new store")
     embedder = None if embedding is None else FrameworkEmbedder(embedding, model_id=model_id)
     return RippleMem(path=path, user_id=user_id, embedder=embedder)
+
+
+def _as_is(relevance: float) -> float:
+    return relevance
 
 
 def _check_mode(mode: Any) -> str:

@@ -14,6 +14,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int, filters_to_recall
 from ripplemem import Hit, InvalidInputError, Recall, RippleMem
 from ripplemem.hit_metadata import DEFAULT_SOURCE, RIPPLEMEM_KEYS, hit_metadata
+from ripplemem.hit_relevance import check_score_threshold
 
 # What an answering LLM reads besides the text: when, what kind, where from. Ids, scores, sessions
 # and recall's notes stay out of its prompt (and out of embeddings: every key is excluded there).
@@ -28,10 +29,12 @@ class RippleMemRetriever(BaseRetriever):
     """Retrieve a user's memories as nodes: ``RippleMemRetriever(memory=mem, similarity_top_k=10)``.
 
     Each node is a TextNode whose id is the memory id and whose metadata is
-    ``ripplemem.hit_metadata``'s flat dict (``memory_id, type, source, time, time_basis, score, why``
-    and more, then the memory's own metadata). The answering LLM sees only the type, time, a real
-    source and the memory's own keys. ``filters=MetadataFilters(...)`` filters on those keys; the other
-    filters narrow every recall the way ``RippleMem.recall`` does.
+    ``ripplemem.hit_metadata``'s flat dict (``memory_id, type, source, time, time_basis, score,
+    relevance, why`` and more, then the memory's own metadata). The answering LLM sees only the type,
+    time, a real source and the memory's own keys. ``filters=MetadataFilters(...)`` filters on those
+    keys; the other filters narrow every recall the way ``RippleMem.recall`` does.
+    ``score_threshold=0.4`` drops memories whose relevance (in [0, 1], comparable across queries;
+    ``metadata["relevance"]``) is below it; the node's score stays recall's ranking score.
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class RippleMemRetriever(BaseRetriever):
         metadata_filter: Mapping[str, Any] | None = None,
         session_id: str | None = None,
         record_access: bool = True,
+        score_threshold: float | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -55,6 +59,7 @@ class RippleMemRetriever(BaseRetriever):
         self.similarity_top_k = check_positive_int("similarity_top_k", similarity_top_k)
         self.mode = check_mode(mode)
         self.record_access = bool(record_access)
+        self.score_threshold = check_score_threshold(score_threshold)
         self._filters = _merge_filters(filters, {
             "types": types, "since": since, "until": until, "min_importance": min_importance,
             "metadata": metadata_filter, "session_id": session_id,
@@ -62,7 +67,8 @@ class RippleMemRetriever(BaseRetriever):
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _recall_kwargs(self) -> dict[str, Any]:
-        return {"mode": self.mode, "record_access": self.record_access, **self._filters}
+        return {"mode": self.mode, "record_access": self.record_access,
+                "score_threshold": self.score_threshold, **self._filters}
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         """Recall the memories that best answer the query."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.calibration import META_KEY, decode, encode, measure_scale, on_model_scales
+from ripplemem.calibration import META_KEY, CosineScale, decode, encode, measure_scale, on_model_scales
 from ripplemem.config import Settings
 from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
@@ -158,6 +158,7 @@ class Engine:
         self._keyword_indexes: dict[str, KeywordIndex] = {}
         self._graphs: dict[str, ScopeGraph] = {}
         self._model_settings: Settings | None = None
+        self._cosine_scale: CosineScale | None = None
         self._working: dict[str, WorkingMemories] = {}
         self._entity_vectors: dict[str, tuple[list[str], np.ndarray | None]] = {}
         # Image and audio vectors, each modality in its encoder's own space and index.
@@ -312,13 +313,20 @@ class Engine:
         conflicts, clusters) mapped from MiniLM's scale onto the embedder's own, measured once
         and recorded with the store (ripplemem.calibration)."""
         if self._model_settings is None:
+            self._model_settings = on_model_scales(self.settings, self.cosine_scale())
+        return self._model_settings
+
+    def cosine_scale(self) -> CosineScale:
+        """Where the embedder puts unrelated texts and paraphrases on the cosine axis: as recorded
+        with the store, else measured once and recorded (ripplemem.calibration)."""
+        if self._cosine_scale is None:
             model_id = self.embedder.model_id
             scale = decode(self.store.get_meta(META_KEY), model_id)
             if scale is None:
                 scale = measure_scale(self.embedder)
                 self.store.set_meta(META_KEY, encode(scale, model_id))
-            self._model_settings = on_model_scales(self.settings, scale)
-        return self._model_settings
+            self._cosine_scale = scale
+        return self._cosine_scale
 
     def _check_embedding_model(self) -> None:
         recorded = self.store.get_meta("embedding_model")

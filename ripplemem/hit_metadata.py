@@ -22,15 +22,16 @@ SHADOWED_PREFIX = "metadata_"
 #: RippleMem's keys in every memory's metadata, in this order.
 MEMORY_KEYS = ("memory_id", "type", "source", "time", "time_basis", "event_time", "created_at",
                "session_id", "knowledge_base", "importance")
-#: The keys a recalled memory adds: its relevance score and how recall reached it (provenance).
-HIT_KEYS = ("score", "why")
+#: The keys a recalled memory adds: its ranking score, its relevance in [0, 1] (comparable across
+#: queries, what a score threshold cuts on) and how recall reached it (provenance).
+HIT_KEYS = ("score", "relevance", "why")
 #: Every key RippleMem owns; a caller key of the same name moves to metadata_<key>.
 RIPPLEMEM_KEYS = MEMORY_KEYS + HIT_KEYS
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
-    """A recalled memory's public metadata: memory_metadata's keys plus score and why."""
-    return _public(hit.memory, {"score": float(hit.score), "why": hit.why})
+    """A recalled memory's public metadata: memory_metadata's keys plus score, relevance and why."""
+    return _public(hit.memory, {"score": float(hit.score), "relevance": float(hit.relevance), "why": hit.why})
 
 
 def memory_metadata(memory: Memory) -> dict[str, Any]:
@@ -45,7 +46,8 @@ def memory_metadata(memory: Memory) -> dict[str, Any]:
 
 
 def _public(memory: Memory, hit_fields: dict[str, Any]) -> dict[str, Any]:
-    """RippleMem's keys (with a hit's score and why), then the caller's keys, renamed on a clash."""
+    """RippleMem's keys (with a hit's score, relevance and why), then the caller's keys, renamed on a
+    clash."""
     time, basis = ((memory.event_time, "event_time") if memory.event_time
                    else (memory.created_at, "created_at"))
     caller = dict(memory.metadata)

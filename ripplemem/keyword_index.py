@@ -176,6 +176,12 @@ class KeywordIndex:
         best = matched[np.argsort(-scores[matched], kind="stable")]
         return [(self._ids[i], score) for i, score in zip(best.tolist(), scores[best].tolist(), strict=True)]
 
+    def document_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many live memories hold each of these stemmed terms (0 for a term never seen)."""
+        with self._lock:
+            return {term: int(np.count_nonzero(self._alive[self._term_postings(term)[0]]))
+                    for term in terms}
+
     def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         term_id = self._terms.get(term)
         if term_id is None:

@@ -16,6 +16,7 @@ from ripplemem.engine import Clock, Engine
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError
 from ripplemem.expansion import check_expand
 from ripplemem.graph_builder import GraphInput
+from ripplemem.hit_relevance import check_score_threshold, with_relevance
 from ripplemem.items import build_memory
 from ripplemem.kb_recall import record_recall_access, search_readable
 from ripplemem.knowledge_bases import check_kb_names
@@ -274,7 +275,8 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
                metadata: Mapping[str, Any] | None = None, session_id: str | None = None,
                record_access: bool = True, route: str | None = None, expand: str | None = None,
                now: datetime | str | None = None, time_phrases: str = "boost", llm: Any = None,
-               knowledge_bases: str | Iterable[str] | None = None, history: bool = False) -> Recall:
+               knowledge_bases: str | Iterable[str] | None = None, history: bool = False,
+               score_threshold: float | None = None) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
         ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
@@ -304,8 +306,12 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
 
         Recall counts as an access and reinforces the graph edges that led to a hit, unless
         ``record_access=False`` (a read-only look, e.g. for evaluation).
+
+        Each hit's ``relevance`` says how well it matches the query, in [0, 1], comparable across
+        queries (``score`` ranks the hits of this one); ``score_threshold=0.5`` drops hits below it.
         """
         check_content(query, self.settings.max_content_chars, field="query")
+        threshold = check_score_threshold(score_threshold)
         llm = llm if llm is not None else self.llm
         expand_mode = check_expand(expand, llm, how="pass llm=... to recall() or to RippleMem(...)")
         time_mode = check_time_phrases(time_phrases)
@@ -326,6 +332,8 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
                           queries=QueryEmbeddings(self._engine.embedder))
         result = self._search(query, spec, plan.knowledge_bases,
                               time_window(query, reference, time_mode), time_mode, expand_mode, llm)
+        result.hits = [hit for hit in with_relevance(self._engine, query, result.hits, spec)
+                       if threshold is None or hit.relevance >= threshold]
         if record_access:
             record_recall_access(self._engine, self.user_id, result, spec.now)
             self._wake_recalled(result, spec.now)
@@ -334,7 +342,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
             result.route = plan.decision
         if history:
             earlier = superseded_history(self._engine, self.user_id, result.hits)
-            result.hits = with_superseded(result.hits, earlier)
+            result.hits = with_relevance(self._engine, query, with_superseded(result.hits, earlier), spec)
         return result
 
     def _search(self, query: str, spec: SearchSpec, knowledge_bases: tuple[str, ...],

@@ -72,6 +72,9 @@ class Hit:
     why: str = ""
     # Node ids from the seed that led here to this memory (empty when the hit is a seed itself).
     path: list[str] = field(default_factory=list)
+    # How well the memory matches the query, in [0, 1], comparable across queries and stores of the
+    # same embedder: 0 = unrelated, 1 = a paraphrase or every query word present (score ranks).
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -73,11 +73,13 @@ def test_a_knowledge_base_chunk_shows_its_file_and_base_not_internal_ids(memory_
     assert "metadata_source" not in meta and "metadata_knowledge_base" not in meta  # said once
 
 
-def test_memory_metadata_is_hit_metadata_without_score_and_why(memory_only: RippleMem) -> None:
+def test_memory_metadata_is_hit_metadata_without_score_relevance_and_why(memory_only: RippleMem) -> None:
     stored = memory_only.add("Alice keeps her passport in the blue drawer", metadata={"room": "study"})
     hit = memory_only.recall("passport", k=1, record_access=False).hits[0]
     plain = memory_metadata(stored)
-    assert {key: value for key, value in hit_metadata(hit).items() if key not in ("score", "why")} == plain
+    public = hit_metadata(hit)
+    assert {key: value for key, value in public.items() if key not in ("score", "relevance", "why")} == plain
+    assert public["relevance"] == hit.relevance == 1.0  # the one query word is in the memory
 
 
 def test_filters_on_public_keys_become_recall_options() -> None:

@@ -186,8 +186,10 @@ def test_search_kwargs_are_read_as_langchain_s_vector_stores_read_them(seeded: R
     study = RippleMemRetriever(memory=seeded, search_kwargs={"k": 5, "filter": {"room": "study"}})
     found = study.invoke("tea")
     assert [doc.id for doc in found] == [kept.id]
-    with pytest.raises(InvalidInputError, match="score_threshold is not supported yet"):
-        RippleMemRetriever(memory=seeded, search_kwargs={"score_threshold": 0.5})
+    with pytest.raises(InvalidInputError, match=r"score_threshold must be in \[0, 1\]"):
+        RippleMemRetriever(memory=seeded, search_kwargs={"score_threshold": 5})
+    with pytest.raises(InvalidInputError, match="give score_threshold= or search_kwargs"):
+        RippleMemRetriever(memory=seeded, score_threshold=0.5, search_kwargs={"score_threshold": 0.5})
     with pytest.raises(InvalidInputError, match=r"search_kwargs has unknown keys \['fetch_k'\]"):
         RippleMemRetriever(memory=seeded, search_kwargs={"fetch_k": 20})
 
@@ -224,3 +226,18 @@ def test_a_filter_recall_cannot_honour_is_refused_by_name(seeded: RippleMem, giv
                                                           named: str) -> None:
     with pytest.raises(InvalidInputError, match=named):
         RippleMemRetriever(memory=seeded, search_kwargs={"filter": given})
+
+
+def test_score_threshold_keeps_only_relevant_memories(seeded: RippleMem) -> None:
+    everything = RippleMemRetriever(memory=seeded, k=5, record_access=False).invoke("green tea")
+    assert all(0.0 <= doc.metadata["relevance"] <= 1.0 for doc in everything) and len(everything) == 5
+    for retriever in (RippleMemRetriever(memory=seeded, k=5, record_access=False, score_threshold=0.5),
+                      RippleMemRetriever(memory=seeded, record_access=False,
+                                         search_kwargs={"k": 5, "score_threshold": 0.5})):
+        kept = retriever.invoke("green tea")
+        assert [doc.page_content for doc in kept] == ["Alice drinks green tea every morning."]
+        assert kept[0].metadata["relevance"] == 1.0 and "score" in kept[0].metadata
+    loose = RippleMemRetriever(memory=seeded, k=5, record_access=False, score_threshold=0.5)
+    assert len(loose.invoke("green tea", score_threshold=0.0)) == 5  # per call
+    with pytest.raises(InvalidTypeError, match="score_threshold must be a number"):
+        loose.invoke("green tea", score_threshold="high")

@@ -97,6 +97,19 @@ def test_similarity_search_finds_by_meaning(minilm_store: RippleMemVectorStore) 
         DOCS[1].page_content]
 
 
+def test_relevance_scores_are_comparable_and_thresholdable(minilm_store: RippleMemVectorStore) -> None:
+    for query, meant in [("which sci-fi book should I read?", DOCS[0]),
+                         ("when did the team relocate?", DOCS[2])]:
+        scored = minilm_store.similarity_search_with_relevance_scores(query, k=3)
+        assert [doc.page_content for doc, _ in scored] == [
+            doc.page_content for doc in minilm_store.similarity_search(query, k=3)]  # recall's order
+        assert all(0.0 <= relevance <= 1.0 for _, relevance in scored)
+        assert scored[0][0].page_content == meant.page_content and scored[0][1] > 0.5
+        retriever = minilm_store.as_retriever(search_type="similarity_score_threshold",
+                                              search_kwargs={"k": 3, "score_threshold": 0.5})
+        assert [doc.page_content for doc in retriever.invoke(query)] == [meant.page_content]
+
+
 def test_filter_is_metadata_equality(minilm_store: RippleMemVectorStore) -> None:
     found = minilm_store.similarity_search("science fiction novel", k=3, filter={"shelf": "work"})
     assert [d.metadata["source"] for d in found] == ["news.md"]
@@ -170,9 +183,8 @@ def test_bad_input_is_named(minilm_store: RippleMemVectorStore, embedder: Embedd
         RippleMemVectorStore(memory=store.memory, mode="bm25")
     with pytest.raises(NotImplementedError, match="recalls by text"):
         store.similarity_search_by_vector([0.0] * 384)
-    with pytest.raises(NotImplementedError, match="score_threshold"):
-        store.as_retriever(search_type="similarity_score_threshold",
-                           search_kwargs={"score_threshold": 0.5}).invoke("tea")
+    with pytest.raises(InvalidInputError, match=r"score_threshold must be in \[0, 1\]"):
+        store.similarity_search_with_relevance_scores("tea", score_threshold=2)
     with pytest.raises(InvalidInputError, match="needs memory=RippleMem"):
         RippleMemVectorStore.from_texts(["x"], MiniLMEmbeddings(embedder))
     with pytest.raises(InvalidInputError, match="embedding is 'deterministic-fake-6' but memory="):

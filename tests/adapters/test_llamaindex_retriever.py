@@ -167,3 +167,16 @@ def test_bad_arguments_are_named(alice: RippleMem) -> None:
     with pytest.raises(InvalidInputError, match="filters= and session_id= both set"):
         RippleMemRetriever(memory=alice, session_id="s1",
                            filters=MetadataFilters(filters=[MetadataFilter(key="session_id", value="s2")]))
+
+
+def test_score_threshold_keeps_relevant_memories_and_relevance_stays_out_of_the_prompt(
+        alice: RippleMem) -> None:
+    everything = RippleMemRetriever(memory=alice, similarity_top_k=3).retrieve("what does Tom eat?")
+    assert len(everything) == 3 and all(0.0 <= n.node.metadata["relevance"] <= 1.0 for n in everything)
+    strict = RippleMemRetriever(memory=alice, similarity_top_k=3, score_threshold=0.5)
+    kept = strict.retrieve("quarterly report")
+    assert [n.node.get_content() for n in kept] == ["The quarterly report is due on Friday"]
+    assert kept[0].node.metadata["relevance"] == 1.0 and kept[0].score is not None  # the ranking score
+    assert "relevance" not in kept[0].node.get_content(metadata_mode=MetadataMode.LLM)
+    with pytest.raises(InvalidInputError, match=r"score_threshold must be in \[0, 1\]"):
+        RippleMemRetriever(memory=alice, score_threshold=1.2)
