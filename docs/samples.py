@@ -1,6 +1,6 @@
 """Runs the code of README.md and docs/*.md and writes or checks the sample outputs shown.
 
-    python docs/samples.py            # run every page, rewrite its output blocks
+    python docs/samples.py            # run every page, rewrite the output blocks that changed
     python docs/samples.py --check    # fail (exit 1) when a shown output differs from a fresh run
     python docs/samples.py docs/mcp.md --check
 
@@ -256,9 +256,11 @@ def check_page(page: Path, write: bool) -> list[str]:
     problems = failures(page, blocks, results)
     outputs = fresh_outputs(blocks, results, directory)
     if write:
-        if outputs:
+        changed = {index: fresh for index, fresh in outputs.items()
+                   if normalise(blocks[index].code) != normalise(fresh)}   # no churn from timings alone
+        if changed:
             text = page.read_text(encoding="utf-8")
-            page.write_text(rewrite(text, blocks, outputs), encoding="utf-8")
+            page.write_text(rewrite(text, blocks, changed), encoding="utf-8")
         return problems
     for index, fresh in outputs.items():
         shown = blocks[index].code
