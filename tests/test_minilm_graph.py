@@ -11,9 +11,15 @@ import numpy as np
 import pytest
 
 from ripplemem.embeddings import minilm_weights_dir
-from ripplemem.errors import InvalidInputError
+from ripplemem.errors import EmbedderOutputError, InvalidInputError
 from ripplemem.minilm_graph import INPUTS, OUTPUT, build_bert_graph, read_bert_shape
-from ripplemem.onnx_embedder import MANIFEST_FILE, SIDE_FILES, OnnxMiniLMEmbedder, export_minilm_onnx
+from ripplemem.onnx_embedder import (
+    MANIFEST_FILE,
+    SIDE_FILES,
+    OnnxMiniLMEmbedder,
+    check_minilm_files,
+    export_minilm_onnx,
+)
 
 WEIGHTS = minilm_weights_dir()
 pytestmark = pytest.mark.skipif(WEIGHTS is None, reason="no all-MiniLM-L6-v2 weights installed")
@@ -108,3 +114,22 @@ def test_a_model_that_is_not_bert_is_refused(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(InvalidInputError, match="no model.safetensors"):
         build_bert_graph(tmp_path)
+
+
+def test_the_bundled_weights_are_checked_byte_for_byte(tmp_path, monkeypatch):
+    # The weights come from a third-party package: a changed file is refused before anything is built.
+    bundled = minilm_weights_dir()
+    assert bundled is not None
+    check_minilm_files(bundled)
+    copy = tmp_path / "weights"
+    copy.mkdir()
+    for item in bundled.iterdir():
+        if item.is_file():
+            (copy / item.name).write_bytes(item.read_bytes())
+    data = bytearray((copy / "model.safetensors").read_bytes())
+    data[-1] ^= 0xFF
+    (copy / "model.safetensors").write_bytes(bytes(data))
+    monkeypatch.setattr("ripplemem.onnx_embedder.minilm_weights_dir", lambda: copy)
+    with pytest.raises(EmbedderOutputError, match="model.safetensors is not the all-MiniLM-L6-v2 file"):
+        export_minilm_onnx(tmp_path / "out", quiet=True)
+    assert not (tmp_path / "out" / "model.onnx").exists()
