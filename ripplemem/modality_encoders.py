@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ripplemem.embeddings import LazyModel
+from ripplemem.embeddings import TORCH_EXTRA_HINT, LazyModel
 from ripplemem.errors import InvalidInputError, MissingDependencyError
 
 # CLIP ViT-B/32 and CLAP put a matching caption at a cosine of about 0.25-0.35 from its image or
@@ -101,7 +101,7 @@ class ClapAudioEncoder:
             from transformers import ClapModel, ClapProcessor
         except ImportError as exc:
             raise MissingDependencyError("audio encoding with CLAP needs transformers (with ClapModel) and "
-                                         "torch: pip install 'ripplemem[local]'") from exc
+                                         f"torch: {TORCH_EXTRA_HINT}") from exc
         try:
             model = ClapModel.from_pretrained(self.model_id, local_files_only=True)
             processor = ClapProcessor.from_pretrained(self.model_id, local_files_only=True)
