@@ -13,9 +13,9 @@ import numpy as np
 
 from ripplemem.calibration import META_KEY, CosineScale, decode, encode, measure_scale, on_model_scales
 from ripplemem.config import Settings
-from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
+from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
-from ripplemem.framework_embedders import as_embedder
+from ripplemem.framework_embedders import EmbedderSpec, as_embedder
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
@@ -118,7 +118,7 @@ def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
 class Engine:
     """Owns the store and index of one path; every handle on that path shares one Engine."""
 
-    def __init__(self, path: str | None, embedder: str | Embedder | None, vector_index: str,
+    def __init__(self, path: str | None, embedder: EmbedderSpec, vector_index: str,
                  settings: Settings, clock: Clock | None, isolation: str | None = None,
                  chroma: ChromaServer | None = None, neo4j: Neo4jOptions | None = None) -> None:
         if chroma is not None and vector_index == "numpy":

@@ -8,11 +8,11 @@ Duck-typed: neither framework is imported. A LangChain object is used through ``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ripplemem.embeddings import as_text_list, normalise_rows
+from ripplemem.embeddings import Embedder, as_text_list, normalise_rows
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, InvalidTypeError
 
 # Attributes that name the model, in the order frameworks use them (OpenAI/Ollama: model,
@@ -20,6 +20,39 @@ from ripplemem.errors import EmbedderOutputError, InvalidInputError, InvalidType
 MODEL_ATTRIBUTES = ("model_id", "model", "model_name")
 # Placeholders some objects carry instead of a name (LlamaIndex's MockEmbedding: "unknown").
 _NO_NAME = {"", "unknown", "default", "none"}
+
+
+@runtime_checkable
+class LangChainEmbeddingsLike(Protocol):
+    """The two methods RippleMem uses of a LangChain ``Embeddings``."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of texts to store."""
+        ...
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a search query."""
+        ...
+
+
+@runtime_checkable
+class LlamaIndexEmbeddingLike(Protocol):
+    """The two methods RippleMem uses of a LlamaIndex ``BaseEmbedding``."""
+
+    def get_text_embedding_batch(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        """Vectors of texts to store."""
+        ...
+
+    def get_query_embedding(self, query: str) -> list[float]:
+        """The vector of a search query."""
+        ...
+
+
+# What ``RippleMem(embedder=...)`` takes (None: the default MiniLM): a name, an Embedder, or a
+# LangChain / LlamaIndex embeddings object (wrapped in FrameworkEmbedder).
+EmbedderSpec = str | Embedder | LangChainEmbeddingsLike | LlamaIndexEmbeddingLike | None
+# What ``RippleMem.reembed`` takes: the same, but a model must be named.
+TargetEmbedder = str | Embedder | LangChainEmbeddingsLike | LlamaIndexEmbeddingLike
 
 
 def is_llamaindex_embedding(obj: Any) -> bool:

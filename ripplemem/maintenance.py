@@ -8,9 +8,9 @@ import os
 from collections.abc import Callable
 
 from ripplemem.archiving import rearchive_store
-from ripplemem.embeddings import CheckedEmbedder, Embedder, resolve_embedder
+from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
-from ripplemem.framework_embedders import as_embedder
+from ripplemem.framework_embedders import TargetEmbedder, as_embedder
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.validation import check_k
 
@@ -51,7 +51,7 @@ def disk_bytes(path: str | None) -> int:
     return total
 
 
-def reembed_store(path: str | os.PathLike[str], embedder: str | Embedder, *, vector_index: str = "auto",
+def reembed_store(path: str | os.PathLike[str], embedder: TargetEmbedder, *, vector_index: str = "auto",
                   batch_size: int = 256, progress: bool | ProgressCallback = False) -> int:
     """Re-embed every memory of a store with another model and rebuild its vector index."""
     check_k(batch_size, "batch_size")

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.answer import Answer, ContextItem, answer_question
 from ripplemem.config import Settings, check_settings
-from ripplemem.embeddings import Embedder
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError
 from ripplemem.expansion import check_expand
+from ripplemem.framework_embedders import EmbedderSpec, TargetEmbedder
 from ripplemem.graph_builder import GraphInput
 from ripplemem.hit_relevance import check_score_threshold, with_relevance
 from ripplemem.items import build_memory
@@ -93,7 +93,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         user_id: str,
         agent_id: str | None = None,
         session_id: str | None = None,
-        embedder: str | Embedder | None = None,
+        embedder: EmbedderSpec = None,
         vector_index: str = "auto",
         settings: Settings | None = None,
         clock: Clock | None = None,
@@ -413,7 +413,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
 
     # -- maintenance -------------------------------------------------------------------------
     @staticmethod
-    def reembed(path: str | os.PathLike[str], embedder: str | Embedder, *,
+    def reembed(path: str | os.PathLike[str], embedder: TargetEmbedder, *,
                 vector_index: str = "auto", batch_size: int = 256,
                 progress: bool | ProgressCallback = False) -> int:
         """Re-embed every memory of a store with another model and rebuild its vector index.
