@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -57,18 +58,30 @@ class CosineScale:
 MINILM_SCALE = CosineScale(unrelated=0.0547, paraphrase=0.5221)
 
 
+def pair_similarities(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Cosines among a probe's texts (each pair side by side: 0<->1, 2<->3, ...) and each text's
+    partner position."""
+    texts = [text for pair in pairs for text in pair]
+    vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float64)
+    return vectors @ vectors.T, np.arange(len(texts)) ^ 1
+
+
+def partners_found(similarity: np.ndarray, partner: np.ndarray) -> float:
+    """The share of texts whose nearest other text is their partner."""
+    others = similarity.copy()
+    np.fill_diagonal(others, -np.inf)
+    return float((others.argmax(axis=1) == partner).mean())
+
+
 def measure_scale(embedder: Embedder) -> CosineScale:
     """Measure a model's scale on the probe (16 short texts, embedded once)."""
-    texts = [text for pair in _PAIRS for text in pair]
-    vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float64)
-    similarity = vectors @ vectors.T
-    partner = np.arange(len(texts)) ^ 1  # pairs sit side by side: 0<->1, 2<->3, ...
-    paraphrase = float(similarity[np.arange(len(texts)), partner].mean())
-    unrelated_mask = ~np.eye(len(texts), dtype=bool)
-    unrelated_mask[np.arange(len(texts)), partner] = False
+    similarity, partner = pair_similarities(embedder, _PAIRS)
+    rows = np.arange(len(partner))
+    paraphrase = float(similarity[rows, partner].mean())
+    unrelated_mask = ~np.eye(len(partner), dtype=bool)
+    unrelated_mask[rows, partner] = False
     unrelated = float(similarity[unrelated_mask].mean())
-    np.fill_diagonal(similarity, -np.inf)
-    found = float((similarity.argmax(axis=1) == partner).mean())
+    found = partners_found(similarity, partner)
     if found < 0.5:
         # A model that matches words, not meaning (the hashing embedder): its cosines already
         # mean overlap, so thresholds keep their MiniLM values.

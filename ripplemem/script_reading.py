@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
+from ripplemem.calibration import pair_similarities, partners_found
 from ripplemem.embeddings import Embedder
 
 # Paraphrase pairs in other words; every other pair's texts are the distractors.
@@ -54,14 +53,10 @@ def reads_cjk(embedder: Embedder) -> float:
 
 
 def _probe(embedder: Embedder) -> float:
-    texts = [text for pair in _CJK_PAIRS for text in pair]
-    vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float64)
-    similarity = vectors @ vectors.T
-    np.fill_diagonal(similarity, -np.inf)
-    partner = np.arange(len(texts)) ^ 1  # pairs sit side by side: 0<->1, 2<->3, ...
-    found = float((similarity.argmax(axis=1) == partner).mean())
+    similarity, partner = pair_similarities(embedder, _CJK_PAIRS)
+    found = partners_found(similarity, partner)
     # Rescaled so a model that finds no more than chance (one in fifteen) scores 0.
-    chance = 1.0 / (len(texts) - 1)
+    chance = 1.0 / (len(partner) - 1)
     return max(0.0, (found - chance) / (1.0 - chance))
 
 
