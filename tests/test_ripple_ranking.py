@@ -128,3 +128,26 @@ def test_minilm_keeps_the_thresholds_as_written(memory_only: RippleMem) -> None:
     assert settings.graph.similar_threshold == pytest.approx(written.graph.similar_threshold, abs=0.01)
     assert settings.lifecycle.duplicate_similarity == pytest.approx(
         memory_only.settings.lifecycle.duplicate_similarity, abs=0.01)
+
+
+def test_without_graph_weight_or_cues_ripple_ranks_exactly_like_hybrid(embedder: Embedder) -> None:
+    # Memories the graph reaches join ripple's pool late; they must not rescale the first stage's
+    # relevance, so with the graph's weight at 0 the order is hybrid's, on a store full of edges.
+    from dataclasses import replace
+
+    from ripplemem import Settings
+    plain = Settings()
+    settings = replace(plain, graph=replace(plain.graph, ripple_weight=0.0, entity_weight=0.0,
+                                            answer_handoff=False, time_answer_boost=0.0))
+    mem = RippleMem(path=None, user_id="alice", embedder=embedder, settings=settings)
+    conversation = load_conversation()
+    mem.add_many(conversation_items(conversation), progress=False)
+    topics = ["the garden", "my commute", "the new laptop", "a podcast", "dinner plans", "the gym",
+              "the weather", "a birthday gift", "the car service", "a work deadline"]
+    mem.add_many([{"content": f"user: a note on {topics[i % 10]}, number {i}", "session_id": f"n{i // 10}"}
+                  for i in range(200)], progress=False)
+    for query in ("What book am I reading now?", "Where does my sister live?", "knee appointment",
+                  "plans for the Berlin trip in June", "green tea"):
+        ripple = mem.recall(query, k=8, record_access=False)
+        hybrid = mem.recall(query, k=8, mode="hybrid", record_access=False)
+        assert [h.memory.id for h in ripple.hits] == [h.memory.id for h in hybrid.hits], query
