@@ -34,7 +34,10 @@ TORCH_EXTRA_HINT = ("pip install torch --index-url https://download.pytorch.org/
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of one embedding space."""
 
-    model_id: str
+    @property
+    def model_id(self) -> str:
+        """The embedding space's name, stored with every vector."""
+        ...
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts to store; returns an array of shape (len(texts), dimension)."""
