@@ -301,9 +301,13 @@ class CheckedEmbedder:
 
     def __init__(self, inner: Embedder, dimension: int | None = None) -> None:
         self.inner = inner
-        self.model_id = inner.model_id
         # The store's vector length when it holds vectors already; else the first output's.
         self.dimension = dimension
+
+    @property
+    def model_id(self) -> str:
+        """The inner embedder's model id (an "auto" embedder's changes when the store gets a model)."""
+        return self.inner.model_id
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """The inner embedder's vectors for texts, checked."""
@@ -362,7 +366,8 @@ def default_minilm_embedder() -> Embedder:
 
 
 EMBEDDER_NAMES = (
-    "minilm", "minilm-onnx", "minilm-st", "multilingual", "hashing", "hashing-v1-<dim>", "openai:<model>",
+    "auto", "minilm", "minilm-onnx", "minilm-st", "multilingual", "hashing", "hashing-v1-<dim>",
+    "openai:<model>",
 )
 _MINILM_AUTO = ("minilm", "local", MINILM_MODEL_ID.lower())
 _MINILM_ONNX = ("minilm-onnx", "onnx")
@@ -373,6 +378,7 @@ _E5 = ("multilingual", "e5", "multilingual-e5", E5_MODEL_ID)
 def resolve_embedder(spec: str | Embedder | None) -> Embedder:
     """Turn an embedder argument into an Embedder; names are listed in EMBEDDER_NAMES.
 
+    'auto' (RippleMem's default) is not a model: it is resolved per store (ripplemem.auto_embedder).
     None/'minilm' is all-MiniLM-L6-v2 on onnxruntime (sentence-transformers if onnxruntime is missing);
     'minilm-onnx' / 'minilm-st' force a runtime; 'multilingual' (or 'e5') is multilingual-e5-small.
     Model ids recorded in a store ('all-MiniLM-L6-v2', 'multilingual-e5-small-q4',
@@ -383,6 +389,10 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
     if isinstance(spec, str):
         name = spec.strip()
         lowered = name.lower()
+        if lowered == "auto":
+            raise InvalidInputError(
+                "embedder='auto' lets RippleMem(...) choose a store's model from its first writes; "
+                "here name a model: 'minilm', 'multilingual', 'hashing' or 'openai:<model>'")
         if lowered in _MINILM_AUTO:
             return default_minilm_embedder()
         if lowered in _MINILM_ONNX:

@@ -11,7 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.calibration import META_KEY, CosineScale, decode, encode, measure_scale, on_model_scales
+from ripplemem.auto_embedder import AUTO, AutoEmbedder, is_auto, model_for
+from ripplemem.calibration import (
+    META_KEY,
+    MINILM_SCALE,
+    CosineScale,
+    decode,
+    encode,
+    measure_scale,
+    on_model_scales,
+)
 from ripplemem.config import Settings
 from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
@@ -131,7 +140,10 @@ class Engine:
         self.path = None if path is None else _prepare_directory(path)
         self.settings = settings
         self.clock: Clock = utc_now if clock is None else checked_clock(clock)
-        self.embedder = CheckedEmbedder(resolve_embedder(as_embedder(embedder)))
+        # embedder="auto" (the default) takes the model recorded with the store, or chooses one at
+        # the first write (settle_embedder).
+        self._auto = AutoEmbedder(self._recorded_model) if is_auto(embedder) else None
+        self.embedder = CheckedEmbedder(self._auto or resolve_embedder(as_embedder(embedder)))
         self.store = SQLiteStore(self.path)
         self.embedder.dimension = self.store.embedding_dimension()
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
@@ -313,6 +325,8 @@ class Engine:
         conflicts, clusters) mapped from MiniLM's scale onto the embedder's own, measured once
         and recorded with the store (ripplemem.calibration)."""
         if self._model_settings is None:
+            if self.embedder.model_id == AUTO:
+                return self.settings  # no model chosen yet (nothing written): thresholds as written
             self._model_settings = on_model_scales(self.settings, self.cosine_scale())
         return self._model_settings
 
@@ -321,6 +335,8 @@ class Engine:
         with the store, else measured once and recorded (ripplemem.calibration)."""
         if self._cosine_scale is None:
             model_id = self.embedder.model_id
+            if model_id == AUTO:
+                return MINILM_SCALE  # no model chosen yet (nothing written): thresholds as written
             scale = decode(self.store.get_meta(META_KEY), model_id)
             if scale is None:
                 scale = measure_scale(self.embedder)
@@ -328,7 +344,22 @@ class Engine:
             self._cosine_scale = scale
         return self._cosine_scale
 
+    def _recorded_model(self) -> str | None:
+        return self.store.get_meta("embedding_model")
+
+    def settle_embedder(self, texts: Sequence[str]) -> None:
+        """Before a store opened with embedder="auto" keeps its first vectors: record the model its
+        first texts choose (auto_embedder.model_for); a model another process recorded first wins."""
+        if self._auto is None or self._auto.settled() is not None:
+            return
+        with self.store.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('embedding_model', ?)",
+                         (model_for(texts),))
+
     def _check_embedding_model(self) -> None:
+        if self._auto is not None:
+            self._auto.settled()  # an existing store's recorded model, built (nothing embedded)
+            return
         recorded = self.store.get_meta("embedding_model")
         wanted = self.embedder.model_id
         if recorded is None:

@@ -76,7 +76,10 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
     """Tiered, associative long-term memory for one user (optionally one agent and session).
 
     ``RippleMem(path="./memdb", user_id="alice")`` opens (or creates) an embedded store: SQLite
-    for rows and keywords, Chroma for vectors, local MiniLM for embeddings. ``path=None`` keeps
+    for rows and keywords, Chroma for vectors, local embeddings. ``embedder="auto"`` (the default; None
+    too) gives a new store MiniLM, or multilingual-e5 when its first writes are mostly Chinese,
+    Japanese, Korean or another non-Latin script, and reopens a store with the model it was built
+    with; name a model ("minilm", "multilingual", ...) to force one. ``path=None`` keeps
     everything in memory. ``scope()`` gives handles for other users on the same store.
     ``isolation="collection"`` (a new store's default) keeps one Chroma collection per user;
     "filter" keeps one shared collection filtered by user on every call; None: as the store holds.
@@ -93,7 +96,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         user_id: str,
         agent_id: str | None = None,
         session_id: str | None = None,
-        embedder: EmbedderSpec = None,
+        embedder: EmbedderSpec = "auto",
         vector_index: str = "auto",
         settings: Settings | None = None,
         clock: Clock | None = None,

@@ -55,6 +55,7 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
     ``on_commit`` runs inside the batch's transaction (a bulk import records its progress there,
     so the batch and the record commit together or not at all).
     """
+    engine.settle_embedder([m.content for m in memories])  # embedder="auto": the first write chooses
     vectors = np.asarray(engine.embedder.embed_documents([m.content for m in memories]), dtype=np.float32)
     settings = engine.model_settings()
     judge = LLMConflictJudge(llm, settings=settings.lifecycle) \

