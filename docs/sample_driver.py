@@ -47,11 +47,10 @@ def _seeded_uuid4() -> uuid.UUID:
 
 def _fix_time_and_ids(start: str) -> None:
     import ripplemem.engine
-    import ripplemem.lifecycle._common
     import ripplemem.lifecycle.working
 
     clock = SampleClock(start)
-    for module in (ripplemem.engine, ripplemem.lifecycle._common, ripplemem.lifecycle.working):
+    for module in (ripplemem.engine, ripplemem.lifecycle.working):
         module.utc_now = clock
     uuid.uuid4 = _seeded_uuid4
 

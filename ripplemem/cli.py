@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ripplemem import __version__
 from ripplemem import cli_format as fmt
 from ripplemem.cli_chroma import chroma_option, chroma_server
+from ripplemem.cli_env import quiet_third_party
 from ripplemem.cli_erase import add_erase_command
 from ripplemem.cli_import import add_import_command
 from ripplemem.cli_ingest import add_document_commands
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
+from ripplemem.store_info import recorded_embedder, store_exists, store_users
 from ripplemem.types import MEMORY_TYPES
 from ripplemem.validation import MAX_METADATA_DEPTH
 
@@ -36,45 +38,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise the usage error with a pointer to the command's help."""
         raise UsageError(f"{message} (see: {self.prog} --help)")
-
-
-def quiet_third_party() -> None:
-    """Silence model-loading progress bars and info logs; call before any model library loads."""
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-def store_exists(path: str) -> bool:
-    """Whether a RippleMem store lives in this directory."""
-    from ripplemem.stores.sqlite import DB_FILENAME
-
-    return os.path.isfile(os.path.join(path, DB_FILENAME))
-
-
-def recorded_embedder(path: str) -> str | None:
-    """The embedding model a store was built with, or None for a new store."""
-    if not store_exists(path):
-        return None
-    from ripplemem.stores.sqlite import SQLiteStore
-
-    store = SQLiteStore(path)
-    try:
-        return store.get_meta("embedding_model")
-    finally:
-        store.close()
-
-
-def store_users(path: str) -> list[str]:
-    """Every user with memories in the store at this path (knowledge bases are not users)."""
-    from ripplemem.knowledge_bases import kb_name_of
-    from ripplemem.stores.sqlite import SQLiteStore
-
-    store = SQLiteStore(path)
-    try:
-        return [user for user in store.user_ids() if kb_name_of(user) is None]
-    finally:
-        store.close()
 
 
 def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:

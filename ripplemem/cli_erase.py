@@ -8,14 +8,14 @@ import argparse
 from typing import Any
 
 from ripplemem import cli_format as fmt
+from ripplemem.cli_chroma import chroma_server
 from ripplemem.errors import StoreError
+from ripplemem.store_info import recorded_embedder, store_exists
 
 
 def cmd_erase(args: argparse.Namespace) -> None:
     """Erase (or with --dry-run preview, texts included) and print the audit report; exit 1 if
     verification failed."""
-    from ripplemem.cli import recorded_embedder, store_exists
-    from ripplemem.cli_chroma import chroma_server
     from ripplemem.memory import RippleMem
 
     if not store_exists(args.path):

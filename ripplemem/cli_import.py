@@ -10,11 +10,11 @@ from ripplemem import cli_format as fmt
 from ripplemem.bulk_import import FORMATS
 from ripplemem.cli_chroma import chroma_server
 from ripplemem.errors import InvalidInputError
+from ripplemem.store_info import recorded_embedder
 
 
 def cmd_import(args: argparse.Namespace) -> None:
     """Import a file into --user's memories, batch by batch; run again to resume after a kill."""
-    from ripplemem.cli import recorded_embedder
     from ripplemem.memory import RippleMem
 
     if args.batch_size <= 0:

@@ -22,6 +22,7 @@ from ripplemem.rag.file_limits import (
     DEFAULT_MAX_UNPACKED_BYTES,
     FileLimits,
 )
+from ripplemem.store_info import recorded_embedder
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 def _open(args: argparse.Namespace) -> RippleMem:
     """A handle for --user on the store at --path (created if new), with the store's embedder."""
-    from ripplemem.cli import recorded_embedder
     from ripplemem.memory import RippleMem
 
     embedder = args.embedder or recorded_embedder(args.path) or "minilm"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from ripplemem.clock import time_key
 from ripplemem.engine import Engine
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
@@ -156,7 +157,7 @@ def summarize_episodic(engine: Engine, scope: Scope, llm: Any, dry_run: bool,
     by_id = {m.id: m for m in memories}
     for cluster in cluster_related([m.id for m in memories], entities=[entities[m.id] for m in memories],
                                    embeddings=vectors, settings=settings):
-        sources = sorted((by_id[i] for i in cluster.ids), key=lambda m: m.when or m.created_at)
+        sources = sorted((by_id[i] for i in cluster.ids), key=lambda m: time_key(m.when))
         ids = tuple(m.id for m in sources)
         why = f"{len(ids)} related episodic memories" + (
             f" about {', '.join(cluster.shared_entities[:3])}" if cluster.shared_entities else "")

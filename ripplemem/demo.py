@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ripplemem import cli_format as fmt
-from ripplemem.cli import quiet_third_party
+from ripplemem.cli_env import quiet_third_party
 from ripplemem.errors import InvalidInputError
 
 if TYPE_CHECKING:

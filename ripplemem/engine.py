@@ -21,6 +21,7 @@ from ripplemem.calibration import (
     measure_scale,
     on_model_scales,
 )
+from ripplemem.clock import utc_now
 from ripplemem.config import Settings
 from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
@@ -28,7 +29,7 @@ from ripplemem.framework_embedders import EmbedderSpec, as_embedder
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
-from ripplemem.lifecycle.working import WorkingMemories
+from ripplemem.lifecycle.working import WorkingItem, WorkingMemories
 from ripplemem.modality_index import ModalityIndexes
 from ripplemem.reconcile import (
     CheckReport,
@@ -38,7 +39,7 @@ from ripplemem.reconcile import (
     sync_numpy_index,
 )
 from ripplemem.stores.archive import VectorArchive
-from ripplemem.stores.chroma import ISOLATIONS
+from ripplemem.stores.chroma import ISOLATIONS, ChromaIndex
 from ripplemem.stores.chroma_server import ChromaServer, store_namespace
 from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
 from ripplemem.stores.neo4j_backend import Neo4jBackend, check_backend_kept
@@ -50,11 +51,9 @@ from ripplemem.validation import checked_clock
 
 VECTOR_INDEXES = ("auto", "chroma", "numpy")
 Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(timezone.utc)
+# What happens to a working item that expires or is evicted: (engine, user_id, item, reason). The
+# facade passes consolidating.consolidate_dropped, which writes it to long-term memory when due.
+WorkingDrop = Callable[["Engine", str, WorkingItem, str], None]
 
 
 def _prepare_directory(path: str) -> str:
@@ -92,8 +91,6 @@ def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
     if kind not in VECTOR_INDEXES:
         raise InvalidInputError(f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {kind!r}")
     if server is not None:
-        from ripplemem.stores.chroma import ChromaIndex
-
         client, store = server
         return ChromaIndex(client=client, namespace=store_namespace(store), isolation=isolation,
                            temporary=store.path is None)
@@ -101,8 +98,6 @@ def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
         if isolation == "filter":
             raise InvalidInputError(NUMPY_FILTER)
         return NumpyIndex()
-    from ripplemem.stores.chroma import ChromaIndex
-
     return ChromaIndex(path, isolation=isolation, verify=verify)
 
 
@@ -129,11 +124,13 @@ class Engine:
 
     def __init__(self, path: str | None, embedder: EmbedderSpec, vector_index: str,
                  settings: Settings, clock: Clock | None, isolation: str | None = None,
-                 chroma: ChromaServer | None = None, neo4j: Neo4jOptions | None = None) -> None:
+                 chroma: ChromaServer | None = None, neo4j: Neo4jOptions | None = None,
+                 on_working_drop: WorkingDrop | None = None) -> None:
         if chroma is not None and vector_index == "numpy":
             raise InvalidInputError(f"chroma_url={chroma.url!r} needs vector_index='chroma' (or 'auto'); "
                                     "vector_index='numpy' keeps vectors in this process")
         self.chroma = chroma
+        self._on_working_drop = on_working_drop
         # Connected first: an unreachable server fails the constructor and leaves no new store behind.
         self._chroma_client = None if chroma is None else chroma.connect()
         self._neo4j = None if neo4j is None else Neo4jBackend(neo4j)
@@ -231,12 +228,10 @@ class Engine:
         with self.write_lock:
             working = self._working.get(user_id)
             if working is None:
-                # Imported here: consolidating writes through this module's Engine.
-                from ripplemem.consolidating import consolidate_dropped
-
+                drop = self._on_working_drop
                 working = self._working[user_id] = WorkingMemories(
                     settings=self.settings.lifecycle, clock=self.clock,
-                    on_drop=functools.partial(consolidate_dropped, self, user_id))
+                    on_drop=None if drop is None else functools.partial(drop, self, user_id))
             return working
 
     def entity_vectors(self, user_id: str) -> tuple[list[str], np.ndarray | None]:

@@ -10,9 +10,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.answer import Answer, ContextItem, answer_question
+from ripplemem.bulk_import import ImportReport, import_file
 from ripplemem.config import Settings, check_settings
+from ripplemem.consolidating import consolidate_dropped
 from ripplemem.engine import Clock, Engine
-from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError
+from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError, StoreError
 from ripplemem.expansion import check_expand
 from ripplemem.framework_embedders import EmbedderSpec, TargetEmbedder
 from ripplemem.graph_builder import GraphInput
@@ -31,6 +33,7 @@ from ripplemem.memory_perceptual import PerceptualMethods
 from ripplemem.memory_privacy import PrivacyMethods
 from ripplemem.memory_working import WorkingMethods
 from ripplemem.modality_recall import with_cross_modal
+from ripplemem.privacy import EraseReport
 from ripplemem.recalling import (
     QueryEmbeddings,
     SearchSpec,
@@ -46,6 +49,7 @@ from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
 from ripplemem.routing import order_by_route, plan_route
+from ripplemem.store_info import recorded_embedder
 from ripplemem.stores.chroma_server import server_option
 from ripplemem.stores.memory_rows import MemoryFilter, to_epoch
 from ripplemem.stores.neo4j_connection import neo4j_options
@@ -66,7 +70,6 @@ from ripplemem.validation import (
 from ripplemem.writes import delete_memories, update_memory, write_batch
 
 if TYPE_CHECKING:
-    from ripplemem.bulk_import import ImportReport
     from ripplemem.extraction_llm import LLMExtractor
     from ripplemem.lifecycle.timeparse import TimeRange
 
@@ -121,6 +124,7 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
             server_option(chroma_url, chroma_headers),
             neo4j_options(backend, uri, auth, database, path=path, vector_index=vector_index,
                           chroma_url=chroma_url),
+            on_working_drop=consolidate_dropped,
         )
         self.llm = llm
         self._extractor: LLMExtractor | None = None
@@ -141,11 +145,6 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
     @_engine.setter
     def _engine(self, engine: Engine) -> None:
         self._shared_engine = engine
-
-    @property
-    def user_id(self) -> str:
-        """The user every read and write of this handle is scoped to."""
-        return self.scope_info.user_id
 
     @property
     def path(self) -> str | None:
@@ -224,8 +223,6 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
                     progress: bool | ProgressCallback = False) -> ImportReport:
         """Import a JSONL or text file, one memory a line, a batch per commit; run it again after an
         interruption and it resumes after the last committed batch (see docs/scale.md)."""
-        from ripplemem.bulk_import import import_file
-
         return import_file(self, file, format=format, batch_size=batch_size, progress=progress)
 
     def _extract_into(self, memories: list[Memory], inputs: list[GraphInput]) -> None:
@@ -437,6 +434,21 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         crash; this is the explicit, reported version. Returns what was found and fixed. A store
         whose vectors are on a Chroma server needs its ``chroma_url``."""
         return check_path(path, repair=repair, server=server_option(chroma_url, chroma_headers))
+
+    @classmethod
+    def erase_user(cls, path: str | os.PathLike[str], user_id: str, *, dry_run: bool = False,
+                   embedder: EmbedderSpec = None, chroma_url: str | None = None,
+                   chroma_headers: Mapping[str, str] | None = None) -> EraseReport:
+        """Erase every trace of one user from the store at ``path`` (administrators, "forget me"
+        requests handled outside the user's own session); returns the audit report. A store whose
+        vectors are on a Chroma server needs its ``chroma_url`` (and headers)."""
+        folder = os.fspath(path)
+        model = embedder or recorded_embedder(folder)
+        if model is None:
+            raise StoreError(f"no RippleMem store at {folder!r} to erase from")
+        with cls(folder, user_id=user_id, embedder=model, chroma_url=chroma_url,
+                 chroma_headers=chroma_headers) as handle:
+            return handle.erase(user_id=user_id, dry_run=dry_run)
 
 
 def _check_memory_id(memory_id: Any) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ripplemem.analysis.graph_quality import GraphQualityReport, assess_graph
 from ripplemem.analysis.graph_snapshot import load_graph
@@ -10,18 +10,12 @@ from ripplemem.analysis.learning_report import build_learning_report
 from ripplemem.chat import require_llm
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.knowledge_bases import check_kb_name
-
-if TYPE_CHECKING:
-    from ripplemem.engine import Engine
-    from ripplemem.types import Scope
+from ripplemem.memory_handle import HandleState
 
 
-class AnalysisMethods:
+class AnalysisMethods(HandleState):
     """The analysis methods of a RippleMem handle."""
 
-    _engine: Engine
-    scope_info: Scope
-    user_id: str
     llm: Any
 
     def graph_quality(self, *, min_confidence: float = 0.5) -> GraphQualityReport:

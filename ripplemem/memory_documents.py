@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ripplemem import knowledge_bases as kbs
 from ripplemem.errors import InvalidInputError
 from ripplemem.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
 from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
+from ripplemem.memory_handle import HandleState
 from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS
 from ripplemem.rag.discover import PathLike
 from ripplemem.rag.file_limits import (
@@ -22,17 +23,9 @@ from ripplemem.rag.file_limits import (
 from ripplemem.types import Memory
 from ripplemem.validation import check_identifier, check_k
 
-if TYPE_CHECKING:
-    from ripplemem.engine import Engine
-    from ripplemem.types import Scope
 
-
-class DocumentMethods:
+class DocumentMethods(HandleState):
     """ingest, grant, revoke, knowledge_bases, forget_source, delete_knowledge_base of a RippleMem handle."""
-
-    _engine: Engine
-    scope_info: Scope
-    user_id: str
 
     def ingest(self, paths: PathLike | Iterable[PathLike], knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *,
                include: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ripplemem.errors import InvalidTypeError
 from ripplemem.graph_queries import (
@@ -13,17 +13,12 @@ from ripplemem.graph_queries import (
     connections_in,
     neighbors_in,
 )
+from ripplemem.memory_handle import HandleState
 from ripplemem.validation import check_k, check_text
 
-if TYPE_CHECKING:
-    from ripplemem.engine import Engine
 
-
-class GraphMethods:
+class GraphMethods(HandleState):
     """The graph methods of a RippleMem handle."""
-
-    _engine: Engine
-    user_id: str
 
     def neighbors(self, node: str, *, limit: int = 20) -> list[Neighbor]:
         """What an entity (by name) or a memory (by id) is linked to, strongest edges first."""

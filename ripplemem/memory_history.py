@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ripplemem.clock import time_key
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
+from ripplemem.memory_handle import HandleState
 from ripplemem.stores.history_table import HistoryEvent, read_history
 from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.revision_rows import linked_pairs
@@ -17,15 +19,10 @@ from ripplemem.validation import check_text
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
-    from ripplemem.types import Scope
 
 
-class HistoryMethods:
+class HistoryMethods(HandleState):
     """The history methods of a RippleMem handle."""
-
-    _engine: Engine
-    scope_info: Scope
-    user_id: str
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change to a memory, oldest first: added, merged, updated, superseded, contradicted,
@@ -83,7 +80,7 @@ def superseded_history(engine: Engine, user_id: str, hits: Sequence[Hit]) -> dic
             frontier = list(dict.fromkeys(old for _, old in step))
         if successor:
             rows, _ = engine.store.fetch(list(successor), MemoryFilter(user_id=user_id, status="superseded"))
-            rows.sort(key=lambda m: (m.valid_to or m.when or m.created_at).timestamp(), reverse=True)
+            rows.sort(key=lambda m: time_key(m.valid_to or m.when), reverse=True)
             found[hit.memory.id] = [Predecessor(m, successor[m.id]) for m in rows]
     return found
 

@@ -9,22 +9,19 @@ from typing import TYPE_CHECKING, Any
 from ripplemem.archiving import run_tier_moves, wake_memories
 from ripplemem.forgetting_run import check_strategy, run_forget
 from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
+from ripplemem.memory_handle import HandleState
 from ripplemem.validation import check_flag
 
 if TYPE_CHECKING:
     from ripplemem.consolidating import ConsolidationReport
-    from ripplemem.engine import Engine
-    from ripplemem.types import Recall, Scope
+    from ripplemem.types import Recall
 
 WAKE_CAUSE = "recall reached it (seed 000 §8: cold -> active when an associated query touches it)"
 
 
-class LifecycleMethods:
+class LifecycleMethods(HandleState):
     """forget, archive and maintain of a RippleMem handle (and their async twins)."""
 
-    _engine: Engine
-    scope_info: Scope
-    user_id: str
     consolidate: Any
 
     def forget(self, strategy: str = "score", *, dry_run: bool = False, threshold: float | None = None,

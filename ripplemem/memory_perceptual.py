@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import InvalidInputError
 from ripplemem.media import MEDIA, add_media, use_encoder
+from ripplemem.memory_handle import HandleState
 from ripplemem.modality_encoders import AudioEncoder, ImageEncoder
 from ripplemem.sensor_recording import (
     check_readings,
@@ -24,16 +25,11 @@ from ripplemem.validation import check_datetime, check_k
 from ripplemem.writes import delete_memories
 
 if TYPE_CHECKING:
-    from ripplemem.engine import Engine
-    from ripplemem.types import Memory, Scope
+    from ripplemem.types import Memory
 
 
-class PerceptualMethods:
+class PerceptualMethods(HandleState):
     """The perceptual memory methods of a RippleMem handle: sensor streams, images and audio."""
-
-    _engine: Engine
-    scope_info: Scope
-    user_id: str
 
     # -- images and audio --------------------------------------------------------------------
     def add_image(self, path: str | os.PathLike[str], caption: str | None = None, *,

@@ -1,27 +1,19 @@
 """RippleMem's verified erase (mixed into the facade): one memory, what a text points to, or the
-handle's whole user; and the admin entry point that erases any user of a store."""
+handle's whole user (the admin entry point, RippleMem.erase_user, is on the facade)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ripplemem.errors import StoreError, UserMismatchError
+from ripplemem.errors import UserMismatchError
+from ripplemem.memory_handle import HandleState
 from ripplemem.privacy import DEFAULT_MIN_SIMILARITY, EraseReport, erase
 from ripplemem.validation import check_text
 
-if TYPE_CHECKING:
-    from ripplemem.embeddings import Embedder
-    from ripplemem.engine import Engine
 
-
-class PrivacyMethods:
-    """erase of a RippleMem handle, its async twin, and RippleMem.erase_user for administrators."""
-
-    _engine: Engine
-    user_id: str
+class PrivacyMethods(HandleState):
+    """erase of a RippleMem handle and its async twin."""
 
     def erase(self, memory_id: str | None = None, *, user_id: str | None = None, matching: str | None = None,
               dry_run: bool = False, min_similarity: float = DEFAULT_MIN_SIMILARITY) -> EraseReport:
@@ -51,21 +43,3 @@ class PrivacyMethods:
     async def aerase(self, memory_id: str | None = None, **kwargs: Any) -> EraseReport:
         """Async twin of erase."""
         return await asyncio.to_thread(self.erase, memory_id, **kwargs)
-
-    @staticmethod
-    def erase_user(path: str | os.PathLike[str], user_id: str, *, dry_run: bool = False,
-                   embedder: str | Embedder | None = None, chroma_url: str | None = None,
-                   chroma_headers: Mapping[str, str] | None = None) -> EraseReport:
-        """Erase every trace of one user from the store at ``path`` (administrators, "forget me"
-        requests handled outside the user's own session); returns the audit report. A store whose
-        vectors are on a Chroma server needs its ``chroma_url`` (and headers)."""
-        from ripplemem.cli import recorded_embedder
-        from ripplemem.memory import RippleMem
-
-        folder = os.fspath(path)
-        model = embedder or recorded_embedder(folder)
-        if model is None:
-            raise StoreError(f"no RippleMem store at {folder!r} to erase from")
-        with RippleMem(folder, user_id=user_id, embedder=model, chroma_url=chroma_url,
-                       chroma_headers=chroma_headers) as handle:
-            return handle.erase(user_id=user_id, dry_run=dry_run)

@@ -4,7 +4,7 @@ memory, consolidate it into long-term memory (mixed into the RippleMem facade)."
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ripplemem.chat import require_llm
 from ripplemem.consolidating import (
@@ -15,20 +15,14 @@ from ripplemem.consolidating import (
 )
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
+from ripplemem.memory_handle import HandleState
 from ripplemem.observing import observe_turn
 from ripplemem.validation import check_flag, check_identifier
 
-if TYPE_CHECKING:
-    from ripplemem.engine import Engine
-    from ripplemem.types import Scope
 
-
-class WorkingMethods:
+class WorkingMethods(HandleState):
     """observe, working and consolidate of a RippleMem handle."""
 
-    _engine: Engine
-    scope_info: Scope
-    user_id: str
     llm: Any
     add: Any
 

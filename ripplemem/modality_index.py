@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ripplemem.check_report import CheckReport, take_damage
 from ripplemem.errors import EmbeddingModelMismatchError
-from ripplemem.reconcile import CheckReport, take_damage
+from ripplemem.stores.chroma import ChromaIndex
+from ripplemem.stores.chroma_files import MODALITY_DIRNAME
 from ripplemem.stores.lifecycle_rows import index_metadatas
 from ripplemem.stores.modality_vectors import (
     ModalitySpace,
@@ -32,9 +34,6 @@ from ripplemem.stores.vectors import NumpyIndex, VectorFilter, VectorIndex
 if TYPE_CHECKING:
     from ripplemem.engine import Engine
 
-# <store>/modality-index/<modality>/chroma: a Chroma database of its own per modality, so its
-# collections (another dimension) never meet the text index's, nor its consistency checks.
-MODALITY_DIRNAME = "modality-index"
 _INDEX_KEY = "modality_index:"
 
 
@@ -99,8 +98,6 @@ def open_modality_index(kind: str, path: str | None, modality: str, isolation: s
     """A modality's index: Chroma under the store directory when the text index is Chroma on disk
     (its files checked to ``verify``, see ChromaIndex), else numpy (rebuilt from SQLite on open)."""
     if kind == "chroma" and path is not None:
-        from ripplemem.stores.chroma import ChromaIndex
-
         return ChromaIndex(modality_folder(path, modality), isolation=isolation, verify=verify, repair=repair)
     return NumpyIndex()
 

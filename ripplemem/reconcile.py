@@ -20,22 +20,25 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
+from ripplemem.check_report import CheckReport, take_damage
+from ripplemem.errors import InvalidInputError, StoreError
+from ripplemem.modality_index import check_opened, opened_for_check
+from ripplemem.stores.chroma import ChromaIndex
 from ripplemem.stores.chroma_server import ChromaServer, store_namespace
 from ripplemem.stores.graph_tables import delete_orphan_entities
 from ripplemem.stores.memory_rows import index_metadata, scope_token
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.stores.sqlite import DB_FILENAME, SQLiteStore
 from ripplemem.stores.vectors import VectorIndex
 from ripplemem.text import keyword_tokens
 
 PENDING_DIRNAME = "pending-writes"
 _log = logging.getLogger(__name__)
 # A further check run by check_store under its guard: (report, repair) -> None.
-ExtraCheck = Callable[["CheckReport", bool], None]
+ExtraCheck = Callable[[CheckReport, bool], None]
 
 
 class MarkedWriteLock:
@@ -126,64 +129,6 @@ def _dead_markers(markers: list[str]) -> list[str]:
     return dead
 
 
-@dataclass
-class CheckReport:
-    """What a consistency check found (and repaired, when ``repaired``)."""
-
-    path: str | None
-    vector_index: str
-    repaired: bool
-    users: int = 0
-    memories: int = 0
-    vectors: int = 0
-    interrupted_writes: int = 0
-    missing_vectors: int = 0
-    stray_vectors: int = 0
-    dangling_edges: int = 0
-    orphan_entities: int = 0
-    missing_keywords: int = 0
-    stray_keywords: int = 0
-    # Broken vector-index files (a crash inside Chroma): the collection was rebuilt from SQLite when
-    # repaired, so its vectors also count as missing vectors.
-    index_damage: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    PROBLEMS = ("missing_vectors", "stray_vectors", "dangling_edges", "orphan_entities",
-                "missing_keywords", "stray_keywords")
-
-    @property
-    def problems(self) -> int:
-        """How many inconsistencies were found (interrupted-write markers are not counted)."""
-        return sum(getattr(self, name) for name in self.PROBLEMS) + len(self.index_damage)
-
-    @property
-    def consistent(self) -> bool:
-        """True when SQLite, the keyword index, the graph and the vector index agree."""
-        return self.problems == 0
-
-    def as_dict(self) -> dict[str, Any]:
-        """The report as plain data (for JSON)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["consistent"] = self.consistent
-        return data
-
-    def lines(self) -> list[str]:
-        """A human-readable summary, one finding per line."""
-        verb = "repaired" if self.repaired else "found"
-        found = [f"{name.replace('_', ' ')}: {getattr(self, name)} {verb}"
-                 for name in self.PROBLEMS if getattr(self, name)]
-        fix = "rebuilt from SQLite" if self.repaired else "found"
-        found += [f"vector index damage ({fix}): {damage}" for damage in self.index_damage]
-        state = "consistent" if self.consistent else ("repaired" if self.repaired else "INCONSISTENT")
-        return [
-            f"store {self.path}: {state} ({self.seconds:.2f} s)",
-            f"checked {self.memories} memories with vectors and {self.vectors} vectors of "
-            f"{self.users} users ({self.vector_index} index)",
-            f"interrupted writes: {self.interrupted_writes}",
-            *found,
-        ]
-
-
 def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
                 extra: ExtraCheck | None = None) -> CheckReport:
     """Compare SQLite with the vector index, the keyword index and the graph; repair if asked.
@@ -216,16 +161,6 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
             _clear_markers(store, _dead_markers(markers))
     report.seconds = time.perf_counter() - started
     return report
-
-
-def take_damage(report: CheckReport, index: VectorIndex, repair: bool) -> None:
-    """Add the broken parts a Chroma index found on opening to `report`; when repairing, the check
-    that follows refills them from SQLite, so the index forgets them."""
-    damage = getattr(index, "damage", None)
-    if damage:
-        report.index_damage += [str(d) for d in damage]
-        if repair:
-            damage.clear()
 
 
 def _check_vectors(store: SQLiteStore, index: VectorIndex, user_id: str, report: CheckReport,
@@ -366,9 +301,6 @@ def check_path(path: str | os.PathLike[str], *, repair: bool = True,
                server: ChromaServer | None = None) -> CheckReport:
     """Open the store at `path` without an embedder, check it, repair it if asked, close it.
     A store whose vectors are on a Chroma server is checked against that ``server``."""
-    from ripplemem.errors import StoreError
-    from ripplemem.stores.sqlite import DB_FILENAME
-
     folder = os.path.abspath(os.fspath(path))
     if not os.path.isfile(os.path.join(folder, DB_FILENAME)):
         raise StoreError(f"no RippleMem store at {folder!r} to check")
@@ -379,9 +311,6 @@ def check_path(path: str | os.PathLike[str], *, repair: bool = True,
             report = check_store(store, None, repair=repair)
             report.vector_index = "numpy (rebuilt from SQLite on every open; vectors not compared)"
             return report
-        from ripplemem.modality_index import check_opened, opened_for_check
-        from ripplemem.stores.chroma import ChromaIndex
-
         index = ChromaIndex(folder, verify="probe", repair=repair) if kind == "chroma" \
             else _server_index(store, server)
         try:
@@ -396,9 +325,6 @@ def check_path(path: str | os.PathLike[str], *, repair: bool = True,
 
 def _server_index(store: SQLiteStore, server: ChromaServer | None) -> VectorIndex:
     """The Chroma server index of a store that keeps its vectors there (its URL must be given)."""
-    from ripplemem.errors import InvalidInputError
-    from ripplemem.stores.chroma import ChromaIndex
-
     if server is None:
         raise InvalidInputError(
             f"the store at {store.path!r} keeps its vectors on a Chroma server (last opened at "

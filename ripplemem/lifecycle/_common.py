@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -17,18 +16,6 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 _SPACE_NEAR_CJK = re.compile(f"(?<=[{_CJK}]) | (?=[{_CJK}])")
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
-
-
-def utc_now() -> datetime:
-    """The default clock: now, timezone-aware in UTC."""
-    return datetime.now(timezone.utc)
-
-
-def aware(value: datetime, name: str = "time") -> datetime:
-    """A timezone-aware datetime; naive ones are read as UTC, like everywhere in RippleMem."""
-    if not isinstance(value, datetime):
-        raise InvalidTypeError(f"{name} must be a datetime, got {type(value).__name__}")
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
 
 
 def normalize_text(text: str) -> str:

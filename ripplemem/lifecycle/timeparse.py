@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from ripplemem.clock import aware
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle import _time_rules_en, _time_rules_zh
-from ripplemem.lifecycle._common import aware
 from ripplemem.lifecycle._time_frame import Frame, Rule
 
 

@@ -32,9 +32,10 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
+from ripplemem.clock import aware, utc_now
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.extraction import ExtractedEntity, extract_entities
-from ripplemem.lifecycle._common import aware, normalize_text, utc_now
+from ripplemem.lifecycle._common import normalize_text
 from ripplemem.lifecycle.consolidation import (
     ConsolidationContext,
     ConsolidationDecision,

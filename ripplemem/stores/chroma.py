@@ -16,12 +16,17 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
-from ripplemem.stores.chroma_files import IndexDamage, remove_broken_files, remove_dropped_segments
+from ripplemem.stores.chroma_files import (
+    CHROMA_DIRNAME,
+    LOCK_FILENAME,
+    IndexDamage,
+    remove_broken_files,
+    remove_dropped_segments,
+)
 from ripplemem.stores.chroma_health import find_damage
 from ripplemem.stores.process_lock import ProcessLock
 from ripplemem.stores.vectors import VectorFilter
 
-CHROMA_DIRNAME = "chroma"
 COLLECTION_PREFIX = "rm_"
 # isolation="filter": every user's vectors in this one collection, each tagged with its user id.
 # Not under COLLECTION_PREFIX, so consistency checks never take it for a departed user's collection.
@@ -29,9 +34,8 @@ SHARED_COLLECTION = "ripplemem_shared"
 ISOLATIONS = ("collection", "filter")
 # Chroma's PersistentClient keeps each collection's HNSW graph in process memory and is not safe for
 # two processes at once (vectors written by one are lost when the other persists its stale copy).
-# Every operation on an on-disk index therefore holds this inter-process lock, and a process whose
-# copy is stale (another process wrote since) reopens its client first.
-LOCK_FILENAME = "ripplemem-index.lock"
+# Every operation on an on-disk index therefore holds the inter-process lock LOCK_FILENAME, and a
+# process whose copy is stale (another process wrote since) reopens its client first.
 _MAX_BATCH = 5000
 _T = TypeVar("_T")
 

@@ -24,6 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# Where a store keeps its Chroma databases: <store>/chroma for the text index, beside the lock every
+# operation on it holds (see stores/chroma.py), and <store>/modality-index/<modality>/chroma, one
+# database per modality, so their collections (another dimension) never meet the text index's.
+CHROMA_DIRNAME = "chroma"
+LOCK_FILENAME = "ripplemem-index.lock"
+MODALITY_DIRNAME = "modality-index"
 CHROMA_DB = "chroma.sqlite3"
 PICKLE = "index_metadata.pickle"
 GRAPH_FILES = ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin")

@@ -11,7 +11,16 @@ import sys
 from collections.abc import Sequence
 
 from ripplemem.errors import StoreError
-from ripplemem.stores.chroma_files import IndexDamage, VectorSegment, check_files, vector_segments
+from ripplemem.stores.chroma_files import (
+    CHROMA_DIRNAME,
+    LOCK_FILENAME,
+    MODALITY_DIRNAME,
+    IndexDamage,
+    VectorSegment,
+    check_files,
+    vector_segments,
+)
+from ripplemem.stores.process_lock import ProcessLock
 
 # How long a probe (a child process that queries every collection) may take before it counts as hung.
 PROBE_SECONDS = 300
@@ -107,10 +116,6 @@ def index_damage(path: str | os.PathLike[str], *, probe: bool = True) -> list[In
     `path`: an empty list means healthy. Needs no open store, loads no graph into this process and
     repairs nothing; with ``probe`` each collection is also queried once in a child process, under
     the store's index locks (Chroma may apply its own log then, as any open does)."""
-    from ripplemem.modality_index import MODALITY_DIRNAME
-    from ripplemem.stores.chroma import CHROMA_DIRNAME, LOCK_FILENAME
-    from ripplemem.stores.process_lock import ProcessLock
-
     root = os.path.abspath(os.fspath(path))
     modalities = os.path.join(root, MODALITY_DIRNAME)  # one index per modality beside the text one
     owners = [root, *(os.path.join(modalities, name) for name in

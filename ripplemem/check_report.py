@@ -1,0 +1,77 @@
+"""The report of a consistency check of a store (what was found and repaired), apart from the
+check itself (reconcile.py), so the indexes that fill it in need not import the check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ripplemem.stores.vectors import VectorIndex
+
+
+@dataclass
+class CheckReport:
+    """What a consistency check found (and repaired, when ``repaired``)."""
+
+    path: str | None
+    vector_index: str
+    repaired: bool
+    users: int = 0
+    memories: int = 0
+    vectors: int = 0
+    interrupted_writes: int = 0
+    missing_vectors: int = 0
+    stray_vectors: int = 0
+    dangling_edges: int = 0
+    orphan_entities: int = 0
+    missing_keywords: int = 0
+    stray_keywords: int = 0
+    # Broken vector-index files (a crash inside Chroma): the collection was rebuilt from SQLite when
+    # repaired, so its vectors also count as missing vectors.
+    index_damage: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    PROBLEMS = ("missing_vectors", "stray_vectors", "dangling_edges", "orphan_entities",
+                "missing_keywords", "stray_keywords")
+
+    @property
+    def problems(self) -> int:
+        """How many inconsistencies were found (interrupted-write markers are not counted)."""
+        return sum(getattr(self, name) for name in self.PROBLEMS) + len(self.index_damage)
+
+    @property
+    def consistent(self) -> bool:
+        """True when SQLite, the keyword index, the graph and the vector index agree."""
+        return self.problems == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (for JSON)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["consistent"] = self.consistent
+        return data
+
+    def lines(self) -> list[str]:
+        """A human-readable summary, one finding per line."""
+        verb = "repaired" if self.repaired else "found"
+        found = [f"{name.replace('_', ' ')}: {getattr(self, name)} {verb}"
+                 for name in self.PROBLEMS if getattr(self, name)]
+        fix = "rebuilt from SQLite" if self.repaired else "found"
+        found += [f"vector index damage ({fix}): {damage}" for damage in self.index_damage]
+        state = "consistent" if self.consistent else ("repaired" if self.repaired else "INCONSISTENT")
+        return [
+            f"store {self.path}: {state} ({self.seconds:.2f} s)",
+            f"checked {self.memories} memories with vectors and {self.vectors} vectors of "
+            f"{self.users} users ({self.vector_index} index)",
+            f"interrupted writes: {self.interrupted_writes}",
+            *found,
+        ]
+
+
+def take_damage(report: CheckReport, index: VectorIndex, repair: bool) -> None:
+    """Add the broken parts a Chroma index found on opening to `report`; when repairing, the check
+    that follows refills them from SQLite, so the index forgets them."""
+    damage = getattr(index, "damage", None)
+    if damage:
+        report.index_damage += [str(d) for d in damage]
+        if repair:
+            damage.clear()
