@@ -151,12 +151,10 @@ def phase_embed(embedder_name: str, n: int) -> dict[str, Any]:
 
 def phase_ingest(embedder_name: str, store: str, source: str) -> dict[str, Any]:
     """Import the file into a new store; ingest rate, peak RSS."""
-    from ripplemem.bulk_import import import_file
-
     mem = _open(store, embedder_name)
     mem.stats()  # opens the vector index (Chroma's import) before the clock starts, as the baseline does
     snap = cpu_snapshot()
-    report = import_file(mem, source, batch_size=1024, progress=sys.stderr.isatty())
+    report = mem.import_file(source, batch_size=1024, progress=sys.stderr.isatty())
     mem.close()
     return {"ingest_per_s": report.lines / report.seconds, "seconds": report.seconds,
             "stored": report.stored, "merged": report.merged, "ingest_peak_rss_mb": rss_mb("VmHWM"),

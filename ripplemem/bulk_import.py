@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,12 +24,12 @@ from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
 from ripplemem.maintenance import ProgressCallback, progress_reporter
 from ripplemem.relations import coerce_relations
-from ripplemem.types import Memory
+from ripplemem.types import Memory, Scope
 from ripplemem.validation import MAX_METADATA_DEPTH, check_k
 from ripplemem.writes import write_batch
 
 if TYPE_CHECKING:
-    from ripplemem.memory import RippleMem
+    from ripplemem.engine import Engine
 
 FORMATS = ("auto", "jsonl", "text")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
@@ -134,7 +134,18 @@ def _item(file: str, line: int, text: str, fmt: str) -> dict[str, Any]:
     return value
 
 
-def import_file(mem: RippleMem, file: str | os.PathLike[str], *, format: str = "auto",
+@dataclass(frozen=True)
+class ImportTarget:
+    """Where an import writes: a handle's engine and scope, its chat model, and its LLM extraction
+    (``extract(memories, inputs)`` adds the entities and relations it finds to the inputs)."""
+
+    engine: Engine
+    scope: Scope
+    llm: Any = None
+    extract: Callable[[list[Memory], list[GraphInput]], None] | None = None
+
+
+def import_file(mem: ImportTarget, file: str | os.PathLike[str], *, format: str = "auto",
                 batch_size: int = 1024, progress: bool | ProgressCallback = False) -> ImportReport:
     """Import a JSONL or text file into ``mem``'s scope, one memory a line, committing per batch.
 
@@ -148,9 +159,9 @@ def import_file(mem: RippleMem, file: str | os.PathLike[str], *, format: str = "
         raise InvalidInputError(f"no file to import at {os.fspath(file)!r}")
     check_k(batch_size, "batch_size")
     fmt = resolve_format(path, format)
-    scope = mem.scope_info
+    scope = mem.scope
     key = _progress_key(path, scope.user_id, scope.agent_id)
-    found = mem._engine.store.get_meta(key)
+    found = mem.engine.store.get_meta(key)
     state = _Progress(**json.loads(found)) if found else _Progress()
     skipped = state.items
     stored = merged = batches = 0
@@ -184,9 +195,9 @@ def _progress_key(path: str, user_id: str, agent_id: str | None) -> str:
     return _META_PREFIX + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
 
 
-def _check_lines(mem: RippleMem, path: str, fmt: str, state: _Progress) -> int:
+def _check_lines(mem: ImportTarget, path: str, fmt: str, state: _Progress) -> int:
     """Validate every line still to import (nothing is kept); returns how many items there are."""
-    now = mem._engine.clock()
+    now = mem.engine.clock()
     count = 0
     for line in read_lines(path, fmt, state.offset, state.line):
         _memory(mem, path, line, now)
@@ -194,9 +205,9 @@ def _check_lines(mem: RippleMem, path: str, fmt: str, state: _Progress) -> int:
     return count
 
 
-def _memory(mem: RippleMem, file: str, line: _Line, now: datetime) -> Memory:
+def _memory(mem: ImportTarget, file: str, line: _Line, now: datetime) -> Memory:
     where = f"{file}, line {line.number}"
-    memory = build_memory(line.item, 0, "episodic", now, mem.scope_info, mem.settings, label=where)
+    memory = build_memory(line.item, 0, "episodic", now, mem.scope, mem.engine.settings, label=where)
     try:
         coerce_relations(line.item.get("relations") or [])
     except (InvalidInputError, InvalidTypeError) as exc:
@@ -204,11 +215,11 @@ def _memory(mem: RippleMem, file: str, line: _Line, now: datetime) -> Memory:
     return memory
 
 
-def _write(mem: RippleMem, path: str, key: str, state: _Progress, lines: list[_Line], *,
+def _write(mem: ImportTarget, path: str, key: str, state: _Progress, lines: list[_Line], *,
            last: bool) -> tuple[int, int]:
     """Store one batch, its progress record committing in the same transaction; returns how many
     lines were stored as new memories and how many merged into a memory they repeat."""
-    engine = mem._engine
+    engine = mem.engine
     before = state.offset
     after = _Progress(offset=lines[-1].end if lines else state.offset,
                       line=lines[-1].number if lines else state.line, items=state.items + len(lines),
@@ -227,9 +238,9 @@ def _write(mem: RippleMem, path: str, key: str, state: _Progress, lines: list[_L
         now = engine.clock()
         memories = [_memory(mem, path, line, now) for line in lines]
         inputs = [GraphInput(relations=coerce_relations(line.item.get("relations") or [])) for line in lines]
-        if mem._extractor is not None:
-            mem._extract_into(memories, inputs)
-        results = write_batch(engine, mem.user_id, memories, inputs, llm=mem.llm, on_commit=record)
+        if mem.extract is not None:
+            mem.extract(memories, inputs)
+        results = write_batch(engine, mem.scope.user_id, memories, inputs, llm=mem.llm, on_commit=record)
         merged = sum(result.id != memory.id for result, memory in zip(results, memories, strict=True))
     else:
         with engine.write_lock, engine.store.transaction() as conn:

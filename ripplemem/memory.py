@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.answer import Answer, ContextItem, answer_question
-from ripplemem.bulk_import import ImportReport, import_file
+from ripplemem.bulk_import import ImportReport, ImportTarget, import_file
 from ripplemem.config import Settings, check_settings
 from ripplemem.consolidating import consolidate_dropped
 from ripplemem.engine import Clock, Engine
@@ -223,7 +223,9 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
                     progress: bool | ProgressCallback = False) -> ImportReport:
         """Import a JSONL or text file, one memory a line, a batch per commit; run it again after an
         interruption and it resumes after the last committed batch (see docs/scale.md)."""
-        return import_file(self, file, format=format, batch_size=batch_size, progress=progress)
+        extract = self._extract_into if self._extractor is not None else None
+        target = ImportTarget(self._engine, self.scope_info, self.llm, extract)
+        return import_file(target, file, format=format, batch_size=batch_size, progress=progress)
 
     def _extract_into(self, memories: list[Memory], inputs: list[GraphInput]) -> None:
         assert self._extractor is not None

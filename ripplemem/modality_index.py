@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -30,9 +30,6 @@ from ripplemem.stores.modality_vectors import (
 )
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorFilter, VectorIndex
-
-if TYPE_CHECKING:
-    from ripplemem.engine import Engine
 
 _INDEX_KEY = "modality_index:"
 
@@ -123,10 +120,34 @@ def check_opened(store: SQLiteStore, opened: Sequence[tuple[str, VectorIndex]], 
         sync_modality(store, modality, index, report, repair)
 
 
+class IndexOwner(Protocol):
+    """What the modality indexes use of their engine (an Engine, which creates them)."""
+
+    @property
+    def store(self) -> SQLiteStore:
+        """The store's SQLite ledger."""
+        ...
+
+    @property
+    def path(self) -> str | None:
+        """The store directory (None in memory)."""
+        ...
+
+    @property
+    def write_lock(self) -> AbstractContextManager[Any]:
+        """The engine's write lock."""
+        ...
+
+    @property
+    def index(self) -> VectorIndex:
+        """The text vector index (opened on first use)."""
+        ...
+
+
 class ModalityIndexes:
     """An engine's modality indexes (opened on first use) and the encoders registered with it."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: IndexOwner) -> None:
         self._engine = engine
         self._indexes: dict[str, VectorIndex] = {}
         self._stale: set[str] = set()
