@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_VERBOSITY := error
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: demo test bench bench-quality bench-peers install clean
+.PHONY: demo test lint bench bench-quality bench-peers install clean
 
 # torch only for the sentence-transformers tests ([torch] extra; the default embedder needs none):
 # the CPU build from PyTorch's CPU index, as PyPI's torch is the CUDA build (triton and ~20 nvidia-*
@@ -39,7 +39,13 @@ install: $(STAMP) $(CYPHER_PARSER)
 demo: $(STAMP)
 	$(VENV)/bin/ripplemem demo
 
-test: $(STAMP) $(CYPHER_PARSER)
+# The guards (seconds): ruff's lint rules and mypy with zero errors. The import contract (no import
+# circle, the adapters on ripplemem's public surface) is tests/test_import_contract.py, in the suite.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy ripplemem langchain_ripplemem llamaindex_ripplemem
+
+test: lint $(CYPHER_PARSER)
 	$(PY) -m pytest
 
 bench: $(STAMP)
