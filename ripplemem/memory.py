@@ -16,6 +16,7 @@ from ripplemem.consolidating import consolidate_dropped
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError, StoreError
 from ripplemem.expansion import check_expand
+from ripplemem.extraction_llm import LLMExtractor
 from ripplemem.framework_embedders import EmbedderSpec, TargetEmbedder
 from ripplemem.graph_builder import GraphInput
 from ripplemem.hit_relevance import check_score_threshold, with_relevance
@@ -70,7 +71,6 @@ from ripplemem.validation import (
 from ripplemem.writes import delete_memories, update_memory, write_batch
 
 if TYPE_CHECKING:
-    from ripplemem.extraction_llm import LLMExtractor
     from ripplemem.lifecycle.timeparse import TimeRange
 
 
@@ -129,8 +129,6 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         self.llm = llm
         self._extractor: LLMExtractor | None = None
         if llm is not None:
-            from ripplemem.extraction_llm import LLMExtractor
-
             self._extractor = LLMExtractor(llm)
 
     # -- handles -----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import numpy as np
 
 from ripplemem.embedder_base import MINILM_MODEL_ID, LazyModel, as_text_list, minilm_weights_dir
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
-from ripplemem.minilm_graph import DEFAULT_OPSET, INPUTS, OUTPUT
+from ripplemem.minilm_graph import DEFAULT_OPSET, INPUTS, OUTPUT, build_bert_graph
 
 MODEL_ID = MINILM_MODEL_ID
 MODEL_FILE = "model.onnx"
@@ -152,8 +152,6 @@ def check_minilm_files(folder: Path) -> None:
 
 def _build_into(staging: Path, source_dir: Path, opset: int) -> None:
     """Write model.onnx, the side files and a manifest into staging."""
-    from ripplemem.minilm_graph import build_bert_graph
-
     model = build_bert_graph(source_dir, opset)
     import onnx  # importable: build_bert_graph needed it
 

@@ -16,6 +16,7 @@ from ripplemem.knowledge_bases import delete_knowledge_base
 from ripplemem.privacy_files import checkpoint_wal
 from ripplemem.privacy_matcher import Needles
 from ripplemem.privacy_targets import EraseTargets
+from ripplemem.stores.archive import user_digest
 from ripplemem.writes import delete_memories
 
 ERASED_USER = "(erased user)"
@@ -134,8 +135,6 @@ def _drop_archive_folder(engine: Engine, user_id: str) -> int:
     engine.archive.remove(user_id, {memory_id: segment for segment in segments
                                     for memory_id in engine.archive.read(user_id, segment)[0]})
     if engine.archive.root is not None:
-        from ripplemem.stores.archive import user_digest
-
         folder = os.path.join(engine.archive.root, user_digest(user_id))
         if os.path.isdir(folder) and not os.listdir(folder):
             os.rmdir(folder)
