@@ -25,7 +25,8 @@ from ripplemem.validation import MAX_METADATA_DEPTH
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
 
-EMBEDDER_HELP = "minilm (local model), hashing (no model) or openai:MODEL"
+EMBEDDER_HELP = ("auto (MiniLM, or multilingual-e5 for a store written in Chinese), minilm, multilingual, "
+                 "hashing (no model) or openai:MODEL")
 
 
 class UsageError(Exception):
@@ -41,13 +42,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:
-    """A handle on the store for --user, with --embedder, else the store's model, else MiniLM."""
+    """A handle on the store for --user, with --embedder, else the store's model, else "auto"."""
     if must_exist and not store_exists(args.path):
         raise StoreError(f"no RippleMem store at {args.path!r}; add a memory first "
                          f"(ripplemem add TEXT --path {args.path}) or pass --path")
     from ripplemem.memory import RippleMem
 
-    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    embedder = args.embedder or recorded_embedder(args.path) or "auto"
     return RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args))
 
 
@@ -154,7 +155,7 @@ def cmd_maintain(args: argparse.Namespace) -> None:
     from ripplemem.memory import RippleMem
 
     users = [args.user] if args.user else store_users(args.path)
-    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    embedder = args.embedder or recorded_embedder(args.path) or "auto"
     # A bar when a person watches several users' maintenance (stderr, so --json output stays clean).
     report_done = progress_reporter(len(users) > 1 and not args.json and sys.stderr.isatty(), len(users),
                                     unit="user")
@@ -200,7 +201,7 @@ def _store_options(embedder_required: bool = False) -> argparse.ArgumentParser:
     common.add_argument("--path", default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
                         help="store directory (default: $RIPPLEMEM_PATH or ./memdb)")
     common.add_argument("--embedder", required=embedder_required,
-                        help=f"{EMBEDDER_HELP} (default: the store's model; minilm for a new store)")
+                        help=f"{EMBEDDER_HELP} (default: the store's model; auto for a new store)")
     return common
 
 
@@ -326,7 +327,7 @@ def _core_arguments(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     demo = parsers["demo"]
     demo.add_argument("--path", help="store directory (default: a temporary one)")
     demo.add_argument("--keep", action="store_true", help="keep the store afterwards")
-    demo.add_argument("--embedder", help=f"{EMBEDDER_HELP} (default: minilm)")
+    demo.add_argument("--embedder", help="minilm (default), multilingual, hashing (no model) or openai:MODEL")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

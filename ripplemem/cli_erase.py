@@ -20,7 +20,7 @@ def cmd_erase(args: argparse.Namespace) -> None:
 
     if not store_exists(args.path):
         raise StoreError(f"no RippleMem store at {args.path!r} to erase from; pass --path")
-    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    embedder = args.embedder or recorded_embedder(args.path) or "auto"
     with RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args)) as mem:
         whole = args.id is None and args.matching is None
         report = mem.erase(args.id, matching=args.matching, user_id=args.user if whole else None,

@@ -19,7 +19,7 @@ def cmd_import(args: argparse.Namespace) -> None:
 
     if args.batch_size <= 0:
         raise InvalidInputError(f"batch-size must be a positive integer, got {args.batch_size}")
-    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    embedder = args.embedder or recorded_embedder(args.path) or "auto"
     with RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args)) as mem:
         report = mem.import_file(args.file, format=args.format, batch_size=args.batch_size,
                              progress=not args.json and sys.stderr.isatty())

@@ -32,7 +32,7 @@ def _open(args: argparse.Namespace) -> RippleMem:
     """A handle for --user on the store at --path (created if new), with the store's embedder."""
     from ripplemem.memory import RippleMem
 
-    embedder = args.embedder or recorded_embedder(args.path) or "minilm"
+    embedder = args.embedder or recorded_embedder(args.path) or "auto"
     return RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args))
 
 

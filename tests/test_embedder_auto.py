@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
+from ripplemem.cli import main
 from ripplemem.embeddings import E5_MODEL_ID, MINILM_MODEL_ID, HashingEmbedder, MultilingualE5Embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError
 
@@ -111,3 +112,11 @@ def test_auto_is_no_target_for_reembed(tmp_path: Path) -> None:
         RippleMem.reembed(tmp_path / "en", "auto")
     with RippleMem(path=tmp_path / "en", user_id="lin") as mem:
         assert mem.stats()["embedding_model"] == "hashing-v1-1024"
+
+
+def test_the_command_line_defaults_to_auto(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = str(tmp_path / "cli")
+    assert main(["add", CHINESE[0], "--path", store, "--user", "lin"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--json", "--path", store, "--user", "lin"]) == 0
+    assert json.loads(capsys.readouterr().out)["embedding_model"] == E5_MODEL_ID
