@@ -48,8 +48,8 @@ class LlamaIndexEmbeddingLike(Protocol):
         ...
 
 
-# What ``RippleMem(embedder=...)`` takes (None: the default MiniLM): a name, an Embedder, or a
-# LangChain / LlamaIndex embeddings object (wrapped in FrameworkEmbedder).
+# What ``RippleMem(embedder=...)`` takes (None or "auto": the default, auto_embedder): a name, an
+# Embedder, or a LangChain / LlamaIndex embeddings object (wrapped in FrameworkEmbedder).
 EmbedderSpec = str | Embedder | LangChainEmbeddingsLike | LlamaIndexEmbeddingLike | None
 # What ``RippleMem.reembed`` takes: the same, but a model must be named.
 TargetEmbedder = str | Embedder | LangChainEmbeddingsLike | LlamaIndexEmbeddingLike
