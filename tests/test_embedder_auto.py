@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
+from ripplemem.auto_embedder import model_for
 from ripplemem.cli import main
 from ripplemem.embeddings import E5_MODEL_ID, MINILM_MODEL_ID, HashingEmbedder, MultilingualE5Embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError
@@ -48,6 +49,17 @@ def test_a_store_written_in_english_gets_minilm(tmp_path: Path) -> None:
     with _store(tmp_path / "en", ENGLISH) as mem:
         assert mem.stats()["embedding_model"] == MINILM_MODEL_ID
         assert _recorded_scale(mem) == MINILM_MODEL_ID
+
+
+@pytest.mark.parametrize(("texts", "model"), [
+    (["我用Python写了一个script"], E5_MODEL_ID),            # Chinese with English words in it
+    (["Я пью зелёный чай каждое утро"], E5_MODEL_ID),         # MiniLM cannot read Cyrillic either
+    (["I met 林梅 at the station in Berlin"], MINILM_MODEL_ID),  # English with a Chinese name
+    (["今天很好", "Fine today", "Fine again"], MINILM_MODEL_ID),  # mostly English
+    (["2024-03-01", "..."], MINILM_MODEL_ID),                   # no letters at all
+])
+def test_the_first_texts_choose_by_script(texts: list[str], model: str) -> None:
+    assert model_for(texts) == model
 
 
 def test_a_recall_on_the_empty_store_chooses_nothing(tmp_path: Path) -> None:
