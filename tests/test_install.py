@@ -111,8 +111,8 @@ def test_the_default_embedder_builds_and_recalls_with_torch_absent(tmp_path):
             mem.add("My sister Lin moved to Berlin for a job at an architecture firm", type="semantic")
             mem.add("The quarterly report is due on Friday", type="semantic")
             hits = mem.recall("which drink do I have in the morning?", k=1).hits
-            embedder = mem._engine.embedder
-            print(type(getattr(embedder, "inner", embedder)).__name__, embedder.model_id)
+            model = mem._engine.embedder.inner.settled()  # the default "auto" chose MiniLM: English
+            print(type(model).__name__, model.model_id)
             print(hits[0].memory.content)
         print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules))
     """, "torch", "transformers", "sentence_transformers",
