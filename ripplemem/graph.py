@@ -207,7 +207,7 @@ class ScopeGraph:
     def _row(self, position: int) -> tuple[np.ndarray, np.ndarray]:
         """One node's neighbours and weights: a slice of the CSR base plus its pending changes."""
         cols = np.zeros(0, dtype=np.int64)
-        vals = np.zeros(0, dtype=np.float64)
+        vals: np.ndarray = np.zeros(0, dtype=np.float64)
         if position < self._base.shape[0]:
             start, stop = self._base.indptr[position], self._base.indptr[position + 1]
             cols = self._base.indices[start:stop].astype(np.int64)
