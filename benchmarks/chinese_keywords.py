@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from ripplemem.text import keyword_tokens  # noqa: E402
+from ripplemem.core.text import keyword_tokens  # noqa: E402
 
 MEMORIES = [
     "用户喜欢早上喝绿茶，不喜欢咖啡。",                   # 0

@@ -14,9 +14,9 @@ from pydantic import ConfigDict, SkipValidation
 from langchain_ripplemem.scopes import check_memory
 from langchain_ripplemem.turns import observe_exchange
 from ripplemem import RippleMem
+from ripplemem.core.validation import check_k, check_mode
 from ripplemem.errors import InvalidInputError
 from ripplemem.retrieval import RECALL_MODES
-from ripplemem.validation import check_k, check_mode
 
 
 class RippleMemMemory(BaseMemory):

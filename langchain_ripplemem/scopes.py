@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ripplemem import RippleMem
+from ripplemem.core.validation import check_identifier
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.validation import check_identifier
 
 # Where a run may name its user: ours, then LangGraph's auth and langmem's conventions.
 USER_KEYS = ("user_id", "langgraph_auth_user_id", "langgraph_user_id")

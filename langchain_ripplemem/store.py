@@ -43,8 +43,8 @@ from langchain_ripplemem.store_ttl import (
     ttl_metadata,
 )
 from ripplemem import Memory, RippleMem
+from ripplemem.core.validation import check_type
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.validation import check_type
 
 NAMESPACE_KEY, KEY_KEY, VALUE_KEY, UPDATED_KEY, INDEXED_KEY = (
     "langgraph_namespace", "langgraph_key", "langgraph_value", "langgraph_updated_at", "langgraph_indexed")

@@ -26,8 +26,8 @@ from ripplemem.chat import (
     run_tasks,
     strip_thinking,
 )
+from ripplemem.core.text import estimate_tokens, keyword_tokens
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.text import estimate_tokens, keyword_tokens
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

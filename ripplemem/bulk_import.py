@@ -19,13 +19,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.relations import coerce_relations
+from ripplemem.core.validation import MAX_METADATA_DEPTH, check_k
 from ripplemem.errors import InvalidInputError, InvalidTypeError, StoreError
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
 from ripplemem.maintenance import ProgressCallback, progress_reporter
-from ripplemem.relations import coerce_relations
 from ripplemem.types import Memory, Scope
-from ripplemem.validation import MAX_METADATA_DEPTH, check_k
 from ripplemem.writes import write_batch
 
 if TYPE_CHECKING:

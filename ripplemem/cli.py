@@ -17,10 +17,10 @@ from ripplemem.cli_env import quiet_third_party
 from ripplemem.cli_erase import add_erase_command
 from ripplemem.cli_import import add_import_command
 from ripplemem.cli_ingest import add_document_commands
+from ripplemem.core.validation import MAX_METADATA_DEPTH
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
 from ripplemem.store_info import recorded_embedder, store_exists, store_users
 from ripplemem.types import MEMORY_TYPES
-from ripplemem.validation import MAX_METADATA_DEPTH
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem

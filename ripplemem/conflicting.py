@@ -30,6 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ripplemem.core.text import keyword_tokens
 from ripplemem.keyword_index import stem
 from ripplemem.lifecycle._common import normalize_text
 from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
@@ -38,7 +39,6 @@ from ripplemem.lifecycle.settings import LifecycleSettings
 from ripplemem.lifecycle.statements import Statement, parse_statement
 from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.sqlite import SQLiteStore
-from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|[零〇一二两三四五六七八九十百千万]+(?=[月日号点个次岁年天周])")

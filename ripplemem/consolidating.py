@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ripplemem.clock import time_key
+from ripplemem.core.clock import time_key
 from ripplemem.engine import Engine
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem import onnx_embedder
+from ripplemem.core.text import keyword_tokens
 from ripplemem.embedder_base import (
     MINILM_MODEL_ID,
     Embedder,
@@ -28,7 +29,6 @@ from ripplemem.embedder_base import (
     normalise_rows,
 )
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
-from ripplemem.text import keyword_tokens
 
 MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL_ID = "multilingual-e5-small-q4"

@@ -21,8 +21,9 @@ from ripplemem.calibration import (
     measure_scale,
     on_model_scales,
 )
-from ripplemem.clock import utc_now
 from ripplemem.config import Settings
+from ripplemem.core.clock import utc_now
+from ripplemem.core.validation import checked_clock
 from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.framework_embedders import EmbedderSpec, as_embedder
@@ -47,7 +48,6 @@ from ripplemem.stores.neo4j_connection import Neo4jOptions
 from ripplemem.stores.sqlite import SQLiteStore
 from ripplemem.stores.vectors import NumpyIndex, VectorIndex
 from ripplemem.types import Memory
-from ripplemem.validation import checked_clock
 
 VECTOR_INDEXES = ("auto", "chroma", "numpy")
 Clock = Callable[[], datetime]

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.chat import first_json_object
+from ripplemem.core.relations import Relation, make_relation
+from ripplemem.core.validation import check_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError, RippleMemError
 from ripplemem.extraction import ExtractedEntity, canonical_name
-from ripplemem.relations import Relation, make_relation
-from ripplemem.validation import check_text
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel, LanguageModelInput

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import GraphSettings
+from ripplemem.core.relations import Relation
 from ripplemem.extraction import ExtractedEntity, canonical_name, extract_entities, has_cjk
-from ripplemem.relations import Relation
 from ripplemem.stores.graph_tables import (
     EdgeRow,
     EntityRow,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ripplemem.core.validation import check_content, check_k
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidTypeError, RippleMemError
 from ripplemem.graph_builder import GraphInput
@@ -35,7 +36,6 @@ from ripplemem.rag.discover import PathLike, discover_files
 from ripplemem.rag.file_limits import FileLimits
 from ripplemem.stores import kb_tables
 from ripplemem.types import Memory
-from ripplemem.validation import check_content, check_k
 from ripplemem.writes import delete_memories, write_batch
 
 # A page of running text, for formats without pages of their own (Markdown, HTML, DOCX, ...):

@@ -8,9 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ripplemem.config import Settings
-from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.types import Memory, Scope
-from ripplemem.validation import (
+from ripplemem.core.validation import (
     check_content,
     check_datetime,
     check_identifier,
@@ -19,6 +17,8 @@ from ripplemem.validation import (
     check_text,
     check_type,
 )
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.types import Memory, Scope
 
 ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
                         "source", "modality", "relations"})

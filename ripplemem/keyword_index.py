@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ripplemem.text import keyword_tokens
+from ripplemem.core.text import keyword_tokens
 
 # BM25 parameters and idf as FTS5 computes them: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6,
 # so a word in more than half the memories adds (almost) nothing.

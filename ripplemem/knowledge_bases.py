@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ripplemem.core.validation import check_identifier
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
 from ripplemem.rag.convert import source_key
 from ripplemem.stores import kb_tables
 from ripplemem.stores.memory_rows import MemoryFilter, from_epoch
 from ripplemem.types import Memory
-from ripplemem.validation import check_identifier
 from ripplemem.writes import delete_memories
 
 KB_SCOPE_PREFIX = "\x1fkb\x1f"

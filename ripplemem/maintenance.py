@@ -8,11 +8,11 @@ import os
 from collections.abc import Callable
 
 from ripplemem.archiving import rearchive_store
+from ripplemem.core.validation import check_k
 from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
 from ripplemem.framework_embedders import TargetEmbedder, as_embedder
 from ripplemem.stores.sqlite import SQLiteStore
-from ripplemem.validation import check_k
 
 ProgressCallback = Callable[[int, int], None]
 

@@ -13,6 +13,20 @@ from ripplemem.answer import Answer, ContextItem, answer_question
 from ripplemem.bulk_import import ImportReport, ImportTarget, import_file
 from ripplemem.config import Settings, check_settings
 from ripplemem.consolidating import consolidate_dropped
+from ripplemem.core.relations import coerce_relations
+from ripplemem.core.validation import (
+    check_content,
+    check_datetime,
+    check_identifier,
+    check_importance,
+    check_k,
+    check_metadata,
+    check_mode,
+    check_offset,
+    check_text,
+    check_type,
+    check_types,
+)
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError, StoreError
 from ripplemem.expansion import check_expand
@@ -46,7 +60,6 @@ from ripplemem.recalling import (
     time_window,
 )
 from ripplemem.reconcile import CheckReport, check_path
-from ripplemem.relations import coerce_relations
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
 from ripplemem.routing import order_by_route, plan_route
@@ -55,19 +68,6 @@ from ripplemem.stores.chroma_server import server_option
 from ripplemem.stores.memory_rows import MemoryFilter, to_epoch
 from ripplemem.stores.neo4j_connection import neo4j_options
 from ripplemem.types import Memory, Recall, Scope
-from ripplemem.validation import (
-    check_content,
-    check_datetime,
-    check_identifier,
-    check_importance,
-    check_k,
-    check_metadata,
-    check_mode,
-    check_offset,
-    check_text,
-    check_type,
-    check_types,
-)
 from ripplemem.writes import delete_memories, update_memory, write_batch
 
 if TYPE_CHECKING:

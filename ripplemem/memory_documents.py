@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ripplemem import knowledge_bases as kbs
+from ripplemem.core.validation import check_identifier, check_k
 from ripplemem.errors import InvalidInputError
 from ripplemem.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
 from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
@@ -21,7 +22,6 @@ from ripplemem.rag.file_limits import (
     FileLimits,
 )
 from ripplemem.types import Memory
-from ripplemem.validation import check_identifier, check_k
 
 
 class DocumentMethods(HandleState):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ripplemem.core.validation import check_k, check_text
 from ripplemem.errors import InvalidTypeError
 from ripplemem.graph_queries import (
     Community,
@@ -14,7 +15,6 @@ from ripplemem.graph_queries import (
     neighbors_in,
 )
 from ripplemem.memory_handle import HandleState
-from ripplemem.validation import check_k, check_text
 
 
 class GraphMethods(HandleState):

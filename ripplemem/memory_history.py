@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ripplemem.clock import time_key
+from ripplemem.core.clock import time_key
+from ripplemem.core.validation import check_text
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.memory_handle import HandleState
 from ripplemem.stores.history_table import HistoryEvent, read_history
 from ripplemem.stores.memory_rows import MemoryFilter
 from ripplemem.stores.revision_rows import linked_pairs
 from ripplemem.types import Hit, Memory
-from ripplemem.validation import check_text
 
 if TYPE_CHECKING:
     from ripplemem.engine import Engine

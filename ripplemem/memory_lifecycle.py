@@ -7,10 +7,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.archiving import run_tier_moves, wake_memories
+from ripplemem.core.validation import check_flag
 from ripplemem.forgetting_run import check_strategy, run_forget
 from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
 from ripplemem.memory_handle import HandleState
-from ripplemem.validation import check_flag
 
 if TYPE_CHECKING:
     from ripplemem.consolidating import ConsolidationReport

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.validation import check_datetime, check_k
 from ripplemem.errors import InvalidInputError
 from ripplemem.media import MEDIA, add_media, use_encoder
 from ripplemem.memory_handle import HandleState
@@ -21,7 +22,6 @@ from ripplemem.sensor_recording import (
 from ripplemem.sensors import MetricStats, Reading, SensorSettings, check_metric
 from ripplemem.stores.memory_rows import to_epoch
 from ripplemem.stores.readings_table import delete_readings, metric_units, reading_stats, select_readings
-from ripplemem.validation import check_datetime, check_k
 from ripplemem.writes import delete_memories
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ripplemem.core.validation import check_text
 from ripplemem.errors import UserMismatchError
 from ripplemem.memory_handle import HandleState
 from ripplemem.privacy import DEFAULT_MIN_SIMILARITY, EraseReport, erase
-from ripplemem.validation import check_text
 
 
 class PrivacyMethods(HandleState):

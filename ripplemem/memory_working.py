@@ -13,11 +13,11 @@ from ripplemem.consolidating import (
     promote_stored,
     summarize_episodic,
 )
+from ripplemem.core.validation import check_flag, check_identifier
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
 from ripplemem.memory_handle import HandleState
 from ripplemem.observing import observe_turn
-from ripplemem.validation import check_flag, check_identifier
 
 
 class WorkingMethods(HandleState):

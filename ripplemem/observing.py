@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ripplemem.core.validation import check_content, check_importance, check_metadata, check_text
 from ripplemem.engine import Engine
 from ripplemem.lifecycle.working import WorkingItem
-from ripplemem.validation import check_content, check_importance, check_metadata, check_text
 
 _USER_ROLES = frozenset({"user", "human"})
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:who|what|when|where|why|how|which|do|does|did|is|are|can|could|"

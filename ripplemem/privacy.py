@@ -14,12 +14,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from ripplemem.core.validation import check_content
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.privacy_scrub import compact_store, remove_everywhere
 from ripplemem.privacy_targets import EraseTargets, select_matching, select_memory, select_user
 from ripplemem.privacy_verify import verify_erased
-from ripplemem.validation import check_content
 
 # MiniLM cosine of "my medical condition" to medical memories is 0.26-0.36, to unrelated ones <= 0.1.
 DEFAULT_MIN_SIMILARITY = 0.25

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem.check_report import CheckReport, take_damage
+from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.modality_index import check_opened, opened_for_check
 from ripplemem.stores.chroma import ChromaIndex
@@ -33,7 +34,6 @@ from ripplemem.stores.graph_tables import delete_orphan_entities
 from ripplemem.stores.memory_rows import index_metadata, scope_token
 from ripplemem.stores.sqlite import DB_FILENAME, SQLiteStore
 from ripplemem.stores.vectors import VectorIndex
-from ripplemem.text import keyword_tokens
 
 PENDING_DIRNAME = "pending-writes"
 _log = logging.getLogger(__name__)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ripplemem.core.validation import check_datetime, check_text
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.extraction import ExtractedEntity, canonical_name
@@ -37,7 +38,6 @@ from ripplemem.stores.readings_table import (
     set_memory,
 )
 from ripplemem.types import Memory, Scope
-from ripplemem.validation import check_datetime, check_text
 from ripplemem.writes import update_memory, write_batch
 
 READING_FIELDS = frozenset({"metric", "value", "unit", "at", "source"})

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from ripplemem.core.validation import check_number, check_text, shown_number
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.stores.memory_rows import READABLE_EPOCHS, from_epoch
-from ripplemem.validation import check_number, check_text, shown_number
 
 
 @dataclass(frozen=True)

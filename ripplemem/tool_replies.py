@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.text import count_phrase
 from ripplemem.errors import InvalidInputError, MemoryNotFoundError
 from ripplemem.hit_metadata import memory_metadata
-from ripplemem.text import count_phrase
 from ripplemem.types import Hit, format_hit_line
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ripplemem.text import estimate_tokens
+from ripplemem.core.text import estimate_tokens
 
 
 class MemoryType(str, enum.Enum):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from ripplemem.core.text import estimate_tokens
 from ripplemem.embeddings import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
@@ -16,7 +17,6 @@ from ripplemem.rag.markdown_chunker import chunk_markdown
 from ripplemem.rag.semantic_chunker import SemanticChunker
 from ripplemem.rag.sentences import split_sentences
 from ripplemem.rag.structure import detect_document_type
-from ripplemem.text import estimate_tokens
 
 NOVEL_ZH = """青石镇
 

@@ -8,6 +8,7 @@ import pytest
 from chat_fakes import ByPromptChatModel, ScriptedChatModel, timeout
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.expansion import (
     RRF_K,
@@ -21,7 +22,6 @@ from ripplemem.expansion import (
     parse_passage,
     parse_queries,
 )
-from ripplemem.text import keyword_tokens
 
 QUERY = "How do I configure the API key?"
 REWRITES_JSON = ('["How can I set up the API key?", "Where do I put my API credentials?", '

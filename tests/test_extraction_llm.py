@@ -13,9 +13,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import Field
 
+from ripplemem.core.relations import Relation, coerce_relations
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.extraction_llm import LLMExtractor
-from ripplemem.relations import Relation, coerce_relations
 
 CALVIN = "Calvin bought a Ferrari 488 in Tokyo last spring."
 CALVIN_JSON = (
@@ -253,7 +253,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
 def test_core_imports_without_langchain() -> None:
     code = (
         "import sys; sys.modules['langchain_core'] = None\n"
-        "import ripplemem, ripplemem.relations, ripplemem.extraction_llm as llm\n"
+        "import ripplemem, ripplemem.core.relations, ripplemem.extraction_llm as llm\n"
         "from ripplemem.errors import MissingDependencyError\n"
         "try:\n    llm.LLMExtractor(object())\nexcept MissingDependencyError as exc:\n    print(exc)\n"
     )

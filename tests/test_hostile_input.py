@@ -16,10 +16,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from ripplemem import RippleMem
 from ripplemem.cli import main as cli_main
+from ripplemem.core.validation import MAX_METADATA_CHARS
 from ripplemem.embeddings import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.reconcile import PENDING_DIRNAME
-from ripplemem.validation import MAX_METADATA_CHARS
 from tests.chat_fakes import ScriptedChatModel
 
 EXAMPLES = settings(max_examples=40, deadline=None,

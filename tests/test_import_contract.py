@@ -40,8 +40,8 @@ KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
     "ripplemem.lifecycle": {"remember_cue"},
     "ripplemem.metadata_filters": {"OPERATORS", "Condition", "recall_options"},
     "ripplemem.retrieval": {"RECALL_MODES"},
-    "ripplemem.text": {"count_phrase"},
-    "ripplemem.validation": {"check_identifier", "check_k", "check_mode", "check_type", "check_types"},
+    "ripplemem.core.text": {"count_phrase"},
+    "ripplemem.core.validation": {"check_identifier", "check_k", "check_mode", "check_type", "check_types"},
 }
 
 

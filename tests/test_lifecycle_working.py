@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from ripplemem.core.text import estimate_tokens
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.lifecycle import (
     ConsolidationContext,
@@ -16,7 +17,6 @@ from ripplemem.lifecycle import (
     WorkingMemory,
     decide_consolidation,
 )
-from ripplemem.text import estimate_tokens
 
 START = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ripplemem.text import estimate_tokens, keyword_tokens
+from ripplemem.core.text import estimate_tokens, keyword_tokens
 
 
 def test_chinese_runs_become_bigrams_so_two_character_words_match() -> None:

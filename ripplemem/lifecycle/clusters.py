@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ripplemem.core.text import estimate_tokens
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.lifecycle._common import as_ids, check_chat_model, reply_text, unfence
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
-from ripplemem.text import estimate_tokens
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.chat import first_json_object
-from ripplemem.clock import aware
+from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle._common import check_chat_model, normalize_text, reply_text, unfence
 from ripplemem.lifecycle.conflicts import VERDICTS, ConflictVerdict, judge_conflict, time_order

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from ripplemem.clock import aware
+from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.lifecycle._common import normalize_text
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings

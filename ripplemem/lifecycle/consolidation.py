@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ripplemem.clock import aware
+from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.lifecycle._common import as_float_array, as_ids
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.core.validation import shown_number
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle._common import as_float_array, as_ids
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
-from ripplemem.validation import shown_number
 
 FORGET_ACTIONS: tuple[str, ...] = ("delete", "deprioritize", "archive", "keep")
 STRATEGIES: tuple[str, ...] = ("score", "importance", "time", "capacity")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from ripplemem.core.validation import shown_number
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.validation import shown_number
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ripplemem.core.text import STOPWORDS
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle._common import normalize_text
 from ripplemem.lifecycle.consolidation import detect_sentiment
-from ripplemem.text import STOPWORDS
 
 # --- vocabulary ----------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from ripplemem.clock import aware
+from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle import _time_rules_en, _time_rules_zh
 from ripplemem.lifecycle._time_frame import Frame, Rule

@@ -32,7 +32,9 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
-from ripplemem.clock import aware, utc_now
+from ripplemem.core.clock import aware, utc_now
+from ripplemem.core.text import estimate_tokens
+from ripplemem.core.validation import check_flag, check_time_range
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.extraction import ExtractedEntity, extract_entities
 from ripplemem.lifecycle._common import normalize_text
@@ -43,8 +45,6 @@ from ripplemem.lifecycle.consolidation import (
     remember_cue,
 )
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
-from ripplemem.text import estimate_tokens
-from ripplemem.validation import check_flag, check_time_range
 
 Clock = Callable[[], datetime]
 DropCallback = Callable[["WorkingItem", str], None]

@@ -11,7 +11,7 @@ mixed Chinese and English, an overlap step", but no numbers):
 - ``DEFAULT_MIN_TOKENS_RATIO = 5``: the semantic chunker's smallest chunk is max_tokens / 5, the
   ratio of seed 000 §4's min_chunk_size 200 to max_chunk_size 1000.
 
-Token counts are ``ripplemem.text.estimate_tokens``: one per CJK character, 1.3 per other word.
+Token counts are ``ripplemem.core.text.estimate_tokens``: one per CJK character, 1.3 per other word.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Chunkers:
   technical, markdown, else semantic: see its rule order).
 
 Every chunker returns ``Chunk`` records with ``text == source[start:end]`` (no normalisation), in
-document order, each of at most ``max_tokens`` by ``ripplemem.text.estimate_tokens``, together
+document order, each of at most ``max_tokens`` by ``ripplemem.core.text.estimate_tokens``, together
 holding every non-whitespace character; consecutive chunks share at most ``overlap_tokens`` of
 whole paragraphs. Defaults: max_tokens 256, overlap_tokens 64, min_tokens (semantic only)
 max_tokens / 5; ``chunk_types`` says why.

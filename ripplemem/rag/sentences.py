@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 
 # --- token counting --------------------------------------------------------------------------
-# The same ranges and word rule as ripplemem.text.estimate_tokens (tests check they agree), kept
+# The same ranges and word rule as ripplemem.core.text.estimate_tokens (tests check they agree), kept
 # as (cjk, words) counts so that the count of a span of units is the sum of the units' counts.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
 _CJK_CHAR_RE = re.compile(rf"[{_CJK}]")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ripplemem.core.text import keyword_tokens
 from ripplemem.stores.schema import INDEXED_METADATA_KEYS, indexed_value
-from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

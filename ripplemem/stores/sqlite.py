@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import SchemaVersionError, StoreError
 from ripplemem.stores.disk_errors import storage_failure
 from ripplemem.stores.memory_rows import (
@@ -27,7 +28,6 @@ from ripplemem.stores.memory_rows import (
     to_epoch,
 )
 from ripplemem.stores.schema import MIGRATIONS, SCHEMA_VERSION, indexed_value
-from ripplemem.text import keyword_tokens
 from ripplemem.types import Memory
 
 DB_FILENAME = "ripplemem.db"

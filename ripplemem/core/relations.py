@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ripplemem.core.validation import check_number, check_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.validation import check_number, check_text
 
 _FIELDS = ("subject", "predicate", "object")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
