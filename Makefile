@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[all,torch,dev]'
 	$(call NO_CUDA,$(PY))
 	# One-time build of MiniLM's ONNX model, no torch (into ~/.cache/ripplemem, or $$RIPPLEMEM_CACHE_DIR).
-	$(PY) -m ripplemem.onnx_embedder
+	$(PY) -m ripplemem.embedding.onnx
 	touch $(STAMP)
 
 # Neo4j's Cypher parser (npm) for tests/test_neo4j_cypher.py; without npm that test is skipped, saying so.

@@ -32,7 +32,7 @@ from chinese_conversation_data import QUESTION_TYPES, QUESTIONS, SESSIONS, Turn
 from embed_cache import DEFAULT_CACHE, cached_embedder
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 MODES = ["keyword", "dense", "hybrid", "ripple"]
 ROLES = ("user: ", "assistant: ")

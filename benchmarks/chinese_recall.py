@@ -26,7 +26,7 @@ from chinese_keywords import MEMORIES, QUERIES, generated
 from embed_cache import DEFAULT_CACHE, cached_embedder
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 MODES = ["keyword", "dense", "hybrid", "ripple"]
 ACKS = ["好的，记住了。", "明白，我记下来了。", "收到。", "好的，还有别的吗？", "了解，谢谢告诉我。"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ripplemem.embeddings import Embedder, resolve_embedder
+from ripplemem.embedding.embedders import Embedder, resolve_embedder
 
 DEFAULT_CACHE = Path("~/.cache/ripplemem/bench")
 

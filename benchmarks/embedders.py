@@ -105,19 +105,19 @@ def short_sentences(n: int) -> list[str]:
 def make_embedder(kind: str):  # noqa: ANN201 - returns one of several embedder classes
     """Import and construct the embedder (the import is part of what is timed)."""
     if kind == "st":
-        from ripplemem.embeddings import SentenceTransformerEmbedder
+        from ripplemem.embedding.embedders import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(batch_size=64)
     if kind == "onnx":
-        from ripplemem.onnx_embedder import OnnxMiniLMEmbedder
+        from ripplemem.embedding.onnx import OnnxMiniLMEmbedder
 
         return OnnxMiniLMEmbedder(batch_size=64, export_if_missing=False)
     if kind == "e5":
-        from ripplemem.embeddings import MultilingualE5Embedder
+        from ripplemem.embedding.embedders import MultilingualE5Embedder
 
         return MultilingualE5Embedder(batch_size=64)
     if kind == "hashing":
-        from ripplemem.embeddings import HashingEmbedder
+        from ripplemem.embedding.embedders import HashingEmbedder
 
         return HashingEmbedder(384)
     raise SystemExit(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
@@ -199,13 +199,13 @@ def run_worker(kind: str, args: argparse.Namespace) -> dict[str, object]:
 
 def ensure_onnx_export() -> str:
     """Export the ONNX model into the cache once (not timed with the embedder); say what happened."""
-    from ripplemem.onnx_embedder import default_cache_dir, is_exported
+    from ripplemem.embedding.onnx import default_cache_dir, is_exported
 
     target = default_cache_dir()
     if is_exported(target):
         return f"ONNX model reused from {target}"
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ripplemem.onnx_embedder", str(target)], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "ripplemem.embedding.onnx", str(target)], cwd=REPO,
                           env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True)
     if proc.returncode != 0:
         return f"ONNX export failed: {proc.stderr.strip().splitlines()[-1]}"

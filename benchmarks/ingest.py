@@ -176,7 +176,7 @@ def baseline(documents: list[ConvertedDocument], store: Path) -> Timing:
     import chromadb
     from chromadb.config import Settings
 
-    from ripplemem.embeddings import resolve_embedder
+    from ripplemem.embedding.embedders import resolve_embedder
 
     embedder = resolve_embedder(None)
     embedder.embed_documents(["warm up the model"])

@@ -35,7 +35,7 @@ from typing import Any
 from embed_cache import DEFAULT_CACHE, cached_embedder
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 DEFAULT_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "longmemeval"
                 / "longmemeval_s_dev.jsonl.gz")

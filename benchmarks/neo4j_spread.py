@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from ripplemem import RippleMem  # noqa: E402
-from ripplemem.embeddings import resolve_embedder  # noqa: E402
+from ripplemem.embedding.embedders import resolve_embedder  # noqa: E402
 from ripplemem.graph import ScopeGraph  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Eve", "Farah", "Goran", "Hana", "Ivan", "Jun"]

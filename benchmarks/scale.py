@@ -138,7 +138,7 @@ def _open(store: str, embedder_name: str) -> Any:
 
 def phase_embed(embedder_name: str, n: int) -> dict[str, Any]:
     """Raw embedding throughput of the embedder alone, batches of 1024, on the first n texts."""
-    from ripplemem.embeddings import resolve_embedder
+    from ripplemem.embedding.embedders import resolve_embedder
 
     embedder = resolve_embedder(None if embedder_name == "minilm" else embedder_name)
     texts = make_texts(n)

@@ -230,7 +230,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     """Run every size, then LoCoMo, and print the tables."""
     args = parse_args()
-    from ripplemem.embeddings import resolve_embedder
+    from ripplemem.embedding.embedders import resolve_embedder
 
     embedder = resolve_embedder(None if args.embedder == "minilm" else args.embedder)
     cache_root = args.embed_cache or tempfile.mkdtemp(prefix="rm-speed-vectors-")

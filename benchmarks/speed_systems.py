@@ -289,7 +289,7 @@ def locomo(system: str, prepared: str, tmp: str, k: int = 10) -> dict[str, Any]:
 
 
 def _live_embedder() -> Any:
-    from ripplemem.embeddings import resolve_embedder
+    from ripplemem.embedding.embedders import resolve_embedder
 
     return resolve_embedder(os.environ.get("RM_SPEED_EMBEDDER") or None)
 

@@ -21,14 +21,14 @@ _EXPORTS = {
     "MemoryType": "ripplemem.types",
     "Settings": "ripplemem.config",
     "ScoreProfile": "ripplemem.config",
-    "Embedder": "ripplemem.embeddings",
-    "SentenceTransformerEmbedder": "ripplemem.embeddings",
-    "OpenAIEmbedder": "ripplemem.embeddings",
-    "HashingEmbedder": "ripplemem.embeddings",
-    "MultilingualE5Embedder": "ripplemem.embeddings",
-    "OnnxMiniLMEmbedder": "ripplemem.onnx_embedder",
-    "FrameworkEmbedder": "ripplemem.framework_embedders",
-    "export_minilm_onnx": "ripplemem.onnx_embedder",
+    "Embedder": "ripplemem.embedding.embedders",
+    "SentenceTransformerEmbedder": "ripplemem.embedding.embedders",
+    "OpenAIEmbedder": "ripplemem.embedding.embedders",
+    "HashingEmbedder": "ripplemem.embedding.embedders",
+    "MultilingualE5Embedder": "ripplemem.embedding.embedders",
+    "OnnxMiniLMEmbedder": "ripplemem.embedding.onnx",
+    "FrameworkEmbedder": "ripplemem.embedding.framework",
+    "export_minilm_onnx": "ripplemem.embedding.onnx",
     "RippleMemError": "ripplemem.errors",
     "InvalidInputError": "ripplemem.errors",
     "InvalidTypeError": "ripplemem.errors",
@@ -56,10 +56,10 @@ _EXPORTS = {
     "GraphIssue": "ripplemem.analysis.graph_quality",
     "CheckReport": "ripplemem.reconcile",
     "LLMRequiredError": "ripplemem.chat",
-    "ImageEncoder": "ripplemem.modality_encoders",
-    "AudioEncoder": "ripplemem.modality_encoders",
-    "SentenceTransformerImageEncoder": "ripplemem.modality_encoders",
-    "ClapAudioEncoder": "ripplemem.modality_encoders",
+    "ImageEncoder": "ripplemem.embedding.media_encoders",
+    "AudioEncoder": "ripplemem.embedding.media_encoders",
+    "SentenceTransformerImageEncoder": "ripplemem.embedding.media_encoders",
+    "ClapAudioEncoder": "ripplemem.embedding.media_encoders",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -70,13 +70,21 @@ if TYPE_CHECKING:
     from ripplemem.chat import LLMRequiredError
     from ripplemem.config import ScoreProfile, Settings
     from ripplemem.consolidating import ConsolidationReport
-    from ripplemem.embeddings import (
+    from ripplemem.embedding.embedders import (
         Embedder,
         HashingEmbedder,
         MultilingualE5Embedder,
         OpenAIEmbedder,
         SentenceTransformerEmbedder,
     )
+    from ripplemem.embedding.framework import FrameworkEmbedder
+    from ripplemem.embedding.media_encoders import (
+        AudioEncoder,
+        ClapAudioEncoder,
+        ImageEncoder,
+        SentenceTransformerImageEncoder,
+    )
+    from ripplemem.embedding.onnx import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.errors import (
         ClosedError,
         EmbedderOutputError,
@@ -91,19 +99,11 @@ if TYPE_CHECKING:
         StoreError,
         UserMismatchError,
     )
-    from ripplemem.framework_embedders import FrameworkEmbedder
     from ripplemem.ingest import IngestReport
     from ripplemem.knowledge_bases import KnowledgeBase
     from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
     from ripplemem.memory import RippleMem
     from ripplemem.memory_history import Predecessor
-    from ripplemem.modality_encoders import (
-        AudioEncoder,
-        ClapAudioEncoder,
-        ImageEncoder,
-        SentenceTransformerImageEncoder,
-    )
-    from ripplemem.onnx_embedder import OnnxMiniLMEmbedder, export_minilm_onnx
     from ripplemem.privacy import EraseReport
     from ripplemem.reconcile import CheckReport
     from ripplemem.sensors import MetricStats, Reading

@@ -83,7 +83,7 @@ def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "mi
     """Load the conversation, run the sample recalls and print hits, timings and stats; returns
     the same as data (store, embedder, each query with its hits and time, stats)."""
     quiet_third_party()
-    from ripplemem.embeddings import resolve_embedder
+    from ripplemem.embedding.embedders import resolve_embedder
     from ripplemem.memory import RippleMem
 
     out = out or sys.stdout

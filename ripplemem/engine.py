@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.auto_embedder import AUTO, AutoEmbedder, is_auto, model_for
 from ripplemem.calibration import (
     META_KEY,
     MINILM_SCALE,
@@ -24,9 +23,10 @@ from ripplemem.calibration import (
 from ripplemem.config import Settings
 from ripplemem.core.clock import utc_now
 from ripplemem.core.validation import checked_clock
-from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
+from ripplemem.embedding.auto import AUTO, AutoEmbedder, is_auto, model_for
+from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
+from ripplemem.embedding.framework import EmbedderSpec, as_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
-from ripplemem.framework_embedders import EmbedderSpec, as_embedder
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 from ripplemem.archiving import rearchive_store
 from ripplemem.core.validation import check_k
-from ripplemem.embeddings import CheckedEmbedder, resolve_embedder
+from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
+from ripplemem.embedding.framework import TargetEmbedder, as_embedder
 from ripplemem.engine import open_vector_index, rebuild_index
-from ripplemem.framework_embedders import TargetEmbedder, as_embedder
 from ripplemem.stores.sqlite import SQLiteStore
 
 ProgressCallback = Callable[[int, int], None]

@@ -27,11 +27,11 @@ from ripplemem.core.validation import (
     check_type,
     check_types,
 )
+from ripplemem.embedding.framework import EmbedderSpec, TargetEmbedder
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError, StoreError
 from ripplemem.expansion import check_expand
 from ripplemem.extraction_llm import LLMExtractor
-from ripplemem.framework_embedders import EmbedderSpec, TargetEmbedder
 from ripplemem.graph_builder import GraphInput
 from ripplemem.hit_relevance import check_score_threshold, with_relevance
 from ripplemem.items import build_memory

@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.validation import check_datetime, check_k
+from ripplemem.embedding.media_encoders import AudioEncoder, ImageEncoder
 from ripplemem.errors import InvalidInputError
 from ripplemem.media import MEDIA, add_media, use_encoder
 from ripplemem.memory_handle import HandleState
-from ripplemem.modality_encoders import AudioEncoder, ImageEncoder
 from ripplemem.sensor_recording import (
     check_readings,
     latest_memory,

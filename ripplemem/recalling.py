@@ -10,7 +10,7 @@ from datetime import datetime
 
 import numpy as np
 
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError
 from ripplemem.expansion import QueryExpander, candidate_pool_size, fuse_by_rank

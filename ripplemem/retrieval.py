@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import Settings
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.keyword_index import KeywordIndex, query_terms
 from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.script_reading import dense_trust

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ripplemem.config import GraphSettings, Settings
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.extraction import query_entity_keys
 from ripplemem.graph import ScopeGraph, SpreadParams
 from ripplemem.keyword_index import KeywordIndex

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 
 from ripplemem.calibration import pair_similarities, partners_found
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 # Paraphrase pairs in other words; every other pair's texts are the distractors.
 _CJK_PAIRS = (

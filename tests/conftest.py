@@ -21,7 +21,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from ripplemem import RippleMem  # noqa: E402
-from ripplemem.embeddings import Embedder, resolve_embedder  # noqa: E402
+from ripplemem.embedding.embedders import Embedder, resolve_embedder  # noqa: E402
 
 SERVER_START_SECONDS = 60
 

@@ -16,7 +16,7 @@ from doc_fixtures import write_md
 
 from ripplemem import RippleMem, RippleMemError
 from ripplemem.cli import main as cli_main
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 SECRETS = ("Alice's oncologist Dr Varkhelm confirmed the Thessaly tumour is benign",
            "Alice hides the spare key under the blue Ostrander flowerpot")

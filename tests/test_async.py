@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 
 async def test_async_twins_round_trip(mem: RippleMem) -> None:

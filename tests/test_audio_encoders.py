@@ -13,7 +13,7 @@ import pytest
 from media_encoders import write_tone
 
 from ripplemem import RippleMem
-from ripplemem.modality_encoders import ClapAudioEncoder, read_audio
+from ripplemem.embedding.media_encoders import ClapAudioEncoder, read_audio
 
 
 def peak_hertz(samples: np.ndarray, rate: int) -> float:

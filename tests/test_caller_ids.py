@@ -12,7 +12,7 @@ from typing import Any
 
 from ripplemem import RippleMem
 from ripplemem.caller_ids import memories_by_metadata
-from ripplemem.embeddings import HashingEmbedder
+from ripplemem.embedding.embedders import HashingEmbedder
 from ripplemem.stores.schema import INDEXED_METADATA_KEYS, SCHEMA_VERSION
 from ripplemem.stores.sqlite import DB_FILENAME
 
@@ -21,7 +21,7 @@ INDEXES = {f"ix_memories_meta_{key}" for key in INDEXED_METADATA_KEYS}
 OPEN = """
 import os, sys, time
 from ripplemem import RippleMem
-from ripplemem.embeddings import HashingEmbedder
+from ripplemem.embedding.embedders import HashingEmbedder
 path = sys.argv[1]
 while not os.path.exists(os.path.join(path, "go")):
     time.sleep(0.005)

@@ -17,7 +17,7 @@ import pytest
 
 from ripplemem import RippleMem
 from ripplemem.cli import main
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.stores.chroma_server import ChromaServer
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ripplemem.core.text import estimate_tokens
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
 from ripplemem.rag.chunking import chunk_text, resolve_chunker

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import HashingEmbedder, RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.reconcile import check_path
 from ripplemem.stores.sqlite import DB_FILENAME
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 
 def test_a_fact_mentioned_three_times_becomes_semantic(embedder: Embedder) -> None:

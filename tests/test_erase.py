@@ -14,7 +14,7 @@ from doc_fixtures import write_md
 from manual_clock import ManualClock
 
 from ripplemem import InvalidInputError, MemoryNotFoundError, RippleMem, UserMismatchError
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 # Made-up words: nothing else in a store (or in Chroma's own files) can contain them by chance.
 DIAGNOSIS = "Dr Quellwarden diagnosed me with Vornakian syndrome in March"

@@ -12,7 +12,7 @@ import pytest
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.stores.history_table import read_history
 from ripplemem.types import Memory

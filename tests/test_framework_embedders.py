@@ -21,7 +21,7 @@ from ripplemem import (
     InvalidTypeError,
     RippleMem,
 )
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 FACTS = [
     "I started reading The Three-Body Problem, a science fiction novel by Liu Cixin",

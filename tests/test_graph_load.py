@@ -12,7 +12,7 @@ import numpy as np
 
 from ripplemem import RippleMem
 from ripplemem.config import GraphSettings
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strengths, weighted_edges
 from ripplemem.stores.graph_tables import iter_edges

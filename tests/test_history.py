@@ -12,7 +12,7 @@ import pytest
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.memory_history import superseded_history, with_superseded
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.hit_relevance import keyword_share
 from ripplemem.keyword_index import query_terms

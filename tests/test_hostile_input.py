@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from ripplemem import RippleMem
 from ripplemem.cli import main as cli_main
 from ripplemem.core.validation import MAX_METADATA_CHARS
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.reconcile import PENDING_DIRNAME
 from tests.chat_fakes import ScriptedChatModel

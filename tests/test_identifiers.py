@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.stores.sqlite import DB_FILENAME
 

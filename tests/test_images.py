@@ -18,7 +18,7 @@ from media_encoders import (
 )
 
 from ripplemem import EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, RippleMem
-from ripplemem.modality_encoders import ClapAudioEncoder, SentenceTransformerImageEncoder
+from ripplemem.embedding.media_encoders import ClapAudioEncoder, SentenceTransformerImageEncoder
 
 
 def photo_album(mem: RippleMem, folder: Path) -> dict[str, Path]:

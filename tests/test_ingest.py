@@ -29,7 +29,7 @@ from doc_fixtures import (
 )
 
 from ripplemem import InvalidInputError, RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.ingest import IngestReport
 from ripplemem.types import Memory
 

@@ -175,7 +175,7 @@ LONG_TEXT_SCRIPT = """
 import resource
 resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, 1_000_000_000))
 from ripplemem.rag.semantic_chunker import chunk_semantic
-from ripplemem.embeddings import HashingEmbedder
+from ripplemem.embedding.embedders import HashingEmbedder
 chunks = chunk_semantic("All work and no play. " * 20_000, embedder=HashingEmbedder(64))
 print(len(chunks))
 """

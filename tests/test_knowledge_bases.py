@@ -11,7 +11,7 @@ import pytest
 from doc_fixtures import write_docx, write_md
 
 from ripplemem import InvalidInputError, MemoryNotFoundError, RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import KnowledgeBaseAccessError
 
 LEAVE = "Employees may take sixteen weeks of paid parental leave after the birth or adoption of a child."

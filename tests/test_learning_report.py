@@ -14,7 +14,7 @@ from chat_fakes import ScriptedChatModel
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import KnowledgeBaseAccessError
 
 GUIDE = """# Deep Learning Guide

@@ -9,7 +9,7 @@ from pathlib import Path
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 
 def test_observe_consolidate_age_archive_recall_back_forget(tmp_path: Path, embedder: Embedder) -> None:

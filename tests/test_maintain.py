@@ -15,7 +15,7 @@ from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.cli import main
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.types import Memory
 

@@ -14,7 +14,7 @@ import pytest
 
 from ripplemem import RippleMem
 from ripplemem.cli import main
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'ripplemem[mcp]')")
 

@@ -12,7 +12,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 FILLER = [
     "I watched Dune in the cinema with Marco.", "Foundation by Asimov is next on my reading list.",

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ripplemem.embeddings import minilm_weights_dir
-from ripplemem.errors import EmbedderOutputError, InvalidInputError
-from ripplemem.minilm_graph import INPUTS, OUTPUT, build_bert_graph, read_bert_shape
-from ripplemem.onnx_embedder import (
+from ripplemem.embedding.embedders import minilm_weights_dir
+from ripplemem.embedding.minilm_graph import INPUTS, OUTPUT, build_bert_graph, read_bert_shape
+from ripplemem.embedding.onnx import (
     MANIFEST_FILE,
     SIDE_FILES,
     OnnxMiniLMEmbedder,
     check_minilm_files,
     export_minilm_onnx,
 )
+from ripplemem.errors import EmbedderOutputError, InvalidInputError
 
 WEIGHTS = minilm_weights_dir()
 pytestmark = pytest.mark.skipif(WEIGHTS is None, reason="no all-MiniLM-L6-v2 weights installed")
@@ -101,7 +101,7 @@ def test_built_graph_matches_the_torch_export(built, tmp_path):
 
 def test_build_records_its_source_and_needs_no_torch(built):
     manifest = json.loads((built / MANIFEST_FILE).read_text())
-    assert manifest["builder"] == "ripplemem.minilm_graph" and manifest["source"] == str(WEIGHTS)
+    assert manifest["builder"] == "ripplemem.embedding.minilm_graph" and manifest["source"] == str(WEIGHTS)
     assert "torch" not in manifest
     assert {p.name for p in built.iterdir()} >= {"model.onnx", "tokenizer.json", "vocab.txt"}
 
@@ -129,7 +129,7 @@ def test_the_bundled_weights_are_checked_byte_for_byte(tmp_path, monkeypatch):
     data = bytearray((copy / "model.safetensors").read_bytes())
     data[-1] ^= 0xFF
     (copy / "model.safetensors").write_bytes(bytes(data))
-    monkeypatch.setattr("ripplemem.onnx_embedder.minilm_weights_dir", lambda: copy)
+    monkeypatch.setattr("ripplemem.embedding.onnx.minilm_weights_dir", lambda: copy)
     with pytest.raises(EmbedderOutputError, match="model.safetensors is not the all-MiniLM-L6-v2 file"):
         export_minilm_onnx(tmp_path / "out", quiet=True)
     assert not (tmp_path / "out" / "model.onnx").exists()

@@ -15,7 +15,7 @@ from manual_clock import ManualClock
 from media_encoders import COLOURS, ColourSpaceImageEncoder, PitchSpaceAudioEncoder, write_ppm, write_tone
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.types import Memory
 
 ENCODER = ColourSpaceImageEncoder()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.stores import neo4j_cypher as cypher
 from ripplemem.stores.chroma_server import store_namespace

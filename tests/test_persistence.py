@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import EmbeddingModelMismatchError, HashingEmbedder, RippleMem, SchemaVersionError
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.stores.schema import SCHEMA_VERSION
 from ripplemem.stores.sqlite import DB_FILENAME
 

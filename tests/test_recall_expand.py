@@ -10,7 +10,7 @@ import pytest
 
 from ripplemem import RippleMem
 from ripplemem.chat import LLMRequiredError
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from tests.chat_fakes import ByPromptChatModel, ScriptedChatModel
 

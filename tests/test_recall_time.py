@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 
 NOW = datetime(2024, 6, 15, 12, 0, tzinfo=timezone.utc)  # a Saturday

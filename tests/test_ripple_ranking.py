@@ -13,7 +13,7 @@ import pytest
 
 from ripplemem import RippleMem
 from ripplemem.demo import QUERIES, conversation_items, load_conversation
-from ripplemem.embeddings import Embedder, resolve_embedder
+from ripplemem.embedding.embedders import Embedder, resolve_embedder
 from ripplemem.script_reading import reads_cjk
 
 

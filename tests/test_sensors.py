@@ -13,7 +13,7 @@ import pytest
 from manual_clock import ManualClock
 
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem, Settings
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.sensors import MetricRule, SensorSettings
 
 MONDAY = datetime(2024, 1, 15, 8, 0, tzinfo=timezone.utc)

@@ -12,7 +12,7 @@ from chat_fakes import ByPromptChatModel, Reply, timeout
 
 from ripplemem import RippleMem
 from ripplemem.chat import LLMRequiredError
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 RUNS = ["Went for a 5 km run in Riverside Park before work", "Ran 8 km in Riverside Park this evening",
         "Morning jog around Riverside Park, felt great", "Did interval runs at Riverside Park with Tom"]

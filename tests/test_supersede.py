@@ -14,7 +14,7 @@ from manual_clock import ManualClock
 from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.conflicting import may_state_attribute
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.lifecycle.settings import LifecycleSettings
 from ripplemem.lifecycle.statements import parse_statement
 

@@ -16,7 +16,7 @@ from PIL import Image
 
 from ripplemem import RippleMem
 from ripplemem.cli import main
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.viz import write_graph_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

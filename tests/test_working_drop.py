@@ -9,7 +9,7 @@ from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.config import Settings
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.lifecycle.settings import LifecycleSettings
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
 from ripplemem.rag.markdown_chunker import check_text, chunk_with_profile

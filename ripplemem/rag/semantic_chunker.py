@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ripplemem.embeddings import Embedder, HashingEmbedder
+from ripplemem.embedding.embedders import Embedder, HashingEmbedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.rag.chunk_types import (
     DEFAULT_MAX_TOKENS,

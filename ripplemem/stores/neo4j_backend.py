@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import StoreError
 from ripplemem.reconcile import CheckReport, reconcile_on_open
 from ripplemem.stores.chroma_server import store_namespace

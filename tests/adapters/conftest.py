@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import Field
 
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 
 class ScriptedToolModel(GenericFakeChatModel):

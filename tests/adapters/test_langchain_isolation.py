@@ -20,7 +20,7 @@ from langchain_ripplemem import (
 )
 from langchain_ripplemem.scopes import run_scope
 from ripplemem import Memory, RippleMem, RippleMemError
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 SECRET = "Alice's bank PIN is 4921 and her safe is behind the Monet print."
 

@@ -16,7 +16,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langchain_ripplemem import RippleMemRetriever, format_docs
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 FACTS = [

@@ -15,7 +15,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_ripplemem import RippleMemStore
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 OPS = [

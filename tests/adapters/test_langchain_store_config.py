@@ -11,7 +11,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_ripplemem import RippleMemStore
 from ripplemem import FrameworkEmbedder, RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 PROFILE = {"profile": {"food": "Loves spicy Sichuan hotpot", "city": "Chengdu"},

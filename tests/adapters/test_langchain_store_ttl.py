@@ -12,7 +12,7 @@ from manual_clock import ManualClock
 
 from langchain_ripplemem import RippleMemStore
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 

@@ -22,7 +22,7 @@ from langchain_ripplemem import (
     UpdateMemoryTool,
 )
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.tool_replies import TOOL_NAMES
 

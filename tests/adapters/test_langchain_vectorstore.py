@@ -16,7 +16,7 @@ from langchain_tests.integration_tests import VectorStoreIntegrationTests
 
 from langchain_ripplemem import RippleMemVectorStore
 from ripplemem import FrameworkEmbedder, RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError
 
 FAKE_ID = "deterministic-fake-6"

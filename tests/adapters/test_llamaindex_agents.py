@@ -19,7 +19,7 @@ from llama_index.core.llms import MockFunctionCallingLLM
 
 from llamaindex_ripplemem import RippleMemMemory, RippleMemToolSpec
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 
 Step = ChatMessage | Callable[[list[ChatMessage]], ChatMessage]
 Opener = Callable[[], RippleMem]

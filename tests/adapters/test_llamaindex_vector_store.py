@@ -23,7 +23,7 @@ from llama_index.core.vector_stores.types import (
 
 from llamaindex_ripplemem import RippleMemVectorStore
 from ripplemem import RippleMem
-from ripplemem.embeddings import Embedder
+from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 DOCS = [

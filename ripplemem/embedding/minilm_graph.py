@@ -202,6 +202,6 @@ def build_bert_graph(model_dir: str | Path, opset: int = DEFAULT_OPSET) -> Any:
                                            ["batch", "sequence", shape.hidden])
     graph = helper.make_graph(g.nodes, "bert_encoder", inputs, [output], initializer=g.initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="ripplemem.minilm_graph")
+                              producer_name="ripplemem.embedding.minilm_graph")
     model.ir_version = IR_VERSION  # onnxruntime checks the graph when it loads it
     return model

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem import onnx_embedder
 from ripplemem.core.text import keyword_tokens
-from ripplemem.embedder_base import (
+from ripplemem.embedding import onnx as onnx_embedder
+from ripplemem.embedding.base import (
     MINILM_MODEL_ID,
     Embedder,
     LazyModel,
@@ -308,7 +308,7 @@ _E5 = ("multilingual", "e5", "multilingual-e5", E5_MODEL_ID)
 def resolve_embedder(spec: str | Embedder | None) -> Embedder:
     """Turn an embedder argument into an Embedder; names are listed in EMBEDDER_NAMES.
 
-    'auto' (RippleMem's default) is not a model: it is resolved per store (ripplemem.auto_embedder).
+    'auto' (RippleMem's default) is not a model: it is resolved per store (ripplemem.embedding.auto).
     None/'minilm' is all-MiniLM-L6-v2 on onnxruntime (sentence-transformers if onnxruntime is missing);
     'minilm-onnx' / 'minilm-st' force a runtime; 'multilingual' (or 'e5') is multilingual-e5-small.
     Model ids recorded in a store ('all-MiniLM-L6-v2', 'multilingual-e5-small-q4',
