@@ -55,7 +55,7 @@ _EXPORTS = {
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
     "GraphIssue": "ripplemem.analysis.graph_quality",
     "CheckReport": "ripplemem.reconcile",
-    "LLMRequiredError": "ripplemem.chat",
+    "LLMRequiredError": "ripplemem.llm.chat",
     "ImageEncoder": "ripplemem.embedding.media_encoders",
     "AudioEncoder": "ripplemem.embedding.media_encoders",
     "SentenceTransformerImageEncoder": "ripplemem.embedding.media_encoders",
@@ -67,7 +67,6 @@ __all__ = ["__version__", *_EXPORTS]
 if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
     from ripplemem.bulk_import import ImportReport
-    from ripplemem.chat import LLMRequiredError
     from ripplemem.config import ScoreProfile, Settings
     from ripplemem.consolidating import ConsolidationReport
     from ripplemem.embedding.embedders import (
@@ -102,6 +101,7 @@ if TYPE_CHECKING:
     from ripplemem.ingest import IngestReport
     from ripplemem.knowledge_bases import KnowledgeBase
     from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
+    from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
     from ripplemem.memory_history import Predecessor
     from ripplemem.privacy import EraseReport

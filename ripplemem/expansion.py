@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.chat import (
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.llm.chat import (
     ChatTask,
     LLMRequiredError,
     answer_language_rule,
@@ -26,8 +27,7 @@ from ripplemem.chat import (
     require_llm,
     run_tasks,
 )
-from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.expansion_replies import dedupe_texts, parse_passage, parse_queries
+from ripplemem.llm.expansion_replies import dedupe_texts, parse_passage, parse_queries
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -13,7 +13,7 @@ import numpy as np
 
 from ripplemem.config import GraphSettings
 from ripplemem.core.relations import Relation
-from ripplemem.extraction import ExtractedEntity, canonical_name, extract_entities, has_cjk
+from ripplemem.language.entities import ExtractedEntity, canonical_name, extract_entities, has_cjk
 from ripplemem.stores.graph_tables import (
     EdgeRow,
     EntityRow,

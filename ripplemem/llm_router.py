@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.chat import (
+from ripplemem.llm.chat import (
     ChatTask,
     arun_tasks,
     check_count,

@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.answer import Answer, ContextItem, answer_question
 from ripplemem.bulk_import import ImportReport, ImportTarget, import_file
 from ripplemem.config import Settings, check_settings
 from ripplemem.consolidating import consolidate_dropped
@@ -31,12 +30,13 @@ from ripplemem.embedding.framework import EmbedderSpec, TargetEmbedder
 from ripplemem.engine import Clock, Engine
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError, StoreError
 from ripplemem.expansion import check_expand
-from ripplemem.extraction_llm import LLMExtractor
 from ripplemem.graph_builder import GraphInput
 from ripplemem.hit_relevance import check_score_threshold, with_relevance
 from ripplemem.items import build_memory
 from ripplemem.kb_recall import record_recall_access, search_readable
 from ripplemem.knowledge_bases import check_kb_names
+from ripplemem.llm.answer import Answer, ContextItem, answer_question
+from ripplemem.llm.extraction import LLMExtractor
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.memory_analysis import AnalysisMethods
 from ripplemem.memory_async import CoreAsyncMethods
@@ -71,7 +71,7 @@ from ripplemem.types import Memory, Recall, Scope
 from ripplemem.writes import delete_memories, update_memory, write_batch
 
 if TYPE_CHECKING:
-    from ripplemem.lifecycle.timeparse import TimeRange
+    from ripplemem.language.timeparse import TimeRange
 
 
 class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMethods, DocumentMethods,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ripplemem.chat import require_llm
 from ripplemem.consolidating import (
     ConsolidationReport,
     consolidate_working,
@@ -16,6 +15,7 @@ from ripplemem.consolidating import (
 from ripplemem.core.validation import check_flag, check_identifier
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
+from ripplemem.llm.chat import require_llm
 from ripplemem.memory_handle import HandleState
 from ripplemem.observing import observe_turn
 

@@ -14,7 +14,7 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError
 from ripplemem.expansion import QueryExpander, candidate_pool_size, fuse_by_rank
-from ripplemem.lifecycle.timeparse import TimeRange, resolve_time
+from ripplemem.language.timeparse import TimeRange, resolve_time
 from ripplemem.retrieval import hybrid_recall
 from ripplemem.ripple import RippleParts, ripple_recall
 from ripplemem.stores.memory_rows import MemoryFilter, to_epoch

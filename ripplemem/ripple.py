@@ -12,9 +12,9 @@ import numpy as np
 
 from ripplemem.config import GraphSettings, Settings
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.extraction import query_entity_keys
 from ripplemem.graph import ScopeGraph, SpreadParams
 from ripplemem.keyword_index import KeywordIndex
+from ripplemem.language.entities import query_entity_keys
 from ripplemem.retrieval import CandidatePool, Fusion, gather_pool, score_pool
 from ripplemem.ripple_cues import answers_inherit, time_answer_lift, with_rows
 from ripplemem.ripple_explain import explain_hits

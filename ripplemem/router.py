@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ripplemem.chat import check_count, check_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.llm.chat import check_count, check_text
 
 __all__ = [
     "QUERY_LABELS", "ROUTE_TARGETS", "SPARSE_MEMORY_BELOW", "QueryClass", "RouteDecision",

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ripplemem.engine import Engine
-from ripplemem.extraction import query_entity_keys
 from ripplemem.knowledge_bases import chunk_count, readable
+from ripplemem.language.entities import query_entity_keys
 from ripplemem.router import RuleRouter
 from ripplemem.stores.graph_tables import entity_id, get_entities
 from ripplemem.types import MemoryType, Recall

@@ -12,10 +12,10 @@ from typing import Any
 from ripplemem.core.validation import check_datetime, check_text
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.extraction import ExtractedEntity, canonical_name
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
-from ripplemem.lifecycle.timeparse import resolve_time
+from ripplemem.language.entities import ExtractedEntity, canonical_name
+from ripplemem.language.timeparse import resolve_time
 from ripplemem.sensors import (
     MetricRule,
     Reading,

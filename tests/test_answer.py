@@ -9,9 +9,9 @@ import pytest
 from chat_fakes import ScriptedChatModel, timeout
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from ripplemem.answer import ContextItem, aanswer_question, answer_question, cite, says_unknown
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.expansion import LLMRequiredError
+from ripplemem.llm.answer import ContextItem, aanswer_question, answer_question, cite, says_unknown
 from ripplemem.types import Hit, Memory
 
 CONTEXT = [
@@ -137,7 +137,7 @@ def test_an_empty_reply_is_retried(caplog: pytest.LogCaptureFixture) -> None:
 ])
 def test_a_failing_model_gives_an_error_not_an_exception(replies: list[str | Exception], problem: str,
                                                          caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="ripplemem.answer"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.llm.answer"):
         answer = answer_question(ScriptedChatModel(replies=replies), QUESTION, CONTEXT)
     assert answer.text == "" and not answer.answered and answer.citations == []
     assert answer.error is not None and problem in answer.error

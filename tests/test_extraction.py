@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ripplemem.extraction import canonical_name, extract_entities, query_entity_keys
+from ripplemem.language.entities import canonical_name, extract_entities, query_entity_keys
 
 
 def _names(text: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from ripplemem.core.relations import Relation, coerce_relations
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.extraction_llm import LLMExtractor
+from ripplemem.llm.extraction import LLMExtractor
 
 CALVIN = "Calvin bought a Ferrari 488 in Tokyo last spring."
 CALVIN_JSON = (
@@ -125,19 +125,19 @@ def test_malformed_json_is_sent_back_and_the_retry_is_used() -> None:
 
 def test_always_malformed_gives_empty_result_error_and_warning(caplog: pytest.LogCaptureFixture) -> None:
     model = RecordingChatModel(responses=[NO_JSON])
-    with caplog.at_level(logging.WARNING, logger="ripplemem.extraction"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.language.entities"):
         result = LLMExtractor(model, max_retries=2).extract(CALVIN)
     assert result.entities == [] and result.relations == []
     assert result.error is not None and "no usable JSON after 3 tries" in result.error
     assert len(model.seen) == 3
-    [record] = [r for r in caplog.records if r.name == "ripplemem.extraction"]
+    [record] = [r for r in caplog.records if r.name == "ripplemem.language.entities"]
     assert record.levelno == logging.WARNING and "no JSON object" in record.getMessage()
     assert "Ferrari" not in caplog.text  # the user's text stays out of the log
 
 
 def test_model_that_raises_gives_error_not_exception(caplog: pytest.LogCaptureFixture) -> None:
     model = UnreachableChatModel(responses=["unused"])
-    with caplog.at_level(logging.WARNING, logger="ripplemem.extraction"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.language.entities"):
         result = LLMExtractor(model).extract(CALVIN)
     assert result.entities == [] and result.relations == []
     assert result.error == "the model call failed: TimeoutError: Request timed out after 60 s"
@@ -253,7 +253,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
 def test_core_imports_without_langchain() -> None:
     code = (
         "import sys; sys.modules['langchain_core'] = None\n"
-        "import ripplemem, ripplemem.core.relations, ripplemem.extraction_llm as llm\n"
+        "import ripplemem, ripplemem.core.relations, ripplemem.llm.extraction as llm\n"
         "from ripplemem.errors import MissingDependencyError\n"
         "try:\n    llm.LLMExtractor(object())\nexcept MissingDependencyError as exc:\n    print(exc)\n"
     )

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.chat import LLMRequiredError
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
+from ripplemem.llm.chat import LLMRequiredError
 from tests.chat_fakes import ByPromptChatModel, ScriptedChatModel
 
 FACTS = [

@@ -11,8 +11,8 @@ import pytest
 from chat_fakes import ByPromptChatModel, Reply, timeout
 
 from ripplemem import RippleMem
-from ripplemem.chat import LLMRequiredError
 from ripplemem.embedding.embedders import Embedder
+from ripplemem.llm.chat import LLMRequiredError
 
 RUNS = ["Went for a 5 km run in Riverside Park before work", "Ran 8 km in Riverside Park this evening",
         "Morning jog around Riverside Park, felt great", "Did interval runs at Riverside Park with Tom"]

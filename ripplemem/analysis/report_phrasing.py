@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from ripplemem.chat import ChatTask, answer_language_rule, run_tasks, strip_thinking
+from ripplemem.llm.chat import ChatTask, answer_language_rule, run_tasks, strip_thinking
 
 PHRASING_PROMPT = """\
 You write the overview and the next steps of a learning report for the learner it is about.

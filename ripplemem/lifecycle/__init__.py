@@ -19,6 +19,7 @@ needs "now" takes it (or a clock), so tests drive time.
 - `resolve_time`, `find_times`: "yesterday", "上周", "三个月前" ... as time ranges.
 """
 
+from ripplemem.language.timeparse import TimeRange, find_times, resolve_time
 from ripplemem.lifecycle.clusters import MemoryCluster, asummarize_cluster, cluster_related, summarize_cluster
 from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.lifecycle.conflicts import ConflictVerdict, find_duplicate, is_duplicate, judge_conflict
@@ -56,7 +57,6 @@ from ripplemem.lifecycle.tiers import (
     plan_wakeups,
     tier_by_access_score,
 )
-from ripplemem.lifecycle.timeparse import TimeRange, find_times, resolve_time
 from ripplemem.lifecycle.working import WorkingItem, WorkingMemories, WorkingMemory
 
 __all__ = [

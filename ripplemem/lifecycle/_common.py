@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem import chat
 from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.llm import chat
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"

@@ -8,12 +8,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.chat import first_json_object
 from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle._common import check_chat_model, normalize_text, reply_text, unfence
 from ripplemem.lifecycle.conflicts import VERDICTS, ConflictVerdict, judge_conflict, time_order
 from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.llm.chat import first_json_object
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -139,7 +139,7 @@ class ConsolidationCandidate(Protocol):
 class ConsolidationContext:
     """What the decision needs beyond the item: now, and the entities long-term memory knows.
 
-    `known_entities` are canonical names (`ripplemem.extraction.canonical_name`) already in the
+    `known_entities` are canonical names (`ripplemem.language.entities.canonical_name`) already in the
     user's long-term memory; `sentiment` overrides the rule-based cues (e.g. an LLM's label:
     "urgent", "important", "emotional", or "" for none).
     """

@@ -14,7 +14,7 @@ creation, so an item the conversation keeps returning to outlives an hour, which
 Mentions: observing a text whose normalised form equals a live item's (case, punctuation and
 spacing aside) does not add an item; it increments that item's mention_count. Observing a text
 that names an entity a live item names (people, places, titles, organisations by
-`ripplemem.extraction.extract_entities`; dates and quantities do not count) increments the
+`ripplemem.language.entities.extract_entities`; dates and quantities do not count) increments the
 mention_count of each such item once. Turns of every role count.
 
 Items that leave by expiry or eviction are handed to `on_drop(item, reason)` (reason "expired" or
@@ -36,7 +36,7 @@ from ripplemem.core.clock import aware, utc_now
 from ripplemem.core.text import estimate_tokens
 from ripplemem.core.validation import check_flag, check_time_range
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
-from ripplemem.extraction import ExtractedEntity, extract_entities
+from ripplemem.language.entities import ExtractedEntity, extract_entities
 from ripplemem.lifecycle._common import normalize_text
 from ripplemem.lifecycle.consolidation import (
     ConsolidationContext,

@@ -27,8 +27,8 @@ from datetime import datetime
 
 from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidTypeError
-from ripplemem.lifecycle import _time_rules_en, _time_rules_zh
-from ripplemem.lifecycle._time_frame import Frame, Rule
+from ripplemem.language import _time_rules_en, _time_rules_zh
+from ripplemem.language._time_frame import Frame, Rule
 
 
 @dataclass(frozen=True)

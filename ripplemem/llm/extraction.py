@@ -13,17 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.chat import first_json_object
 from ripplemem.core.relations import Relation, make_relation
 from ripplemem.core.validation import check_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError, RippleMemError
-from ripplemem.extraction import ExtractedEntity, canonical_name
+from ripplemem.language.entities import ExtractedEntity, canonical_name
+from ripplemem.llm.chat import first_json_object
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel, LanguageModelInput
     from langchain_core.messages import BaseMessage
 
-logger = logging.getLogger("ripplemem.extraction")
+logger = logging.getLogger("ripplemem.language.entities")
 
 ENTITY_TYPES = ("person", "place", "organisation", "title", "product", "event", "date", "thing")
 _TYPE_ALIASES = {"organization": "organisation", "org": "organisation", "location": "place",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from ripplemem.lifecycle._time_frame import Frame, Rule, Span, chinese_number, rule_registrar
+from ripplemem.language._time_frame import Frame, Rule, Span, chinese_number, rule_registrar
 
 _EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from ripplemem.lifecycle._time_frame import Frame, Rule, Span, chinese_number, rule_registrar
+from ripplemem.language._time_frame import Frame, Rule, Span, chinese_number, rule_registrar
 
 _ZH_NUM = r"(\d{1,3}|[零〇一二两三四五六七八九十]{1,3})"
 _ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,

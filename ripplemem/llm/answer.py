@@ -16,7 +16,9 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.chat import (
+from ripplemem.core.text import estimate_tokens, keyword_tokens
+from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem.llm.chat import (
     ChatTask,
     arun_tasks,
     check_count,
@@ -26,8 +28,6 @@ from ripplemem.chat import (
     run_tasks,
     strip_thinking,
 )
-from ripplemem.core.text import estimate_tokens, keyword_tokens
-from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "ContextItem", "aanswer_question", "answer_question", "answer_messages",
            "cite", "says_unknown"]
 
-logger = logging.getLogger("ripplemem.answer")
+logger = logging.getLogger("ripplemem.llm.answer")
 
 ANSWER_PROMPT = """\
 You answer the user's question from the numbered context: entries from their memories and \

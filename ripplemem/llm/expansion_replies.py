@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from ripplemem.chat import normalise_for_compare, strip_thinking
+from ripplemem.llm.chat import normalise_for_compare, strip_thinking
 
 _FENCE = re.compile(r"```[\w-]*\s*(.*?)```", re.DOTALL)
 _MARKED_LINE = re.compile(

@@ -1,0 +1,1 @@
+"""Reading text without a model: entities and relations (English and Chinese) and time phrases."""
