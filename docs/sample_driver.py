@@ -47,10 +47,10 @@ def _seeded_uuid4() -> uuid.UUID:
 
 def _fix_time_and_ids(start: str) -> None:
     import ripplemem.engine
-    import ripplemem.lifecycle.working
+    import ripplemem.lifecycle.rules.working
 
     clock = SampleClock(start)
-    for module in (ripplemem.engine, ripplemem.lifecycle.working):
+    for module in (ripplemem.engine, ripplemem.lifecycle.rules.working):
         module.utc_now = clock
     uuid.uuid4 = _seeded_uuid4
 

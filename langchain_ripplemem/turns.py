@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ripplemem import Memory, RippleMem
 from ripplemem.errors import InvalidInputError
-from ripplemem.lifecycle import remember_cue
+from ripplemem.lifecycle.rules import remember_cue
 
 
 def is_plain_question(text: str) -> bool:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ripplemem.engine import Engine
-from ripplemem.lifecycle.settings import DEFAULT_SETTINGS
-from ripplemem.lifecycle.tiers import plan_tier_moves, plan_wakeups
+from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS
+from ripplemem.lifecycle.rules.tiers import plan_tier_moves, plan_wakeups
 from ripplemem.lifecycle_report import LifecycleEntry, LifecycleReport
 from ripplemem.stores.archive import VectorArchive
 from ripplemem.stores.history_table import HistoryEvent, record_history

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ripplemem.errors import InvalidTypeError
-from ripplemem.lifecycle.settings import LifecycleSettings
+from ripplemem.lifecycle.rules.settings import LifecycleSettings
 from ripplemem.sensors import SensorSettings
 
 

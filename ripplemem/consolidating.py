@@ -20,9 +20,13 @@ from ripplemem.core.clock import time_key
 from ripplemem.engine import Engine
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
-from ripplemem.lifecycle.clusters import cluster_related, summarize_cluster
-from ripplemem.lifecycle.consolidation import ConsolidationContext, decide_consolidation, plan_promotions
-from ripplemem.lifecycle.working import WorkingItem
+from ripplemem.lifecycle.rules.clusters import cluster_related, summarize_cluster
+from ripplemem.lifecycle.rules.consolidation import (
+    ConsolidationContext,
+    decide_consolidation,
+    plan_promotions,
+)
+from ripplemem.lifecycle.rules.working import WorkingItem
 from ripplemem.stores.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.memory_rows import MemoryFilter
@@ -30,7 +34,7 @@ from ripplemem.stores.revision_rows import entity_keys, summarized_ids
 from ripplemem.types import Memory, Scope
 from ripplemem.writes import retype_memories, write_batch
 
-logger = logging.getLogger("ripplemem.lifecycle")
+logger = logging.getLogger("ripplemem.lifecycle.rules")
 
 
 @dataclass(frozen=True)

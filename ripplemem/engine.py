@@ -30,7 +30,7 @@ from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, Sto
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
-from ripplemem.lifecycle.working import WorkingItem, WorkingMemories
+from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
 from ripplemem.modality_index import ModalityIndexes
 from ripplemem.reconcile import (
     CheckReport,

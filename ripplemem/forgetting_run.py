@@ -16,7 +16,7 @@ import time
 from ripplemem.archiving import move_to_cold
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError
-from ripplemem.lifecycle.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
+from ripplemem.lifecycle.rules.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
 from ripplemem.lifecycle_report import LifecycleEntry, LifecycleReport
 from ripplemem.stores.history_table import HistoryEvent, record_history
 from ripplemem.stores.lifecycle_rows import (

@@ -14,7 +14,7 @@ from ripplemem.consolidating import (
 )
 from ripplemem.core.validation import check_flag, check_identifier
 from ripplemem.errors import InvalidTypeError
-from ripplemem.lifecycle.working import WorkingItem, WorkingMemory
+from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemory
 from ripplemem.llm.chat import require_llm
 from ripplemem.memory_handle import HandleState
 from ripplemem.observing import observe_turn

@@ -8,7 +8,7 @@ from typing import Any
 
 from ripplemem.core.validation import check_content, check_importance, check_metadata, check_text
 from ripplemem.engine import Engine
-from ripplemem.lifecycle.working import WorkingItem
+from ripplemem.lifecycle.rules.working import WorkingItem
 
 _USER_ROLES = frozenset({"user", "human"})
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:who|what|when|where|why|how|which|do|does|did|is|are|can|could|"

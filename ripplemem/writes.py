@@ -16,7 +16,7 @@ from ripplemem.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine import Engine
 from ripplemem.errors import EmbedderOutputError
 from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
-from ripplemem.lifecycle.conflict_judge import LLMConflictJudge
+from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
 from ripplemem.revising import apply_revisions, merge_within_batch
 from ripplemem.stores.disk_errors import storage_failure
 from ripplemem.stores.graph_tables import (

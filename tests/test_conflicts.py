@@ -12,7 +12,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import Field
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.lifecycle import (
+from ripplemem.lifecycle.rules import (
     LifecycleSettings,
     LLMConflictJudge,
     find_duplicate,
@@ -259,7 +259,7 @@ def test_a_broken_reply_is_retried_with_the_error() -> None:
 ])
 def test_broken_replies_fall_back_to_the_rules(replies: list[str], caplog: pytest.LogCaptureFixture) -> None:
     llm = RecordingChat(responses=replies)
-    with caplog.at_level(logging.WARNING, logger="ripplemem.lifecycle"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.lifecycle.rules"):
         verdict = LLMConflictJudge(llm).judge("医生把我的剂量改成了10毫克", "我的剂量是5毫克")
     assert (verdict.kind, verdict.slot, verdict.current, verdict.source) == ("update", "dose", "new", "rules")
     assert "no usable reply after 2 tries" in verdict.reason and len(llm.seen) == 2

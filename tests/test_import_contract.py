@@ -37,7 +37,7 @@ KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
                                "memory_metadata"},
     "ripplemem.hit_relevance": {"check_score_threshold"},
     "ripplemem.knowledge_bases": {"kb_name_of"},
-    "ripplemem.lifecycle": {"remember_cue"},
+    "ripplemem.lifecycle.rules": {"remember_cue"},
     "ripplemem.metadata_filters": {"OPERATORS", "Condition", "recall_options"},
     "ripplemem.retrieval": {"RECALL_MODES"},
     "ripplemem.core.text": {"count_phrase"},
@@ -211,7 +211,7 @@ def test_the_graph_sees_function_local_and_lazy_imports() -> None:
     graph = import_graph()
     assert "ripplemem.demo" in graph["ripplemem.cli"]  # imported inside a function
     assert "ripplemem.memory" in graph["llamaindex_ripplemem.retriever"]  # `from ripplemem import RippleMem`
-    assert "ripplemem.lifecycle" in graph["ripplemem.engine"]  # importing a submodule runs __init__
+    assert "ripplemem.lifecycle.rules" in graph["ripplemem.engine"]  # importing a submodule runs __init__
     assert not circles({"a": {"b": 1}, "b": {"c": 2}, "c": {}})
     cyclic = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {}}
     assert circles(cyclic) == [["a", "b", "c"]]

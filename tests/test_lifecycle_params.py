@@ -13,8 +13,8 @@ from manual_clock import ManualClock
 
 from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
-from ripplemem.lifecycle.forgetting import plan_forgetting
-from ripplemem.lifecycle.settings import LifecycleSettings
+from ripplemem.lifecycle.rules.forgetting import plan_forgetting
+from ripplemem.lifecycle.rules.settings import LifecycleSettings
 from ripplemem.sensors import SensorSettings
 
 

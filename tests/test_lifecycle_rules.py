@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import Field
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.lifecycle import (
+from ripplemem.lifecycle.rules import (
     DEFAULT_SETTINGS,
     ConsolidationContext,
     LifecycleSettings,

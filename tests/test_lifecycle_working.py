@@ -10,7 +10,7 @@ import pytest
 
 from ripplemem.core.text import estimate_tokens
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.lifecycle import (
+from ripplemem.lifecycle.rules import (
     ConsolidationContext,
     LifecycleSettings,
     WorkingMemories,

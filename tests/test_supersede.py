@@ -15,8 +15,8 @@ from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.conflicting import may_state_attribute
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.lifecycle.settings import LifecycleSettings
-from ripplemem.lifecycle.statements import parse_statement
+from ripplemem.lifecycle.rules.settings import LifecycleSettings
+from ripplemem.lifecycle.rules.statements import parse_statement
 
 
 def _edges(mem: RippleMem, memory_id: str, kind: str) -> set[tuple[str, str]]:

@@ -19,13 +19,13 @@ import numpy as np
 
 from ripplemem.core.text import estimate_tokens
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.lifecycle._common import as_ids, check_chat_model, reply_text, unfence
-from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.lifecycle.rules._common import as_ids, check_chat_model, reply_text, unfence
+from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-logger = logging.getLogger("ripplemem.lifecycle")
+logger = logging.getLogger("ripplemem.lifecycle.rules")
 
 
 @dataclass(frozen=True)

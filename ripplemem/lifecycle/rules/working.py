@@ -37,14 +37,14 @@ from ripplemem.core.text import estimate_tokens
 from ripplemem.core.validation import check_flag, check_time_range
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.language.entities import ExtractedEntity, extract_entities
-from ripplemem.lifecycle._common import normalize_text
-from ripplemem.lifecycle.consolidation import (
+from ripplemem.lifecycle.rules._common import normalize_text
+from ripplemem.lifecycle.rules.consolidation import (
     ConsolidationContext,
     ConsolidationDecision,
     decide_consolidation,
     remember_cue,
 )
-from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettings
 
 Clock = Callable[[], datetime]
 DropCallback = Callable[["WorkingItem", str], None]

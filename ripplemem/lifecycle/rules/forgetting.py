@@ -33,8 +33,8 @@ import numpy as np
 
 from ripplemem.core.validation import shown_number
 from ripplemem.errors import InvalidInputError
-from ripplemem.lifecycle._common import as_float_array, as_ids
-from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.lifecycle.rules._common import as_float_array, as_ids
+from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettings
 
 FORGET_ACTIONS: tuple[str, ...] = ("delete", "deprioritize", "archive", "keep")
 STRATEGIES: tuple[str, ...] = ("score", "importance", "time", "capacity")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from ripplemem.core.text import STOPWORDS
 from ripplemem.errors import InvalidTypeError
-from ripplemem.lifecycle._common import normalize_text
-from ripplemem.lifecycle.consolidation import detect_sentiment
+from ripplemem.lifecycle.rules._common import normalize_text
+from ripplemem.lifecycle.rules.consolidation import detect_sentiment
 
 # --- vocabulary ----------------------------------------------------------------------------------
 

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError
-from ripplemem.lifecycle._common import check_chat_model, normalize_text, reply_text, unfence
-from ripplemem.lifecycle.conflicts import VERDICTS, ConflictVerdict, judge_conflict, time_order
-from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.lifecycle.rules._common import check_chat_model, normalize_text, reply_text, unfence
+from ripplemem.lifecycle.rules.conflicts import VERDICTS, ConflictVerdict, judge_conflict, time_order
+from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettings
 from ripplemem.llm.chat import first_json_object
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-logger = logging.getLogger("ripplemem.lifecycle")
+logger = logging.getLogger("ripplemem.lifecycle.rules")
 
 JUDGE_PROMPT = """\
 You compare two statements from one user's long-term memory. Reply with only a JSON object:

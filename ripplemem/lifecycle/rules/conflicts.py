@@ -33,9 +33,9 @@ from functools import lru_cache
 
 from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.lifecycle._common import normalize_text
-from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
-from ripplemem.lifecycle.statements import Statement, parse_statement
+from ripplemem.lifecycle.rules._common import normalize_text
+from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.lifecycle.rules.statements import Statement, parse_statement
 
 VERDICTS: tuple[str, ...] = ("duplicate", "update", "contradiction", "unrelated")
 

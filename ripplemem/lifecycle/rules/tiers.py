@@ -26,8 +26,8 @@ import numpy as np
 
 from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError
-from ripplemem.lifecycle._common import as_float_array, as_ids
-from ripplemem.lifecycle.settings import DEFAULT_SETTINGS, LifecycleSettings
+from ripplemem.lifecycle.rules._common import as_float_array, as_ids
+from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettings
 
 TIERS: tuple[str, ...] = ("hot", "warm", "cold")
 
