@@ -50,8 +50,8 @@ _EXPORTS = {
     "ConsolidationReport": "ripplemem.consolidating",
     "HistoryEvent": "ripplemem.stores.history_table",
     "Predecessor": "ripplemem.memory_history",
-    "Reading": "ripplemem.sensors",
-    "MetricStats": "ripplemem.sensors",
+    "Reading": "ripplemem.perceptual.rules",
+    "MetricStats": "ripplemem.perceptual.rules",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
     "GraphIssue": "ripplemem.analysis.graph_quality",
     "CheckReport": "ripplemem.reconcile",
@@ -104,9 +104,9 @@ if TYPE_CHECKING:
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
     from ripplemem.memory_history import Predecessor
+    from ripplemem.perceptual.rules import MetricStats, Reading
     from ripplemem.privacy import EraseReport
     from ripplemem.reconcile import CheckReport
-    from ripplemem.sensors import MetricStats, Reading
     from ripplemem.stores.history_table import HistoryEvent
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 

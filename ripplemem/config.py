@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.rules.settings import LifecycleSettings
-from ripplemem.sensors import SensorSettings
+from ripplemem.perceptual.rules import SensorSettings
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Any
 from ripplemem.core.validation import check_datetime, check_k
 from ripplemem.embedding.media_encoders import AudioEncoder, ImageEncoder
 from ripplemem.errors import InvalidInputError
-from ripplemem.media import MEDIA, add_media, use_encoder
 from ripplemem.memory_handle import HandleState
-from ripplemem.sensor_recording import (
+from ripplemem.perceptual.media import MEDIA, add_media, use_encoder
+from ripplemem.perceptual.recording import (
     check_readings,
     latest_memory,
     record_readings,
     resolve_window,
     to_reading,
 )
-from ripplemem.sensors import MetricStats, Reading, SensorSettings, check_metric
+from ripplemem.perceptual.rules import MetricStats, Reading, SensorSettings, check_metric
 from ripplemem.stores.memory_rows import to_epoch
 from ripplemem.stores.readings_table import delete_readings, metric_units, reading_stats, select_readings
 from ripplemem.writes import delete_memories

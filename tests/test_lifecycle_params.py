@@ -15,7 +15,7 @@ from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.lifecycle.rules.forgetting import plan_forgetting
 from ripplemem.lifecycle.rules.settings import LifecycleSettings
-from ripplemem.sensors import SensorSettings
+from ripplemem.perceptual.rules import SensorSettings
 
 
 @pytest.fixture

@@ -1,10 +1,15 @@
-"""Time as RippleMem reads it: the default clock (now, in UTC) and naive datetimes taken as UTC."""
+"""Time as RippleMem reads it: the default clock (now, in UTC), naive datetimes taken as UTC, epochs."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from ripplemem.errors import InvalidTypeError
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# The epoch seconds any datetime can hold (years 1 to 9999, a day inside either end): a stored time
+# outside them (written before RippleMem checked the range) reads as unknown.
+READABLE_EPOCHS = (-62135510400.0, 253402214400.0)
 
 
 def utc_now() -> datetime:
@@ -22,3 +27,11 @@ def aware(value: datetime, name: str = "time") -> datetime:
 def time_key(value: datetime | None) -> float:
     """A time as a sort key (seconds since the epoch); None, a memory not stored yet, sorts first."""
     return float("-inf") if value is None else value.timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    """A timezone-aware UTC datetime, or None.
+
+    Computed as epoch + timedelta rather than fromtimestamp, which fails before 1970 on Windows.
+    """
+    return None if value is None else _EPOCH + timedelta(seconds=value)

@@ -8,17 +8,14 @@ import json
 import logging
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
+from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.core.text import keyword_tokens
 from ripplemem.stores.schema import INDEXED_METADATA_KEYS, indexed_value
 from ripplemem.types import Memory
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-# The epoch seconds any datetime can hold (years 1 to 9999, a day inside either end): a stored time
-# outside them (written before RippleMem checked the range) reads as unknown.
-READABLE_EPOCHS = (-62135510400.0, 253402214400.0)
 _FIRST_EPOCH, _LAST_EPOCH = READABLE_EPOCHS
 _log = logging.getLogger(__name__)
 _reported: set[str] = set()  # memories whose unreadable time was already logged
@@ -95,21 +92,13 @@ def to_epoch(value: datetime | None) -> float | None:
     return value.timestamp()
 
 
-def from_epoch(value: float | None) -> datetime | None:
-    """A timezone-aware UTC datetime, or None.
-
-    Computed as epoch + timedelta rather than fromtimestamp, which fails before 1970 on Windows.
-    """
-    return None if value is None else _EPOCH + timedelta(seconds=value)
-
-
 def stored_time(value: object, memory_id: str, column: str) -> datetime | None:
     """A memory's stored time, or None (unknown) when no datetime can hold it, e.g. year 10000 from
     an older RippleMem that did not check the range; logged once per memory, the read goes on."""
     if value is None:
         return None
     if isinstance(value, (float, int)) and _FIRST_EPOCH <= value <= _LAST_EPOCH:
-        return _EPOCH + timedelta(seconds=value)
+        return from_epoch(value)
     if memory_id not in _reported:
         _reported.add(memory_id)
         _log.warning("memory %s: its stored %s %r is no date a datetime can hold, so it reads as "

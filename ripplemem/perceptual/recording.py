@@ -16,7 +16,7 @@ from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
 from ripplemem.language.entities import ExtractedEntity, canonical_name
 from ripplemem.language.timeparse import resolve_time
-from ripplemem.sensors import (
+from ripplemem.perceptual.rules import (
     MetricRule,
     Reading,
     SensorSettings,

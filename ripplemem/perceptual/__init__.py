@@ -1,0 +1,1 @@
+"""Perceptual memory: sensor readings (pure rules, then recording) and images and audio."""
