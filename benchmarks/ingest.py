@@ -37,10 +37,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from speed import _contention, _cpu_snapshot  # noqa: E402
 
 from ripplemem import RippleMem  # noqa: E402
+from ripplemem.documents.chunk.chunking import chunk_text  # noqa: E402
+from ripplemem.documents.convert.convert import ConvertedDocument, iter_convert, source_key  # noqa: E402
+from ripplemem.documents.ingest import _chunk_memory, page_count  # noqa: E402
 from ripplemem.graph_builder import GraphInput  # noqa: E402
-from ripplemem.ingest import _chunk_memory, page_count  # noqa: E402
-from ripplemem.rag.chunking import chunk_text  # noqa: E402
-from ripplemem.rag.convert import ConvertedDocument, iter_convert, source_key  # noqa: E402
 from ripplemem.writes import write_batch  # noqa: E402
 
 NAIVE_CHARS = 1000

@@ -42,7 +42,7 @@ _EXPORTS = {
     "UserMismatchError": "ripplemem.errors",
     "EraseReport": "ripplemem.privacy",
     "KnowledgeBaseAccessError": "ripplemem.errors",
-    "IngestReport": "ripplemem.ingest",
+    "IngestReport": "ripplemem.documents.ingest",
     "ImportReport": "ripplemem.bulk_import",
     "KnowledgeBase": "ripplemem.knowledge_bases",
     "LifecycleReport": "ripplemem.lifecycle_report",
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from ripplemem.bulk_import import ImportReport
     from ripplemem.config import ScoreProfile, Settings
     from ripplemem.consolidating import ConsolidationReport
+    from ripplemem.documents.ingest import IngestReport
     from ripplemem.embedding.embedders import (
         Embedder,
         HashingEmbedder,
@@ -98,7 +99,6 @@ if TYPE_CHECKING:
         StoreError,
         UserMismatchError,
     )
-    from ripplemem.ingest import IngestReport
     from ripplemem.knowledge_bases import KnowledgeBase
     from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
     from ripplemem.llm.chat import LLMRequiredError

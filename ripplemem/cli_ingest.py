@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem import cli_format as fmt
 from ripplemem.cli_chroma import chroma_server
-from ripplemem.errors import InvalidInputError
-from ripplemem.ingest import IngestReport
-from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
-from ripplemem.rag.chunking import CHUNKERS
-from ripplemem.rag.file_limits import (
+from ripplemem.documents.chunk.chunking import CHUNKERS
+from ripplemem.documents.convert.file_limits import (
     DEFAULT_MAX_COMPRESSION_RATIO,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_UNPACKED_BYTES,
     FileLimits,
 )
+from ripplemem.documents.ingest import IngestReport
+from ripplemem.errors import InvalidInputError
+from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.store_info import recorded_embedder
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ripplemem.core.validation import check_identifier
+from ripplemem.documents.convert.convert import source_key
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
-from ripplemem.rag.convert import source_key
 from ripplemem.stores import kb_tables
 from ripplemem.stores.memory_rows import MemoryFilter, from_epoch
 from ripplemem.types import Memory

@@ -9,18 +9,18 @@ from typing import Any
 
 from ripplemem import knowledge_bases as kbs
 from ripplemem.core.validation import check_identifier, check_k
-from ripplemem.errors import InvalidInputError
-from ripplemem.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
-from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
-from ripplemem.memory_handle import HandleState
-from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS
-from ripplemem.rag.discover import PathLike
-from ripplemem.rag.file_limits import (
+from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS
+from ripplemem.documents.convert.discover import PathLike
+from ripplemem.documents.convert.file_limits import (
     DEFAULT_MAX_COMPRESSION_RATIO,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_UNPACKED_BYTES,
     FileLimits,
 )
+from ripplemem.documents.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
+from ripplemem.errors import InvalidInputError
+from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
+from ripplemem.memory_handle import HandleState
 from ripplemem.types import Memory
 
 

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from ripplemem.core.text import estimate_tokens
+from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
+from ripplemem.documents.chunk.chunking import chunk_text, resolve_chunker
+from ripplemem.documents.chunk.markdown_chunker import chunk_markdown
+from ripplemem.documents.chunk.semantic_chunker import SemanticChunker
+from ripplemem.documents.chunk.sentences import split_sentences
+from ripplemem.documents.chunk.structure import detect_document_type
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
-from ripplemem.rag.chunking import chunk_text, resolve_chunker
-from ripplemem.rag.markdown_chunker import chunk_markdown
-from ripplemem.rag.semantic_chunker import SemanticChunker
-from ripplemem.rag.sentences import split_sentences
-from ripplemem.rag.structure import detect_document_type
 
 NOVEL_ZH = """青石镇
 

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ripplemem.core.text import estimate_tokens
-from ripplemem.rag.chunk_types import Chunk
-from ripplemem.rag.chunking import chunk_text
-from ripplemem.rag.semantic_chunker import SemanticChunker
-from ripplemem.rag.sentences import sentence_spans, token_counts, tokens_from_counts
+from ripplemem.documents.chunk.chunk_types import Chunk
+from ripplemem.documents.chunk.chunking import chunk_text
+from ripplemem.documents.chunk.semantic_chunker import SemanticChunker
+from ripplemem.documents.chunk.sentences import sentence_spans, token_counts, tokens_from_counts
 
 CHUNKERS = ["markdown", "novel", "legal", "paper", "technical", "semantic", "news", "auto"]
 PROPERTY_SETTINGS = settings(max_examples=40, deadline=None,

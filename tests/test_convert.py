@@ -37,9 +37,8 @@ from doc_fixtures import (
     write_wav,
 )
 
-from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from ripplemem.rag import markitdown_engine
-from ripplemem.rag.convert import (
+from ripplemem.documents.convert import markitdown_engine
+from ripplemem.documents.convert.convert import (
     ConversionError,
     ConvertedDocument,
     UnsupportedFormatError,
@@ -50,7 +49,8 @@ from ripplemem.rag.convert import (
     iter_convert,
     source_key,
 )
-from ripplemem.rag.discover import discover_files
+from ripplemem.documents.convert.discover import discover_files
+from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 
 pytest.importorskip("markitdown")
 

@@ -29,8 +29,8 @@ from doc_fixtures import (
 )
 
 from ripplemem import InvalidInputError, RippleMem
+from ripplemem.documents.ingest import IngestReport
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.ingest import IngestReport
 from ripplemem.types import Memory
 
 # One sentence planted in each format, to be found again in the stored chunks.

@@ -18,8 +18,8 @@ from doc_fixtures import DOCX_PARAGRAPHS, write_docx, write_md, write_txt
 from test_cli import cli, run_cli
 
 from ripplemem import HashingEmbedder, InvalidInputError, InvalidTypeError, RippleMem
-from ripplemem.ingest import IngestReport
-from ripplemem.rag.file_limits import FileLimits
+from ripplemem.documents.convert.file_limits import FileLimits
+from ripplemem.documents.ingest import IngestReport
 
 SECRET = "root:x:0:0:the secret line outside the folder"
 # How long an ingest may take before it counts as hung (it takes about a second).
@@ -174,7 +174,7 @@ def test_zip_bombs_are_refused_from_their_central_directory(tmp_path: Path) -> N
 LONG_TEXT_SCRIPT = """
 import resource
 resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, 1_000_000_000))
-from ripplemem.rag.semantic_chunker import chunk_semantic
+from ripplemem.documents.chunk.semantic_chunker import chunk_semantic
 from ripplemem.embedding.embedders import HashingEmbedder
 chunks = chunk_semantic("All work and no play. " * 20_000, embedder=HashingEmbedder(64))
 print(len(chunks))

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ripplemem.rag.markdown_chunker import (
+from ripplemem.documents.chunk.markdown_chunker import (
     ATX_RE,
     FENCE_CLOSE_RE,
     FENCE_OPEN_RE,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ripplemem.rag.sentences import token_counts, tokens_from_counts
+from ripplemem.documents.chunk.sentences import token_counts, tokens_from_counts
 
 
 @dataclass(slots=True)

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ripplemem.errors import InvalidInputError, MissingDependencyError
-from ripplemem.rag import markitdown_engine
-from ripplemem.rag.conversion_types import (
+from ripplemem.documents.convert import markitdown_engine
+from ripplemem.documents.convert.conversion_types import (
     DOCUMENTS_EXTRA,
     Change,
     ConversionError,
@@ -41,15 +40,21 @@ from ripplemem.rag.conversion_types import (
     short_reason,
     source_key,
 )
-from ripplemem.rag.discover import PathLike, discover_files
-from ripplemem.rag.file_limits import ZIP_FORMATS, FileLimits, check_unpacked_size, read_regular_file
-from ripplemem.rag.markitdown_engine import markitdown_available
-from ripplemem.rag.page_boundaries import (
+from ripplemem.documents.convert.discover import PathLike, discover_files
+from ripplemem.documents.convert.file_limits import (
+    ZIP_FORMATS,
+    FileLimits,
+    check_unpacked_size,
+    read_regular_file,
+)
+from ripplemem.documents.convert.markitdown_engine import markitdown_available
+from ripplemem.documents.convert.page_boundaries import (
     convert_pdf,
     office_title,
     sheet_starts,
     slide_starts,
 )
+from ripplemem.errors import InvalidInputError, MissingDependencyError
 
 # File extension -> format name. Anything else is tried as text when it is not binary.
 FORMATS: dict[str, str] = {

@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import NamedTuple
 
+from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, page_of
+from ripplemem.documents.chunk.packing import Span, TokenPrefix, Unit, make_unit, pack_greedy
+from ripplemem.documents.chunk.sentences import split_oversized, token_counts, tokens_from_counts, trim
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, page_of
-from ripplemem.rag.packing import Span, TokenPrefix, Unit, make_unit, pack_greedy
-from ripplemem.rag.sentences import split_oversized, token_counts, tokens_from_counts, trim
 
 
 # --- sections ----------------------------------------------------------------------------------

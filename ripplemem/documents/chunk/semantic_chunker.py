@@ -29,15 +29,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ripplemem.embedding.embedders import Embedder, HashingEmbedder
-from ripplemem.errors import InvalidInputError
-from ripplemem.rag.chunk_types import (
+from ripplemem.documents.chunk.chunk_types import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_TOKENS_RATIO,
     DEFAULT_OVERLAP_TOKENS,
     Chunk,
 )
-from ripplemem.rag.markdown_chunker import (
+from ripplemem.documents.chunk.markdown_chunker import (
     Profile,
     assemble,
     check_page_starts,
@@ -45,7 +43,9 @@ from ripplemem.rag.markdown_chunker import (
     check_text,
     parse_sections,
 )
-from ripplemem.rag.packing import Span, TokenPrefix, Unit, overlap_start
+from ripplemem.documents.chunk.packing import Span, TokenPrefix, Unit, overlap_start
+from ripplemem.embedding.embedders import Embedder, HashingEmbedder
+from ripplemem.errors import InvalidInputError
 
 DEFAULT_WINDOW = 3
 DEFAULT_THRESHOLD = 0.5

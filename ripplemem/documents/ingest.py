@@ -25,15 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from ripplemem.core.validation import check_content, check_k
+from ripplemem.documents.chunk.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, Chunk
+from ripplemem.documents.chunk.chunking import chunk_text, resolve_chunker
+from ripplemem.documents.convert.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
+from ripplemem.documents.convert.discover import PathLike, discover_files
+from ripplemem.documents.convert.file_limits import FileLimits
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidTypeError, RippleMemError
 from ripplemem.graph_builder import GraphInput
 from ripplemem.knowledge_bases import kb_scope, open_for_ingest
-from ripplemem.rag.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, Chunk
-from ripplemem.rag.chunking import chunk_text, resolve_chunker
-from ripplemem.rag.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
-from ripplemem.rag.discover import PathLike, discover_files
-from ripplemem.rag.file_limits import FileLimits
 from ripplemem.stores import kb_tables
 from ripplemem.types import Memory
 from ripplemem.writes import delete_memories, write_batch

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from ripplemem.rag.conversion_types import DOCUMENTS_EXTRA, ConversionError, short_reason
+from ripplemem.documents.convert.conversion_types import DOCUMENTS_EXTRA, ConversionError, short_reason
 
 
 def convert_pdf(path: Path, data: bytes, tables_too: bool = True) -> tuple[str, str | None, list[int]]:

@@ -6,8 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ripplemem.documents.convert.discover import PathLike
 from ripplemem.errors import RippleMemError
-from ripplemem.rag.discover import PathLike
 
 DOCUMENTS_EXTRA = "pip install 'ripplemem[documents]'"
 REASON_LIMIT = 300

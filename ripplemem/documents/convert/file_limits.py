@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ripplemem.core.validation import check_k, check_number
+from ripplemem.documents.convert.conversion_types import ConversionError
+from ripplemem.documents.convert.discover import file_type, special_file_reason
 from ripplemem.errors import InvalidInputError
-from ripplemem.rag.conversion_types import ConversionError
-from ripplemem.rag.discover import file_type, special_file_reason
 
 DEFAULT_MAX_FILE_BYTES = 100_000_000
 DEFAULT_MAX_UNPACKED_BYTES = 200_000_000

@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
+from ripplemem.documents.chunk.markdown_chunker import check_text, chunk_with_profile
+from ripplemem.documents.chunk.semantic_chunker import chunk_semantic
+from ripplemem.documents.chunk.structure import PROFILES, detect_document_type
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
-from ripplemem.rag.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
-from ripplemem.rag.markdown_chunker import check_text, chunk_with_profile
-from ripplemem.rag.semantic_chunker import chunk_semantic
-from ripplemem.rag.structure import PROFILES, detect_document_type
 
 ChunkerName = Literal["auto", "markdown", "semantic", "novel", "legal", "paper", "technical", "news"]
 CHUNKERS: tuple[str, ...] = ("auto", "markdown", "semantic", "novel", "legal", "paper", "technical", "news")

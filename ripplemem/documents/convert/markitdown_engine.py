@@ -11,8 +11,8 @@ import shutil
 import threading
 from typing import Any
 
+from ripplemem.documents.convert.conversion_types import DOCUMENTS_EXTRA
 from ripplemem.errors import MissingDependencyError
-from ripplemem.rag.conversion_types import DOCUMENTS_EXTRA
 
 
 def _import_markitdown() -> Any:

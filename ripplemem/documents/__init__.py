@@ -1,0 +1,1 @@
+"""Documents into knowledge bases: conversion to Markdown (`convert/`), chunking (`chunk/`), ingestion."""

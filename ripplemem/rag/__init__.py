@@ -1,1 +1,0 @@
-"""Documents: conversion (MarkItDown) and chunking."""
