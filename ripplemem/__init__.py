@@ -40,7 +40,7 @@ _EXPORTS = {
     "EmbeddingModelMismatchError": "ripplemem.errors",
     "MissingDependencyError": "ripplemem.errors",
     "UserMismatchError": "ripplemem.errors",
-    "EraseReport": "ripplemem.privacy",
+    "EraseReport": "ripplemem.privacy.erase",
     "KnowledgeBaseAccessError": "ripplemem.errors",
     "IngestReport": "ripplemem.documents.ingest",
     "ImportReport": "ripplemem.bulk_import",
@@ -105,7 +105,7 @@ if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
     from ripplemem.memory_history import Predecessor
     from ripplemem.perceptual.rules import MetricStats, Reading
-    from ripplemem.privacy import EraseReport
+    from ripplemem.privacy.erase import EraseReport
     from ripplemem.reconcile import CheckReport
     from ripplemem.stores.history_table import HistoryEvent
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope

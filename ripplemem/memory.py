@@ -48,7 +48,7 @@ from ripplemem.memory_perceptual import PerceptualMethods
 from ripplemem.memory_privacy import PrivacyMethods
 from ripplemem.memory_working import WorkingMethods
 from ripplemem.modality_recall import with_cross_modal
-from ripplemem.privacy import EraseReport
+from ripplemem.privacy.erase import EraseReport
 from ripplemem.recalling import (
     QueryEmbeddings,
     SearchSpec,

@@ -9,7 +9,7 @@ from typing import Any
 from ripplemem.core.validation import check_text
 from ripplemem.errors import UserMismatchError
 from ripplemem.memory_handle import HandleState
-from ripplemem.privacy import DEFAULT_MIN_SIMILARITY, EraseReport, erase
+from ripplemem.privacy.erase import DEFAULT_MIN_SIMILARITY, EraseReport, erase
 
 
 class PrivacyMethods(HandleState):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ripplemem.privacy_matcher import Needles
+from ripplemem.privacy.matcher import Needles
 
 # A small alphabet makes needles recur, overlap and share prefixes.
 NEEDLE = st.lists(st.sampled_from([b"a", b"b", b"\x00", b"\xff", b"ab"]), min_size=1, max_size=14)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ripplemem.engine import Engine
 from ripplemem.errors import MemoryNotFoundError
-from ripplemem.privacy_matching import (
+from ripplemem.privacy.matching import (
     dense_matches,
     entity_matches,
     exact_matches,

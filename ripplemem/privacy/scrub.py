@@ -13,9 +13,9 @@ from typing import Any
 
 from ripplemem.engine import Engine
 from ripplemem.knowledge_bases import delete_knowledge_base
-from ripplemem.privacy_files import checkpoint_wal
-from ripplemem.privacy_matcher import Needles
-from ripplemem.privacy_targets import EraseTargets
+from ripplemem.privacy.files import checkpoint_wal
+from ripplemem.privacy.matcher import Needles
+from ripplemem.privacy.targets import EraseTargets
 from ripplemem.stores.archive import user_digest
 from ripplemem.writes import delete_memories
 

@@ -16,7 +16,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from ripplemem.privacy_matcher import CHUNK, chunks_of, file_chunks
+from ripplemem.privacy.matcher import CHUNK, chunks_of, file_chunks
 from ripplemem.stores.sqlite import DB_FILENAME
 
 # SQLite's companions of a database file, and the names SQLite databases go by.

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ripplemem.engine import Engine
-from ripplemem.privacy_files import checkpoint_wal, store_files
-from ripplemem.privacy_matcher import Needles
-from ripplemem.privacy_scrub import text_needles
-from ripplemem.privacy_targets import EraseTargets
+from ripplemem.privacy.files import checkpoint_wal, store_files
+from ripplemem.privacy.matcher import Needles
+from ripplemem.privacy.scrub import text_needles
+from ripplemem.privacy.targets import EraseTargets
 from ripplemem.stores.memory_rows import scope_token
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.

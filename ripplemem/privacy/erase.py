@@ -17,9 +17,9 @@ from typing import Any
 from ripplemem.core.validation import check_content
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.privacy_scrub import compact_store, remove_everywhere
-from ripplemem.privacy_targets import EraseTargets, select_matching, select_memory, select_user
-from ripplemem.privacy_verify import verify_erased
+from ripplemem.privacy.scrub import compact_store, remove_everywhere
+from ripplemem.privacy.targets import EraseTargets, select_matching, select_memory, select_user
+from ripplemem.privacy.verify import verify_erased
 
 # MiniLM cosine of "my medical condition" to medical memories is 0.26-0.36, to unrelated ones <= 0.1.
 DEFAULT_MIN_SIMILARITY = 0.25

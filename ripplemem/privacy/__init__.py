@@ -1,0 +1,1 @@
+"""Erasing a user: what to erase (targets), scrubbing every copy, and verifying nothing is left."""
