@@ -27,9 +27,9 @@ from trust_processes import ACTIVITIES, KillTrials, LostWrites, kill_trials, los
 
 from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.errors import RippleMemError
-from ripplemem.reconcile import PENDING_DIRNAME, check_path
-from ripplemem.stores.chroma_health import index_damage
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
+from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.vectors.chroma_health import index_damage
 
 COMMAND = "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/trust.py"
 # Writers are forked from a clean server process that imported RippleMem and Chroma once: forking

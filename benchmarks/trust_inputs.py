@@ -26,7 +26,7 @@ import numpy as np
 from ripplemem import HashingEmbedder, RippleMem, Settings
 from ripplemem.cli import main as cli_main
 from ripplemem.errors import RippleMemError
-from ripplemem.reconcile import PENDING_DIRNAME
+from ripplemem.store.reconcile import PENDING_DIRNAME
 
 Probe = Callable[[RippleMem], Any]
 SURROGATE = "lone \ud800 surrogate"

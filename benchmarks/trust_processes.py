@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ripplemem import HashingEmbedder, RippleMem
-from ripplemem.reconcile import PENDING_DIRNAME, check_path
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
+from ripplemem.store.sqlite import DB_FILENAME
 
 FORKS = multiprocessing.get_context("forkserver")
 ACTIVITIES = ("erase", "delete", "maintain", "import")

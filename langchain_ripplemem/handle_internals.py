@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from ripplemem import RippleMem
-from ripplemem.knowledge_bases import kb_name_of
+from ripplemem.store.kb_tables import kb_name_of
 
 
 def handle_embedder(memory: RippleMem) -> Any:

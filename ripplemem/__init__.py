@@ -48,13 +48,13 @@ _EXPORTS = {
     "LifecycleReport": "ripplemem.lifecycle_report",
     "MaintenanceReport": "ripplemem.lifecycle_report",
     "ConsolidationReport": "ripplemem.consolidating",
-    "HistoryEvent": "ripplemem.stores.history_table",
+    "HistoryEvent": "ripplemem.store.history_table",
     "Predecessor": "ripplemem.memory_history",
     "Reading": "ripplemem.perceptual.rules",
     "MetricStats": "ripplemem.perceptual.rules",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
     "GraphIssue": "ripplemem.analysis.graph_quality",
-    "CheckReport": "ripplemem.reconcile",
+    "CheckReport": "ripplemem.store.reconcile",
     "LLMRequiredError": "ripplemem.llm.chat",
     "ImageEncoder": "ripplemem.embedding.media_encoders",
     "AudioEncoder": "ripplemem.embedding.media_encoders",
@@ -106,8 +106,8 @@ if TYPE_CHECKING:
     from ripplemem.memory_history import Predecessor
     from ripplemem.perceptual.rules import MetricStats, Reading
     from ripplemem.privacy.erase import EraseReport
-    from ripplemem.reconcile import CheckReport
-    from ripplemem.stores.history_table import HistoryEvent
+    from ripplemem.store.history_table import HistoryEvent
+    from ripplemem.store.reconcile import CheckReport
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 
 

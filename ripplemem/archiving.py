@@ -18,9 +18,9 @@ from ripplemem.engine import Engine
 from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS
 from ripplemem.lifecycle.rules.tiers import plan_tier_moves, plan_wakeups
 from ripplemem.lifecycle_report import LifecycleEntry, LifecycleReport
-from ripplemem.stores.archive import VectorArchive
-from ripplemem.stores.history_table import HistoryEvent, record_history
-from ripplemem.stores.lifecycle_rows import (
+from ripplemem.store.archive import VectorArchive
+from ripplemem.store.history_table import HistoryEvent, record_history
+from ripplemem.store.lifecycle_rows import (
     archive_locations,
     index_metadatas,
     mark_archived,
@@ -29,7 +29,7 @@ from ripplemem.stores.lifecycle_rows import (
     set_tier,
     stored_vectors,
 )
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.writes import delete_memories
 
 TIER_CAUSE = "tiers (seed 000 §8)"

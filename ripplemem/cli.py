@@ -19,7 +19,7 @@ from ripplemem.cli_import import add_import_command
 from ripplemem.cli_ingest import add_document_commands
 from ripplemem.core.validation import MAX_METADATA_DEPTH
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
-from ripplemem.store_info import recorded_embedder, store_exists, store_users
+from ripplemem.store.info import recorded_embedder, store_exists, store_users
 from ripplemem.types import MEMORY_TYPES
 
 if TYPE_CHECKING:

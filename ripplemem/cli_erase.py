@@ -10,7 +10,7 @@ from typing import Any
 from ripplemem import cli_format as fmt
 from ripplemem.cli_chroma import chroma_server
 from ripplemem.errors import StoreError
-from ripplemem.store_info import recorded_embedder, store_exists
+from ripplemem.store.info import recorded_embedder, store_exists
 
 
 def cmd_erase(args: argparse.Namespace) -> None:

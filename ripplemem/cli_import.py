@@ -10,7 +10,7 @@ from ripplemem import cli_format as fmt
 from ripplemem.bulk_import import FORMATS
 from ripplemem.cli_chroma import chroma_server
 from ripplemem.errors import InvalidInputError
-from ripplemem.store_info import recorded_embedder
+from ripplemem.store.info import recorded_embedder
 
 
 def cmd_import(args: argparse.Namespace) -> None:

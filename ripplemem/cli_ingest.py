@@ -22,7 +22,7 @@ from ripplemem.documents.convert.file_limits import (
 from ripplemem.documents.ingest import IngestReport
 from ripplemem.errors import InvalidInputError
 from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
-from ripplemem.store_info import recorded_embedder
+from ripplemem.store.info import recorded_embedder
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem

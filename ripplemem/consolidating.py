@@ -27,10 +27,10 @@ from ripplemem.lifecycle.rules.consolidation import (
     plan_promotions,
 )
 from ripplemem.lifecycle.rules.working import WorkingItem
-from ripplemem.stores.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
-from ripplemem.stores.history_table import HistoryEvent, record_history
-from ripplemem.stores.memory_rows import MemoryFilter
-from ripplemem.stores.revision_rows import entity_keys, summarized_ids
+from ripplemem.store.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
+from ripplemem.store.history_table import HistoryEvent, record_history
+from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.revision_rows import entity_keys, summarized_ids
 from ripplemem.types import Memory, Scope
 from ripplemem.writes import retype_memories, write_batch
 

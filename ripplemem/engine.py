@@ -31,22 +31,22 @@ from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
-from ripplemem.modality_index import ModalityIndexes
-from ripplemem.reconcile import (
+from ripplemem.store.archive import VectorArchive
+from ripplemem.store.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
+from ripplemem.store.modality_index import ModalityIndexes
+from ripplemem.store.neo4j.backend import Neo4jBackend, check_backend_kept
+from ripplemem.store.neo4j.connection import Neo4jOptions
+from ripplemem.store.reconcile import (
     CheckReport,
     MarkedWriteLock,
     pending_markers,
     reconcile_on_open,
     sync_numpy_index,
 )
-from ripplemem.stores.archive import VectorArchive
-from ripplemem.stores.chroma import ISOLATIONS, ChromaIndex
-from ripplemem.stores.chroma_server import ChromaServer, store_namespace
-from ripplemem.stores.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
-from ripplemem.stores.neo4j_backend import Neo4jBackend, check_backend_kept
-from ripplemem.stores.neo4j_connection import Neo4jOptions
-from ripplemem.stores.sqlite import SQLiteStore
-from ripplemem.stores.vectors import NumpyIndex, VectorIndex
+from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.vectors.base import NumpyIndex, VectorIndex
+from ripplemem.store.vectors.chroma import ISOLATIONS, ChromaIndex
+from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
 from ripplemem.types import Memory
 
 VECTOR_INDEXES = ("auto", "chroma", "numpy")

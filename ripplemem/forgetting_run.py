@@ -18,8 +18,8 @@ from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle.rules.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
 from ripplemem.lifecycle_report import LifecycleEntry, LifecycleReport
-from ripplemem.stores.history_table import HistoryEvent, record_history
-from ripplemem.stores.lifecycle_rows import (
+from ripplemem.store.history_table import HistoryEvent, record_history
+from ripplemem.store.lifecycle_rows import (
     LifecycleRows,
     link_counts,
     read_lifecycle_rows,

@@ -14,7 +14,7 @@ import numpy as np
 from ripplemem.config import GraphSettings
 from ripplemem.core.relations import Relation
 from ripplemem.language.entities import ExtractedEntity, canonical_name, extract_entities, has_cjk
-from ripplemem.stores.graph_tables import (
+from ripplemem.store.graph_tables import (
     EdgeRow,
     EntityRow,
     entities_containing_word,

@@ -11,8 +11,8 @@ import numpy as np
 from ripplemem.engine import Engine
 from ripplemem.graph import ScopeGraph
 from ripplemem.language.entities import canonical_name
-from ripplemem.stores.graph_tables import EdgeRow, edges_between, edges_of, entity_id, get_entities, is_entity
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.graph_tables import EdgeRow, edges_between, edges_of, entity_id, get_entities, is_entity
+from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.types import GraphNode
 
 _MAX_VISITED = 50_000

@@ -23,7 +23,7 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.keyword_index import KeywordIndex, index_terms, query_terms
 from ripplemem.recalling import SearchSpec
 from ripplemem.script_reading import dense_trust
-from ripplemem.stores.memory_rows import MemoryFilter
+from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.types import Hit
 
 

@@ -24,8 +24,8 @@ from ripplemem.engine import Engine
 from ripplemem.knowledge_bases import kb_label, kb_scope, present
 from ripplemem.recalling import SearchSpec, search_scope
 from ripplemem.router import classify_query
-from ripplemem.stores.graph_tables import get_entities, mentioned_entities
-from ripplemem.stores.memory_rows import MemoryFilter
+from ripplemem.store.graph_tables import get_entities, mentioned_entities
+from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.types import Hit, Recall, Subgraph
 from ripplemem.writes import reinforce_paths
 

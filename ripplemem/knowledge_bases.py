@@ -18,12 +18,12 @@ from ripplemem.core.validation import check_identifier
 from ripplemem.documents.convert.convert import source_key
 from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
-from ripplemem.stores import kb_tables
-from ripplemem.stores.memory_rows import MemoryFilter, from_epoch
+from ripplemem.store import kb_tables
+from ripplemem.store.kb_tables import KB_SCOPE_PREFIX, kb_name_of
+from ripplemem.store.memory_rows import MemoryFilter, from_epoch
 from ripplemem.types import Memory
 from ripplemem.writes import delete_memories
 
-KB_SCOPE_PREFIX = "\x1fkb\x1f"
 DEFAULT_KNOWLEDGE_BASE = "default"
 
 
@@ -43,11 +43,6 @@ class KnowledgeBase:
 def kb_scope(name: str) -> str:
     """The reserved scope id a knowledge base's chunks, vectors and graph are stored under."""
     return KB_SCOPE_PREFIX + name
-
-
-def kb_name_of(scope_id: str) -> str | None:
-    """The knowledge base a scope id belongs to, or None for a user's own scope."""
-    return scope_id[len(KB_SCOPE_PREFIX):] if scope_id.startswith(KB_SCOPE_PREFIX) else None
 
 
 def kb_label(name: str) -> str:

@@ -59,14 +59,14 @@ from ripplemem.recalling import (
     search_scope,
     time_window,
 )
-from ripplemem.reconcile import CheckReport, check_path
 from ripplemem.retrieval import RECALL_MODES
 from ripplemem.router import check_route
 from ripplemem.routing import order_by_route, plan_route
-from ripplemem.store_info import recorded_embedder
-from ripplemem.stores.chroma_server import server_option
-from ripplemem.stores.memory_rows import MemoryFilter, to_epoch
-from ripplemem.stores.neo4j_connection import neo4j_options
+from ripplemem.store.info import recorded_embedder
+from ripplemem.store.memory_rows import MemoryFilter, to_epoch
+from ripplemem.store.neo4j.connection import neo4j_options
+from ripplemem.store.reconcile import CheckReport, check_path
+from ripplemem.store.vectors.chroma_server import server_option
 from ripplemem.types import Memory, Recall, Scope
 from ripplemem.writes import delete_memories, update_memory, write_batch
 

@@ -12,9 +12,9 @@ from ripplemem.core.clock import time_key
 from ripplemem.core.validation import check_text
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.memory_handle import HandleState
-from ripplemem.stores.history_table import HistoryEvent, read_history
-from ripplemem.stores.memory_rows import MemoryFilter
-from ripplemem.stores.revision_rows import linked_pairs
+from ripplemem.store.history_table import HistoryEvent, read_history
+from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.revision_rows import linked_pairs
 from ripplemem.types import Hit, Memory
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from ripplemem.perceptual.recording import (
     to_reading,
 )
 from ripplemem.perceptual.rules import MetricStats, Reading, SensorSettings, check_metric
-from ripplemem.stores.memory_rows import to_epoch
-from ripplemem.stores.readings_table import delete_readings, metric_units, reading_stats, select_readings
+from ripplemem.store.memory_rows import to_epoch
+from ripplemem.store.readings_table import delete_readings, metric_units, reading_stats, select_readings
 from ripplemem.writes import delete_memories
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ripplemem.expansion import fuse_by_rank
 from ripplemem.retrieval import CandidatePool, score_pool
-from ripplemem.stores.vectors import VectorFilter
+from ripplemem.store.vectors.base import VectorFilter
 from ripplemem.types import Hit, Recall
 
 if TYPE_CHECKING:

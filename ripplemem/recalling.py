@@ -17,7 +17,7 @@ from ripplemem.expansion import QueryExpander, candidate_pool_size, fuse_by_rank
 from ripplemem.language.timeparse import TimeRange, resolve_time
 from ripplemem.retrieval import hybrid_recall
 from ripplemem.ripple import RippleParts, ripple_recall
-from ripplemem.stores.memory_rows import MemoryFilter, to_epoch
+from ripplemem.store.memory_rows import MemoryFilter, to_epoch
 from ripplemem.types import Hit, Recall, Subgraph
 
 TIME_PHRASE_MODES = ("boost", "filter", "off")

@@ -16,9 +16,9 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.keyword_index import KeywordIndex, query_terms
 from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.script_reading import dense_trust
-from ripplemem.stores.memory_rows import MemoryFilter, row_to_memory, stored_epoch
-from ripplemem.stores.sqlite import SQLiteStore
-from ripplemem.stores.vectors import VectorFilter, VectorIndex
+from ripplemem.store.memory_rows import MemoryFilter, row_to_memory, stored_epoch
+from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
 
 RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")

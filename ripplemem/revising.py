@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.conflicting import Link, WritePlan
-from ripplemem.stores.graph_tables import EdgeRow, insert_edges
-from ripplemem.stores.history_table import HistoryEvent, record_history
-from ripplemem.stores.memory_rows import to_epoch
-from ripplemem.stores.revision_rows import MergeUpdate, merge_rows, set_beliefs, supersede_rows
+from ripplemem.store.graph_tables import EdgeRow, insert_edges
+from ripplemem.store.history_table import HistoryEvent, record_history
+from ripplemem.store.memory_rows import to_epoch
+from ripplemem.store.revision_rows import MergeUpdate, merge_rows, set_beliefs, supersede_rows
 from ripplemem.types import Memory
 
 

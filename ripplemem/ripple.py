@@ -19,10 +19,10 @@ from ripplemem.retrieval import CandidatePool, Fusion, gather_pool, score_pool
 from ripplemem.ripple_cues import answers_inherit, time_answer_lift, with_rows
 from ripplemem.ripple_explain import explain_hits
 from ripplemem.script_reading import dense_trust
-from ripplemem.stores.graph_tables import entity_id, is_entity
-from ripplemem.stores.memory_rows import MemoryFilter
-from ripplemem.stores.sqlite import SQLiteStore
-from ripplemem.stores.vectors import VectorIndex
+from ripplemem.store.graph_tables import entity_id, is_entity
+from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.types import Recall
 
 

@@ -10,9 +10,9 @@ import numpy as np
 from ripplemem.answer_types import asks_when, is_question, names_time
 from ripplemem.config import GraphSettings
 from ripplemem.retrieval import CandidatePool, Fusion
-from ripplemem.stores.graph_tables import next_in_session
-from ripplemem.stores.memory_rows import MemoryFilter
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.graph_tables import next_in_session
+from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.sqlite import SQLiteStore
 
 
 def with_rows(found: CandidatePool, relevance: np.ndarray, ids: list[str], flt: MemoryFilter,

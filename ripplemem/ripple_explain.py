@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ripplemem.config import GRAPH_SUPPORTED
 from ripplemem.graph import ScopeGraph
-from ripplemem.stores.graph_tables import edges_between, get_entities, is_entity
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.graph_tables import edges_between, get_entities, is_entity
+from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.types import GraphNode, Hit, Subgraph, SubgraphEdge
 
 _SNIPPET_CHARS = 60

@@ -12,7 +12,7 @@ from ripplemem.engine import Engine
 from ripplemem.knowledge_bases import chunk_count, readable
 from ripplemem.language.entities import query_entity_keys
 from ripplemem.router import RuleRouter
-from ripplemem.stores.graph_tables import entity_id, get_entities
+from ripplemem.store.graph_tables import entity_id, get_entities
 from ripplemem.types import MemoryType, Recall
 
 PERSONAL_TYPES = tuple(t.value for t in MemoryType if t.value != "document")

@@ -18,8 +18,8 @@ from ripplemem.errors import EmbedderOutputError
 from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
 from ripplemem.revising import apply_revisions, merge_within_batch
-from ripplemem.stores.disk_errors import storage_failure
-from ripplemem.stores.graph_tables import (
+from ripplemem.store.disk_errors import storage_failure
+from ripplemem.store.graph_tables import (
     EntityRow,
     delete_orphan_entities,
     insert_edges,
@@ -28,9 +28,9 @@ from ripplemem.stores.graph_tables import (
     reinforce_edges,
     set_entity_vectors,
 )
-from ripplemem.stores.history_table import HistoryEvent, record_history
-from ripplemem.stores.lifecycle_rows import archive_locations
-from ripplemem.stores.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
+from ripplemem.store.history_table import HistoryEvent, record_history
+from ripplemem.store.lifecycle_rows import archive_locations
+from ripplemem.store.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
 from ripplemem.types import Memory, Recall
 
 logger = logging.getLogger("ripplemem.writes")

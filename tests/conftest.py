@@ -94,7 +94,7 @@ def neo4j_server() -> dict[str, Any]:
         pytest.skip("neo4j backend: set NEO4J_URI to a running server (docker run -p 7687:7687 "
                     "-e NEO4J_AUTH=neo4j/password neo4j:5, or Neo4j Aura)")
     from ripplemem.errors import RippleMemError
-    from ripplemem.stores.neo4j_connection import Neo4jConnection, Neo4jOptions
+    from ripplemem.store.neo4j.connection import Neo4jConnection, Neo4jOptions
 
     auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "password"))
     options = Neo4jOptions(uri, auth, os.environ.get("NEO4J_DATABASE") or None)

@@ -15,8 +15,8 @@ from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.stores.archive import decode_segment
-from ripplemem.stores.history_table import read_history
+from ripplemem.store.archive import decode_segment
+from ripplemem.store.history_table import read_history
 from ripplemem.types import Memory
 
 

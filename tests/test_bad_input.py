@@ -25,7 +25,7 @@ from ripplemem import (
     Settings,
     StoreError,
 )
-from ripplemem.reconcile import PENDING_DIRNAME
+from ripplemem.store.reconcile import PENDING_DIRNAME
 
 
 @pytest.fixture

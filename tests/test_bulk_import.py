@@ -18,7 +18,7 @@ import pytest
 from ripplemem import RippleMem
 from ripplemem.cli import main
 from ripplemem.errors import InvalidInputError
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.sqlite import DB_FILENAME
 
 PEOPLE = ["Asha", "Bruno", "Chen", "Dara", "Emil", "Fatima", "Goran", "Hana"]
 THINGS = ["the pottery class", "a trip to Porto", "the garden", "a chess match", "the choir",

@@ -13,8 +13,8 @@ from typing import Any
 from ripplemem import RippleMem
 from ripplemem.caller_ids import memories_by_metadata
 from ripplemem.embedding.embedders import HashingEmbedder
-from ripplemem.stores.schema import INDEXED_METADATA_KEYS, SCHEMA_VERSION
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.schema import INDEXED_METADATA_KEYS, SCHEMA_VERSION
+from ripplemem.store.sqlite import DB_FILENAME
 
 ROWS = 200
 INDEXES = {f"ix_memories_meta_{key}" for key in INDEXED_METADATA_KEYS}

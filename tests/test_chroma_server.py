@@ -19,7 +19,7 @@ from ripplemem import RippleMem
 from ripplemem.cli import main
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
-from ripplemem.stores.chroma_server import ChromaServer
+from ripplemem.store.vectors.chroma_server import ChromaServer
 
 
 @pytest.fixture

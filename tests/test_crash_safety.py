@@ -19,9 +19,9 @@ import pytest
 
 from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.cli import main
-from ripplemem.reconcile import PENDING_DIRNAME, check_path
-from ripplemem.stores.chroma import ChromaIndex
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
+from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.vectors.chroma import ChromaIndex
 
 # A "zygote" process imports RippleMem and Chroma once, then forks one writer per kill, so a kill
 # costs a fork instead of two seconds of imports. Each writer opens the store, keeps adding batches,

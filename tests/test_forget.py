@@ -14,7 +14,7 @@ from manual_clock import ManualClock
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.stores.history_table import read_history
+from ripplemem.store.history_table import read_history
 from ripplemem.types import Memory
 
 

@@ -15,7 +15,7 @@ from ripplemem.config import GraphSettings
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.graph import ScopeGraph
 from ripplemem.graph_builder import edge_strengths, weighted_edges
-from ripplemem.stores.graph_tables import iter_edges
+from ripplemem.store.graph_tables import iter_edges
 
 
 def some_edges(count: int, nodes: int, seed: int = 3) -> list[tuple[str, str, float]]:

@@ -19,7 +19,7 @@ from ripplemem.cli import main as cli_main
 from ripplemem.core.validation import MAX_METADATA_CHARS
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
-from ripplemem.reconcile import PENDING_DIRNAME
+from ripplemem.store.reconcile import PENDING_DIRNAME
 from tests.chat_fakes import ScriptedChatModel
 
 EXAMPLES = settings(max_examples=40, deadline=None,

@@ -11,7 +11,7 @@ import pytest
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.sqlite import DB_FILENAME
 
 HOSTILE_IDS = ["../../etc/passwd", "x'; DROP TABLE memories; --", "x}) DETACH DELETE n //",
                "alice OR 1=1", "%", "C:\\Windows\\System32", "ユーザー🙂", "rm_" + "0" * 40]

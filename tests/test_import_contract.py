@@ -36,7 +36,7 @@ KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
     "ripplemem.hit_metadata": {"DEFAULT_SOURCE", "MEMORY_KEYS", "RIPPLEMEM_KEYS", "hit_metadata",
                                "memory_metadata"},
     "ripplemem.hit_relevance": {"check_score_threshold"},
-    "ripplemem.knowledge_bases": {"kb_name_of"},
+    "ripplemem.store.kb_tables": {"kb_name_of"},
     "ripplemem.lifecycle.rules": {"remember_cue"},
     "ripplemem.metadata_filters": {"OPERATORS", "Condition", "recall_options"},
     "ripplemem.retrieval": {"RECALL_MODES"},

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from ripplemem import HashingEmbedder, RippleMem
-from ripplemem.reconcile import PENDING_DIRNAME
-from ripplemem.stores.chroma import CHROMA_DIRNAME, collection_name
-from ripplemem.stores.chroma_files import vector_segments
-from ripplemem.stores.chroma_health import index_damage
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.reconcile import PENDING_DIRNAME
+from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.vectors.chroma import CHROMA_DIRNAME, collection_name
+from ripplemem.store.vectors.chroma_files import vector_segments
+from ripplemem.store.vectors.chroma_health import index_damage
 
 # Chroma persists a graph every 1,000 vectors: alice's collection gets persisted graph files.
 ALICE_NOTES = 1100

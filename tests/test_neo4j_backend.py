@@ -12,11 +12,11 @@ import pytest
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
-from ripplemem.stores import neo4j_cypher as cypher
-from ripplemem.stores.chroma_server import store_namespace
-from ripplemem.stores.graph_tables import iter_edges
-from ripplemem.stores.neo4j_connection import statement
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.graph_tables import iter_edges
+from ripplemem.store.neo4j import cypher
+from ripplemem.store.neo4j.connection import statement
+from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.vectors.chroma_server import store_namespace
 
 DEAD_URI = "neo4j://127.0.0.1:1"
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from ripplemem.stores import neo4j_cypher as cypher
+from ripplemem.store.neo4j import cypher
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKER = ROOT / "tests" / "cypher" / "check_cypher.mjs"
 PARSER = ROOT / "tests" / "cypher" / "node_modules" / "@neo4j-cypher" / "language-support"
 # The modules that send Cypher to the driver.
-SENDERS = [ROOT / "ripplemem" / "stores" / name
-           for name in ("neo4j_index.py", "neo4j_graph.py", "neo4j_backend.py")]
+SENDERS = [ROOT / "ripplemem" / "store" / "neo4j" / name
+           for name in ("index.py", "graph.py", "backend.py")]
 SCOPE_LABELS = (":Memory", ":Entity", ":RippleNode")
 
 

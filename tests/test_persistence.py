@@ -12,8 +12,8 @@ import pytest
 
 from ripplemem import EmbeddingModelMismatchError, HashingEmbedder, RippleMem, SchemaVersionError
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.stores.schema import SCHEMA_VERSION
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.schema import SCHEMA_VERSION
+from ripplemem.store.sqlite import DB_FILENAME
 
 WRITER = """
 import json, sys

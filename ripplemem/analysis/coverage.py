@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ripplemem.stores.memory_rows import MemoryFilter
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.types import Memory
 
 # ours: MiniLM cosine between a question or note and a chunk of the section it is about is

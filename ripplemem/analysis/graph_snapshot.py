@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ripplemem.stores.analysis_rows import MemoryRow, active_memories, all_entities
-from ripplemem.stores.graph_tables import EdgeRow, EntityRow, is_entity, iter_edges
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.analysis_rows import MemoryRow, active_memories, all_entities
+from ripplemem.store.graph_tables import EdgeRow, EntityRow, is_entity, iter_edges
+from ripplemem.store.sqlite import SQLiteStore
 
 
 @dataclass

@@ -34,7 +34,7 @@ from ripplemem.engine import Engine
 from ripplemem.errors import InvalidTypeError, RippleMemError
 from ripplemem.graph_builder import GraphInput
 from ripplemem.knowledge_bases import kb_scope, open_for_ingest
-from ripplemem.stores import kb_tables
+from ripplemem.store import kb_tables
 from ripplemem.types import Memory
 from ripplemem.writes import delete_memories, write_batch
 

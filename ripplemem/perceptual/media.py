@@ -1,7 +1,7 @@
 """Images and audio as perceptual memories (seed 001: CLIP for images, CLAP for audio). The memory
 keeps a reference to the file. Its caption or transcript (when given) is embedded with the text
 embedder into the text index, as any memory; an encoder embeds the file itself into its own space,
-kept in the modality's own index (ripplemem.modality_index), where cross-modal recall finds it.
+kept in the modality's own index (ripplemem.store.modality_index), where cross-modal recall finds it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from ripplemem.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.graph_builder import GraphInput
 from ripplemem.items import build_memory
-from ripplemem.modality_index import check_space
-from ripplemem.stores.modality_vectors import ModalitySpace
+from ripplemem.store.modality_index import check_space
+from ripplemem.store.modality_vectors import ModalitySpace
 from ripplemem.types import Memory, Scope
 from ripplemem.writes import delete_memories, write_batch
 

@@ -28,8 +28,8 @@ from ripplemem.perceptual.rules import (
     local_time,
     metric_label,
 )
-from ripplemem.stores.memory_rows import MemoryFilter, to_epoch
-from ripplemem.stores.readings_table import (
+from ripplemem.store.memory_rows import MemoryFilter, to_epoch
+from ripplemem.store.readings_table import (
     ReadingRow,
     insert_readings,
     metric_units,

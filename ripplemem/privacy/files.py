@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 
 from ripplemem.privacy.matcher import CHUNK, chunks_of, file_chunks
-from ripplemem.stores.sqlite import DB_FILENAME
+from ripplemem.store.sqlite import DB_FILENAME
 
 # SQLite's companions of a database file, and the names SQLite databases go by.
 SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")

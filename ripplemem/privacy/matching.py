@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
-from ripplemem.stores.memory_rows import scope_token
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.memory_rows import scope_token
+from ripplemem.store.sqlite import SQLiteStore
 
 # A match's entities lead to the other memories mentioning them, unless the entity is a hub
 # (the user's own name, "today"): followed only when it is mentioned by at most this many memories.

@@ -16,7 +16,7 @@ from ripplemem.knowledge_bases import delete_knowledge_base
 from ripplemem.privacy.files import checkpoint_wal
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.targets import EraseTargets
-from ripplemem.stores.archive import user_digest
+from ripplemem.store.archive import user_digest
 from ripplemem.writes import delete_memories
 
 ERASED_USER = "(erased user)"

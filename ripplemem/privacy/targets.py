@@ -20,9 +20,9 @@ from ripplemem.privacy.matching import (
     rows_in,
     through_entities,
 )
-from ripplemem.stores import kb_tables
-from ripplemem.stores.modality_vectors import vectors_of
-from ripplemem.stores.revision_rows import linked_pairs
+from ripplemem.store import kb_tables
+from ripplemem.store.modality_vectors import vectors_of
+from ripplemem.store.revision_rows import linked_pairs
 
 MODES = ("memory", "matching", "user")
 

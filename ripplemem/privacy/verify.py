@@ -17,7 +17,7 @@ from ripplemem.privacy.files import checkpoint_wal, store_files
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.scrub import text_needles
 from ripplemem.privacy.targets import EraseTargets
-from ripplemem.stores.memory_rows import scope_token
+from ripplemem.store.memory_rows import scope_token
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.
 NEAR_DUPLICATE = 0.999

@@ -1,1 +1,4 @@
-"""Storage behind small protocols: SQLite is the source of truth, vector indexes beside it."""
+"""Kept for the one path docs/backends.md tells users to call: ``ripplemem.stores.chroma_health``.
+
+The storage modules live in ``ripplemem.store`` since issue 20.
+"""

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.sqlite import SQLiteStore
 
 EDGE_TYPES = ("MENTIONS", "RELATES", "NEXT", "SIMILAR", "ALIAS", "SUMMARIZES", "SUPERSEDES", "CONTRADICTS")
 ENTITY_PREFIX = "ent_"

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.sqlite import SQLiteStore
 
 # Chroma's own defaults: `chroma run` listens on 8000.
 _DEFAULT_PORTS = {"http": 8000, "https": 443}

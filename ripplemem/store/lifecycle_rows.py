@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.stores.memory_rows import index_metadata, stored_epoch
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.memory_rows import index_metadata, stored_epoch
+from ripplemem.store.sqlite import SQLiteStore
 
 PREVIEW_CHARS = 60
 

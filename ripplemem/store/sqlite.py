@@ -16,8 +16,8 @@ import numpy as np
 
 from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import SchemaVersionError, StoreError
-from ripplemem.stores.disk_errors import storage_failure
-from ripplemem.stores.memory_rows import (
+from ripplemem.store.disk_errors import storage_failure
+from ripplemem.store.memory_rows import (
     READABLE_EPOCHS,
     MemoryFilter,
     from_epoch,
@@ -27,7 +27,7 @@ from ripplemem.stores.memory_rows import (
     scope_token,
     to_epoch,
 )
-from ripplemem.stores.schema import MIGRATIONS, SCHEMA_VERSION, indexed_value
+from ripplemem.store.schema import MIGRATIONS, SCHEMA_VERSION, indexed_value
 from ripplemem.types import Memory
 
 DB_FILENAME = "ripplemem.db"
@@ -56,7 +56,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self.closed = False
         # Called inside every write transaction, before the caller's statements (the engine marks
-        # index writes in flight with it; see ripplemem.reconcile).
+        # index writes in flight with it; see ripplemem.store.reconcile).
         self.on_write: Callable[[sqlite3.Connection], None] | None = None
         self._configure()
         self._migrate()

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from ripplemem.errors import StoreError
-from ripplemem.stores import neo4j_cypher as cypher
-from ripplemem.stores.neo4j_connection import Neo4jConnection, statement
-from ripplemem.stores.vectors import VectorFilter
+from ripplemem.store.neo4j import cypher
+from ripplemem.store.neo4j.connection import Neo4jConnection, statement
+from ripplemem.store.vectors.base import VectorFilter
 
 _BATCH = 500
 # The vector index covers every store and user: ask for this many neighbours per wanted hit.

@@ -24,16 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.check_report import CheckReport, take_damage
 from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import InvalidInputError, StoreError
-from ripplemem.modality_index import check_opened, opened_for_check
-from ripplemem.stores.chroma import ChromaIndex
-from ripplemem.stores.chroma_server import ChromaServer, store_namespace
-from ripplemem.stores.graph_tables import delete_orphan_entities
-from ripplemem.stores.memory_rows import index_metadata, scope_token
-from ripplemem.stores.sqlite import DB_FILENAME, SQLiteStore
-from ripplemem.stores.vectors import VectorIndex
+from ripplemem.store.check_report import CheckReport, take_damage
+from ripplemem.store.graph_tables import delete_orphan_entities
+from ripplemem.store.memory_rows import index_metadata, scope_token
+from ripplemem.store.modality_index import check_opened, opened_for_check
+from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore
+from ripplemem.store.vectors.base import VectorIndex
+from ripplemem.store.vectors.chroma import ChromaIndex
+from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
 
 PENDING_DIRNAME = "pending-writes"
 _log = logging.getLogger(__name__)

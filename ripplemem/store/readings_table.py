@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.sqlite import SQLiteStore
 
 
 @dataclass(frozen=True)

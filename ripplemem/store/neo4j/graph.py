@@ -18,12 +18,12 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ripplemem.reconcile import MarkedWriteLock
-from ripplemem.stores import neo4j_cypher as cypher
-from ripplemem.stores.graph_tables import EdgeRow
-from ripplemem.stores.neo4j_connection import Neo4jConnection, Statement, statement
-from ripplemem.stores.neo4j_index import Neo4jIndex
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.graph_tables import EdgeRow
+from ripplemem.store.neo4j import cypher
+from ripplemem.store.neo4j.connection import Neo4jConnection, Statement, statement
+from ripplemem.store.neo4j.index import Neo4jIndex
+from ripplemem.store.reconcile import MarkedWriteLock
+from ripplemem.store.sqlite import SQLiteStore
 
 _BATCH = 1000
 _SWEEP = 10_000

@@ -10,7 +10,15 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.sqlite import SQLiteStore
+
+# The reserved scope id of a knowledge base is this prefix + its name (see engine/knowledge_bases.py).
+KB_SCOPE_PREFIX = "\x1fkb\x1f"
+
+
+def kb_name_of(scope_id: str) -> str | None:
+    """The knowledge base a scope id belongs to, or None for a user's own scope."""
+    return scope_id[len(KB_SCOPE_PREFIX):] if scope_id.startswith(KB_SCOPE_PREFIX) else None
 
 
 @dataclass(frozen=True)

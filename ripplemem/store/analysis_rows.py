@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ripplemem.stores.graph_tables import EntityRow
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.graph_tables import EntityRow
+from ripplemem.store.sqlite import SQLiteStore
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,16 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
-from ripplemem.stores.chroma_files import (
+from ripplemem.store.process_lock import ProcessLock
+from ripplemem.store.vectors.base import VectorFilter
+from ripplemem.store.vectors.chroma_files import (
     CHROMA_DIRNAME,
     LOCK_FILENAME,
     IndexDamage,
     remove_broken_files,
     remove_dropped_segments,
 )
-from ripplemem.stores.chroma_health import find_damage
-from ripplemem.stores.process_lock import ProcessLock
-from ripplemem.stores.vectors import VectorFilter
+from ripplemem.store.vectors.chroma_health import find_damage
 
 COLLECTION_PREFIX = "rm_"
 # isolation="filter": every user's vectors in this one collection, each tagged with its user id.

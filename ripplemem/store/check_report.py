@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ripplemem.stores.vectors import VectorIndex
+from ripplemem.store.vectors.base import VectorIndex
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.sqlite import SQLiteStore
 
 _SPACE_KEY = "modality_space:"
 # Memories whose modality vector belongs in the index: active and not cold.

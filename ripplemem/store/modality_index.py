@@ -13,12 +13,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ripplemem.check_report import CheckReport, take_damage
 from ripplemem.errors import EmbeddingModelMismatchError
-from ripplemem.stores.chroma import ChromaIndex
-from ripplemem.stores.chroma_files import MODALITY_DIRNAME
-from ripplemem.stores.lifecycle_rows import index_metadatas
-from ripplemem.stores.modality_vectors import (
+from ripplemem.store.check_report import CheckReport, take_damage
+from ripplemem.store.lifecycle_rows import index_metadatas
+from ripplemem.store.modality_vectors import (
     ModalitySpace,
     indexed_ids,
     indexed_vectors,
@@ -28,8 +26,10 @@ from ripplemem.stores.modality_vectors import (
     recorded_modalities,
     recorded_space,
 )
-from ripplemem.stores.sqlite import SQLiteStore
-from ripplemem.stores.vectors import NumpyIndex, VectorFilter, VectorIndex
+from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.vectors.base import NumpyIndex, VectorFilter, VectorIndex
+from ripplemem.store.vectors.chroma import ChromaIndex
+from ripplemem.store.vectors.chroma_files import MODALITY_DIRNAME
 
 _INDEX_KEY = "modality_index:"
 

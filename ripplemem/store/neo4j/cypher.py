@@ -10,7 +10,7 @@ tests/test_neo4j_cypher.py parse each statement with Neo4j's own parser.
 
 from __future__ import annotations
 
-from ripplemem.stores.graph_tables import EDGE_TYPES
+from ripplemem.store.graph_tables import EDGE_TYPES
 
 VECTOR_INDEX = "ripplemem_memory_embedding"
 FULLTEXT_INDEX = "ripplemem_memory_content"

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.sqlite import SQLiteStore
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from ripplemem.knowledge_bases import kb_name_of
-from ripplemem.stores.sqlite import DB_FILENAME, SQLiteStore
+from ripplemem.store.kb_tables import kb_name_of
+from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore
 
 
 def store_exists(path: str) -> bool:

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import StoreError
-from ripplemem.reconcile import CheckReport, reconcile_on_open
-from ripplemem.stores.chroma_server import store_namespace
-from ripplemem.stores.graph_tables import EdgeRow
-from ripplemem.stores.neo4j_connection import Neo4jConnection, Neo4jOptions
-from ripplemem.stores.neo4j_graph import MirroringWriteLock, Neo4jGraph
-from ripplemem.stores.neo4j_index import Neo4jIndex
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.graph_tables import EdgeRow
+from ripplemem.store.neo4j.connection import Neo4jConnection, Neo4jOptions
+from ripplemem.store.neo4j.graph import MirroringWriteLock, Neo4jGraph
+from ripplemem.store.neo4j.index import Neo4jIndex
+from ripplemem.store.reconcile import CheckReport, reconcile_on_open
+from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.vectors.chroma_server import store_namespace
 
 
 def embedding_dimensions(embedder: Embedder) -> int:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ripplemem.stores.memory_rows import READABLE_EPOCHS, from_epoch
-from ripplemem.stores.sqlite import SQLiteStore
+from ripplemem.store.memory_rows import READABLE_EPOCHS, from_epoch
+from ripplemem.store.sqlite import SQLiteStore
 
 
 @dataclass(frozen=True)

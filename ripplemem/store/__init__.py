@@ -1,0 +1,1 @@
+"""Storage behind small protocols: SQLite is the source of truth, vector indexes beside it."""

@@ -1,0 +1,1 @@
+"""Neo4j as the graph and vector backend: connection, Cypher statements, graph and vector index."""

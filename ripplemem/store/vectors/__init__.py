@@ -1,0 +1,1 @@
+"""Vector indexes: the protocol (`base`), embedded Chroma and its health checks, a Chroma server."""
