@@ -46,11 +46,11 @@ def _seeded_uuid4() -> uuid.UUID:
 
 
 def _fix_time_and_ids(start: str) -> None:
-    import ripplemem.engine
+    import ripplemem.engine.engine
     import ripplemem.lifecycle.rules.working
 
     clock = SampleClock(start)
-    for module in (ripplemem.engine, ripplemem.lifecycle.rules.working):
+    for module in (ripplemem.engine.engine, ripplemem.lifecycle.rules.working):
         module.utc_now = clock
     uuid.uuid4 = _seeded_uuid4
 

@@ -44,7 +44,7 @@ _EXPORTS = {
     "KnowledgeBaseAccessError": "ripplemem.errors",
     "IngestReport": "ripplemem.documents.ingest",
     "ImportReport": "ripplemem.bulk_import",
-    "KnowledgeBase": "ripplemem.knowledge_bases",
+    "KnowledgeBase": "ripplemem.engine.knowledge_bases",
     "LifecycleReport": "ripplemem.lifecycle_report",
     "MaintenanceReport": "ripplemem.lifecycle_report",
     "ConsolidationReport": "ripplemem.consolidating",
@@ -85,6 +85,7 @@ if TYPE_CHECKING:
         SentenceTransformerImageEncoder,
     )
     from ripplemem.embedding.onnx import OnnxMiniLMEmbedder, export_minilm_onnx
+    from ripplemem.engine.knowledge_bases import KnowledgeBase
     from ripplemem.errors import (
         ClosedError,
         EmbedderOutputError,
@@ -99,7 +100,6 @@ if TYPE_CHECKING:
         StoreError,
         UserMismatchError,
     )
-    from ripplemem.knowledge_bases import KnowledgeBase
     from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.writes import delete_memories
 from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS
 from ripplemem.lifecycle.rules.tiers import plan_tier_moves, plan_wakeups
 from ripplemem.lifecycle_report import LifecycleEntry, LifecycleReport
@@ -30,7 +31,6 @@ from ripplemem.store.lifecycle_rows import (
     stored_vectors,
 )
 from ripplemem.store.sqlite import SQLiteStore
-from ripplemem.writes import delete_memories
 
 TIER_CAUSE = "tiers (seed 000 §8)"
 

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.relations import coerce_relations
 from ripplemem.core.validation import MAX_METADATA_DEPTH, check_k
+from ripplemem.engine.graph_rows import GraphInput
+from ripplemem.engine.items import build_memory
+from ripplemem.engine.writes import write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError, StoreError
-from ripplemem.graph_builder import GraphInput
-from ripplemem.items import build_memory
 from ripplemem.maintenance import ProgressCallback, progress_reporter
 from ripplemem.types import Memory, Scope
-from ripplemem.writes import write_batch
 
 if TYPE_CHECKING:
-    from ripplemem.engine import Engine
+    from ripplemem.engine.engine import Engine
 
 FORMATS = ("auto", "jsonl", "text")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")

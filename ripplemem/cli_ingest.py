@@ -20,8 +20,8 @@ from ripplemem.documents.convert.file_limits import (
     FileLimits,
 )
 from ripplemem.documents.ingest import IngestReport
+from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.errors import InvalidInputError
-from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.store.info import recorded_embedder
 
 if TYPE_CHECKING:

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.core.clock import time_key
-from ripplemem.engine import Engine
-from ripplemem.graph_builder import GraphInput
-from ripplemem.items import build_memory
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.graph_rows import GraphInput
+from ripplemem.engine.items import build_memory
+from ripplemem.engine.writes import retype_memories, write_batch
 from ripplemem.lifecycle.rules.clusters import cluster_related, summarize_cluster
 from ripplemem.lifecycle.rules.consolidation import (
     ConsolidationContext,
@@ -32,7 +33,6 @@ from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.revision_rows import entity_keys, summarized_ids
 from ripplemem.types import Memory, Scope
-from ripplemem.writes import retype_memories, write_batch
 
 logger = logging.getLogger("ripplemem.lifecycle.rules")
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 
 from ripplemem.archiving import move_to_cold
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle.rules.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
 from ripplemem.lifecycle_report import LifecycleEntry, LifecycleReport
@@ -25,7 +26,6 @@ from ripplemem.store.lifecycle_rows import (
     read_lifecycle_rows,
     set_importance,
 )
-from ripplemem.writes import delete_memories
 
 
 def check_strategy(strategy: object) -> str:

@@ -18,7 +18,7 @@ from numbers import Real
 
 import numpy as np
 
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.keyword_index import KeywordIndex, index_terms, query_terms
 from ripplemem.recalling import SearchSpec

@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ripplemem.engine import Engine
-from ripplemem.knowledge_bases import kb_label, kb_scope, present
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.knowledge_bases import kb_label, kb_scope, present
+from ripplemem.engine.writes import reinforce_paths
 from ripplemem.recalling import SearchSpec, search_scope
 from ripplemem.router import classify_query
 from ripplemem.store.graph_tables import get_entities, mentioned_entities
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.types import Hit, Recall, Subgraph
-from ripplemem.writes import reinforce_paths
 
 # How many of the user's own top hits lend their entities to a knowledge-base search, and how
 # close to the best hit's score they must come.

@@ -11,7 +11,7 @@ from ripplemem.archiving import rearchive_store
 from ripplemem.core.validation import check_k
 from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
 from ripplemem.embedding.framework import TargetEmbedder, as_embedder
-from ripplemem.engine import open_vector_index, rebuild_index
+from ripplemem.engine.engine import open_vector_index, rebuild_index
 from ripplemem.store.sqlite import SQLiteStore
 
 ProgressCallback = Callable[[int, int], None]

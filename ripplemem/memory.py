@@ -27,14 +27,15 @@ from ripplemem.core.validation import (
     check_types,
 )
 from ripplemem.embedding.framework import EmbedderSpec, TargetEmbedder
-from ripplemem.engine import Clock, Engine
+from ripplemem.engine.engine import Clock, Engine
+from ripplemem.engine.graph_rows import GraphInput
+from ripplemem.engine.items import build_memory
+from ripplemem.engine.knowledge_bases import check_kb_names
+from ripplemem.engine.writes import delete_memories, update_memory, write_batch
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError, StoreError
 from ripplemem.expansion import check_expand
-from ripplemem.graph_builder import GraphInput
 from ripplemem.hit_relevance import check_score_threshold, with_relevance
-from ripplemem.items import build_memory
 from ripplemem.kb_recall import record_recall_access, search_readable
-from ripplemem.knowledge_bases import check_kb_names
 from ripplemem.llm.answer import Answer, ContextItem, answer_question
 from ripplemem.llm.extraction import LLMExtractor
 from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
@@ -68,7 +69,6 @@ from ripplemem.store.neo4j.connection import neo4j_options
 from ripplemem.store.reconcile import CheckReport, check_path
 from ripplemem.store.vectors.chroma_server import server_option
 from ripplemem.types import Memory, Recall, Scope
-from ripplemem.writes import delete_memories, update_memory, write_batch
 
 if TYPE_CHECKING:
     from ripplemem.language.timeparse import TimeRange

@@ -7,7 +7,6 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from ripplemem import knowledge_bases as kbs
 from ripplemem.core.validation import check_identifier, check_k
 from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS
 from ripplemem.documents.convert.discover import PathLike
@@ -18,8 +17,9 @@ from ripplemem.documents.convert.file_limits import (
     FileLimits,
 )
 from ripplemem.documents.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
+from ripplemem.engine import knowledge_bases as kbs
+from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
 from ripplemem.errors import InvalidInputError
-from ripplemem.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
 from ripplemem.memory_handle import HandleState
 from ripplemem.types import Memory
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ripplemem.types import Scope
 
 if TYPE_CHECKING:
-    from ripplemem.engine import Engine
+    from ripplemem.engine.engine import Engine
 
 
 class HandleState:

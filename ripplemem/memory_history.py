@@ -18,7 +18,7 @@ from ripplemem.store.revision_rows import linked_pairs
 from ripplemem.types import Hit, Memory
 
 if TYPE_CHECKING:
-    from ripplemem.engine import Engine
+    from ripplemem.engine.engine import Engine
 
 
 class HistoryMethods(HandleState):

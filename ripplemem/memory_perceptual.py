@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.validation import check_datetime, check_k
 from ripplemem.embedding.media_encoders import AudioEncoder, ImageEncoder
+from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError
 from ripplemem.memory_handle import HandleState
 from ripplemem.perceptual.media import MEDIA, add_media, use_encoder
@@ -22,7 +23,6 @@ from ripplemem.perceptual.recording import (
 from ripplemem.perceptual.rules import MetricStats, Reading, SensorSettings, check_metric
 from ripplemem.store.memory_rows import to_epoch
 from ripplemem.store.readings_table import delete_readings, metric_units, reading_stats, select_readings
-from ripplemem.writes import delete_memories
 
 if TYPE_CHECKING:
     from ripplemem.types import Memory

@@ -20,7 +20,7 @@ from ripplemem.store.vectors.base import VectorFilter
 from ripplemem.types import Hit, Recall
 
 if TYPE_CHECKING:
-    from ripplemem.engine import Engine
+    from ripplemem.engine.engine import Engine
     from ripplemem.recalling import SearchSpec
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ripplemem.core.validation import check_content, check_importance, check_metadata, check_text
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
 from ripplemem.lifecycle.rules.working import WorkingItem
 
 _USER_ROLES = frozenset({"user", "human"})

@@ -11,7 +11,7 @@ from datetime import datetime
 import numpy as np
 
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError
 from ripplemem.expansion import QueryExpander, candidate_pool_size, fuse_by_rank
 from ripplemem.language.timeparse import TimeRange, resolve_time

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ripplemem.engine import Engine
-from ripplemem.knowledge_bases import chunk_count, readable
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.knowledge_bases import chunk_count, readable
 from ripplemem.language.entities import query_entity_keys
 from ripplemem.router import RuleRouter
 from ripplemem.store.graph_tables import entity_id, get_entities

@@ -13,8 +13,8 @@ import numpy as np
 from ripplemem import RippleMem
 from ripplemem.config import GraphSettings
 from ripplemem.embedding.embedders import Embedder
+from ripplemem.engine.graph_rows import edge_strengths, weighted_edges
 from ripplemem.graph import ScopeGraph
-from ripplemem.graph_builder import edge_strengths, weighted_edges
 from ripplemem.store.graph_tables import iter_edges
 
 

@@ -13,8 +13,8 @@ from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.config import Settings
-from ripplemem.conflicting import may_state_attribute
 from ripplemem.embedding.embedders import Embedder
+from ripplemem.engine.conflicting import may_state_attribute
 from ripplemem.lifecycle.rules.settings import LifecycleSettings
 from ripplemem.lifecycle.rules.statements import parse_statement
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ripplemem import RippleMem
-from ripplemem.conflicting import read_statement
+from ripplemem.engine.conflicting import read_statement
 from ripplemem.keyword_index import stem
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from ripplemem import knowledge_bases as kbs
 from ripplemem.analysis.coverage import Topic, document_topics, measure_coverage, memory_vectors
 from ripplemem.analysis.graph_snapshot import GraphSnapshot, load_graph
 from ripplemem.analysis.learning_stats import (
@@ -20,7 +19,8 @@ from ripplemem.analysis.learning_stats import (
     study_minutes,
 )
 from ripplemem.analysis.report_phrasing import phrase_report
-from ripplemem.engine import Engine
+from ripplemem.engine import knowledge_bases as kbs
+from ripplemem.engine.engine import Engine
 from ripplemem.store.analysis_rows import MemoryRow
 
 MAX_ITEMS = 5

@@ -30,13 +30,13 @@ from ripplemem.documents.chunk.chunking import chunk_text, resolve_chunker
 from ripplemem.documents.convert.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
 from ripplemem.documents.convert.discover import PathLike, discover_files
 from ripplemem.documents.convert.file_limits import FileLimits
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.graph_rows import GraphInput
+from ripplemem.engine.knowledge_bases import kb_scope, open_for_ingest
+from ripplemem.engine.writes import delete_memories, write_batch
 from ripplemem.errors import InvalidTypeError, RippleMemError
-from ripplemem.graph_builder import GraphInput
-from ripplemem.knowledge_bases import kb_scope, open_for_ingest
 from ripplemem.store import kb_tables
 from ripplemem.types import Memory
-from ripplemem.writes import delete_memories, write_batch
 
 # A page of running text, for formats without pages of their own (Markdown, HTML, DOCX, ...):
 # about 500 words of English, the usual "standard manuscript page".

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.graph_rows import GraphInput
+from ripplemem.engine.items import build_memory
+from ripplemem.engine.writes import delete_memories, write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
-from ripplemem.graph_builder import GraphInput
-from ripplemem.items import build_memory
 from ripplemem.store.modality_index import check_space
 from ripplemem.store.modality_vectors import ModalitySpace
 from ripplemem.types import Memory, Scope
-from ripplemem.writes import delete_memories, write_batch
 
 MEDIA = {"image": ("caption", "embed_image"), "audio": ("transcript", "embed_audio")}
 

@@ -10,10 +10,11 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ripplemem.core.validation import check_datetime, check_text
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.graph_rows import GraphInput
+from ripplemem.engine.items import build_memory
+from ripplemem.engine.writes import update_memory, write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.graph_builder import GraphInput
-from ripplemem.items import build_memory
 from ripplemem.language.entities import ExtractedEntity, canonical_name
 from ripplemem.language.timeparse import resolve_time
 from ripplemem.perceptual.rules import (
@@ -38,7 +39,6 @@ from ripplemem.store.readings_table import (
     set_memory,
 )
 from ripplemem.types import Memory, Scope
-from ripplemem.writes import update_memory, write_batch
 
 READING_FIELDS = frozenset({"metric", "value", "unit", "at", "source"})
 

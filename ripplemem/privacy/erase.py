@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ripplemem.core.validation import check_content
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.privacy.scrub import compact_store, remove_everywhere
 from ripplemem.privacy.targets import EraseTargets, select_matching, select_memory, select_user

@@ -11,13 +11,13 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ripplemem.engine import Engine
-from ripplemem.knowledge_bases import delete_knowledge_base
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.knowledge_bases import delete_knowledge_base
+from ripplemem.engine.writes import delete_memories
 from ripplemem.privacy.files import checkpoint_wal
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.targets import EraseTargets
 from ripplemem.store.archive import user_digest
-from ripplemem.writes import delete_memories
 
 ERASED_USER = "(erased user)"
 # Memories deleted per hold of the write lock (a few hundred milliseconds with Chroma).

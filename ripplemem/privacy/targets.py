@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
 from ripplemem.errors import MemoryNotFoundError
 from ripplemem.privacy.matching import (
     dense_matches,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.engine import Engine
+from ripplemem.engine.engine import Engine
 from ripplemem.privacy.files import checkpoint_wal, store_files
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.scrub import text_needles

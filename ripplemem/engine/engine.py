@@ -26,9 +26,9 @@ from ripplemem.core.validation import checked_clock
 from ripplemem.embedding.auto import AUTO, AutoEmbedder, is_auto, model_for
 from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
 from ripplemem.embedding.framework import EmbedderSpec, as_embedder
+from ripplemem.engine.graph_rows import as_rows, weighted_edges
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.graph import ScopeGraph
-from ripplemem.graph_builder import as_rows, weighted_edges
 from ripplemem.keyword_index import KeywordIndex, index_terms, stem
 from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
 from ripplemem.store.archive import VectorArchive

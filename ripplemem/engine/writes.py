@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import GRAPH_SUPPORTED
-from ripplemem.conflicting import WritePlan, forget_cached_texts, plan_writes
-from ripplemem.engine import Engine
+from ripplemem.engine.conflicting import WritePlan, forget_cached_texts, plan_writes
+from ripplemem.engine.engine import Engine
+from ripplemem.engine.graph_rows import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
+from ripplemem.engine.revising import apply_revisions, merge_within_batch
 from ripplemem.errors import EmbedderOutputError
-from ripplemem.graph_builder import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
-from ripplemem.revising import apply_revisions, merge_within_batch
 from ripplemem.store.disk_errors import storage_failure
 from ripplemem.store.graph_tables import (
     EntityRow,
@@ -33,7 +33,7 @@ from ripplemem.store.lifecycle_rows import archive_locations
 from ripplemem.store.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
 from ripplemem.types import Memory, Recall
 
-logger = logging.getLogger("ripplemem.writes")
+logger = logging.getLogger("ripplemem.engine.writes")
 
 
 def index_meta(memory: Memory) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
     now holding it.
 
     Unless switched off in LifecycleSettings, each item is first compared with the user's nearest
-    stored memories and the batch's earlier items (ripplemem.conflicting): a duplicate merges into
+    stored memories and the batch's earlier items (ripplemem.engine.conflicting): a duplicate merges into
     the memory it repeats (which is returned in its place), an update supersedes the old value, a
     contradiction links both; ``llm`` (a chat model) judges the pairs the rules leave open.
     ``on_commit`` runs inside the batch's transaction (a bulk import records its progress there,

@@ -1,4 +1,4 @@
-"""Carry out a WritePlan (ripplemem.conflicting) inside the write's transaction: merged duplicates,
+"""Carry out a WritePlan (ripplemem.engine.conflicting) inside the write's transaction: merged duplicates,
 superseded memories with valid_to, SUPERSEDES and CONTRADICTS edges, belief states, and the
 change log ("added", "merged", "superseded" / "supersedes", "contradicted").
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ripplemem.conflicting import Link, WritePlan
+from ripplemem.engine.conflicting import Link, WritePlan
 from ripplemem.store.graph_tables import EdgeRow, insert_edges
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.memory_rows import to_epoch
