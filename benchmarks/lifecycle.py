@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ripplemem import RippleMem  # noqa: E402
-from ripplemem.maintenance import disk_bytes  # noqa: E402
+from ripplemem.lifecycle.reembed import disk_bytes  # noqa: E402
 
 NAMES = ["Calvin", "Mei", "Lin", "Oskar", "Priya", "Tomás", "Aiko", "Femi", "Greta", "Hassan", "Ines",
          "Jonas", "Kavya", "Liam", "Marta", "Nadia", "Omar", "Paula", "Ravi", "Sofia"]

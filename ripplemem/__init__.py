@@ -45,9 +45,9 @@ _EXPORTS = {
     "IngestReport": "ripplemem.documents.ingest",
     "ImportReport": "ripplemem.bulk_import",
     "KnowledgeBase": "ripplemem.engine.knowledge_bases",
-    "LifecycleReport": "ripplemem.lifecycle_report",
-    "MaintenanceReport": "ripplemem.lifecycle_report",
-    "ConsolidationReport": "ripplemem.consolidating",
+    "LifecycleReport": "ripplemem.lifecycle.report",
+    "MaintenanceReport": "ripplemem.lifecycle.report",
+    "ConsolidationReport": "ripplemem.lifecycle.consolidate",
     "HistoryEvent": "ripplemem.store.history_table",
     "Predecessor": "ripplemem.memory_history",
     "Reading": "ripplemem.perceptual.rules",
@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
     from ripplemem.bulk_import import ImportReport
     from ripplemem.config import ScoreProfile, Settings
-    from ripplemem.consolidating import ConsolidationReport
     from ripplemem.documents.ingest import IngestReport
     from ripplemem.embedding.embedders import (
         Embedder,
@@ -100,7 +99,8 @@ if TYPE_CHECKING:
         StoreError,
         UserMismatchError,
     )
-    from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
+    from ripplemem.lifecycle.consolidate import ConsolidationReport
+    from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
     from ripplemem.memory_history import Predecessor

@@ -25,7 +25,7 @@ from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
 from ripplemem.engine.writes import write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError, StoreError
-from ripplemem.maintenance import ProgressCallback, progress_reporter
+from ripplemem.lifecycle.reembed import ProgressCallback, progress_reporter
 from ripplemem.types import Memory, Scope
 
 if TYPE_CHECKING:

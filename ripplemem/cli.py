@@ -151,7 +151,7 @@ def cmd_maintain(args: argparse.Namespace) -> None:
     """Consolidate, forget and archive the memories of one user (or of every user of the store)."""
     if not store_exists(args.path):
         raise StoreError(f"no RippleMem store at {args.path!r} to maintain; pass --path")
-    from ripplemem.maintenance import progress_reporter
+    from ripplemem.lifecycle.reembed import progress_reporter
     from ripplemem.memory import RippleMem
 
     users = [args.user] if args.user else store_users(args.path)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.bulk_import import ImportReport, ImportTarget, import_file
 from ripplemem.config import Settings, check_settings
-from ripplemem.consolidating import consolidate_dropped
 from ripplemem.core.relations import coerce_relations
 from ripplemem.core.validation import (
     check_content,
@@ -36,9 +35,10 @@ from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError,
 from ripplemem.expansion import check_expand
 from ripplemem.hit_relevance import check_score_threshold, with_relevance
 from ripplemem.kb_recall import record_recall_access, search_readable
+from ripplemem.lifecycle.consolidate import consolidate_dropped
+from ripplemem.lifecycle.reembed import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.llm.answer import Answer, ContextItem, answer_question
 from ripplemem.llm.extraction import LLMExtractor
-from ripplemem.maintenance import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.memory_analysis import AnalysisMethods
 from ripplemem.memory_async import CoreAsyncMethods
 from ripplemem.memory_documents import DocumentMethods

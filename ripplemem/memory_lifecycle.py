@@ -6,14 +6,14 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.archiving import run_tier_moves, wake_memories
 from ripplemem.core.validation import check_flag
-from ripplemem.forgetting_run import check_strategy, run_forget
-from ripplemem.lifecycle_report import LifecycleReport, MaintenanceReport
+from ripplemem.lifecycle.archive import run_tier_moves, wake_memories
+from ripplemem.lifecycle.forget import check_strategy, run_forget
+from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
 from ripplemem.memory_handle import HandleState
 
 if TYPE_CHECKING:
-    from ripplemem.consolidating import ConsolidationReport
+    from ripplemem.lifecycle.consolidate import ConsolidationReport
     from ripplemem.types import Recall
 
 WAKE_CAUSE = "recall reached it (seed 000 §8: cold -> active when an associated query touches it)"

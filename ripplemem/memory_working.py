@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ripplemem.consolidating import (
+from ripplemem.core.validation import check_flag, check_identifier
+from ripplemem.errors import InvalidTypeError
+from ripplemem.lifecycle.consolidate import (
     ConsolidationReport,
     consolidate_working,
     promote_stored,
     summarize_episodic,
 )
-from ripplemem.core.validation import check_flag, check_identifier
-from ripplemem.errors import InvalidTypeError
+from ripplemem.lifecycle.observe import observe_turn
 from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemory
 from ripplemem.llm.chat import require_llm
 from ripplemem.memory_handle import HandleState
-from ripplemem.observing import observe_turn
 
 
 class WorkingMethods(HandleState):

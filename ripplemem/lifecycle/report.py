@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ripplemem.consolidating import ConsolidationReport
+    from ripplemem.lifecycle.consolidate import ConsolidationReport
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ import contextlib
 import os
 from collections.abc import Callable
 
-from ripplemem.archiving import rearchive_store
 from ripplemem.core.validation import check_k
 from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
 from ripplemem.embedding.framework import TargetEmbedder, as_embedder
 from ripplemem.engine.engine import open_vector_index, rebuild_index
+from ripplemem.lifecycle.archive import rearchive_store
 from ripplemem.store.sqlite import SQLiteStore
 
 ProgressCallback = Callable[[int, int], None]
