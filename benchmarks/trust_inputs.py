@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ripplemem import HashingEmbedder, RippleMem, Settings
-from ripplemem.cli import main as cli_main
 from ripplemem.errors import RippleMemError
+from ripplemem.interfaces.cli.main import main as cli_main
 from ripplemem.store.reconcile import PENDING_DIRNAME
 
 Probe = Callable[[RippleMem], Any]

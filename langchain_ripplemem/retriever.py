@@ -17,7 +17,7 @@ from ripplemem import RippleMem
 from ripplemem.core.validation import check_k, check_mode, check_types
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.hit_relevance import check_score_threshold
-from ripplemem.metadata_filters import Condition, recall_options
+from ripplemem.interfaces.metadata_filters import Condition, recall_options
 from ripplemem.retrieval import RECALL_MODES
 
 #: Keys of ``filters=`` (and of per-call keyword arguments): RippleMem.recall's narrowing options.

@@ -23,7 +23,7 @@ from langchain_ripplemem.tool_schemas import (
 )
 from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError, RippleMemError
-from ripplemem.tool_replies import (
+from ripplemem.interfaces.tool_replies import (
     CONNECTIONS_DESCRIPTION,
     DESCRIPTIONS,
     ERASE_DESCRIPTION,

@@ -15,7 +15,7 @@ from llama_index.core.vector_stores.types import (
 )
 
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
-from ripplemem.metadata_filters import OPERATORS, Condition, recall_options
+from ripplemem.interfaces.metadata_filters import OPERATORS, Condition, recall_options
 
 RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
 _WORD = re.compile(r"\w")

@@ -14,7 +14,7 @@ from llamaindex_ripplemem._common import check_memory, check_mode, check_positiv
 from llamaindex_ripplemem.retriever import hit_to_node
 from ripplemem import InvalidInputError, RippleMem
 from ripplemem.core.text import count_phrase
-from ripplemem.tool_replies import (
+from ripplemem.interfaces.tool_replies import (
     TOOL_NAMES,
     ToolReply,
     check_tool_names,

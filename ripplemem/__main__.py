@@ -1,5 +1,5 @@
 """`python -m ripplemem`: the same command line as the `ripplemem` script."""
 
-from ripplemem.cli import main
+from ripplemem.interfaces.cli.main import main
 
 raise SystemExit(main())

@@ -15,8 +15,8 @@ import pytest
 from doc_fixtures import write_md
 
 from ripplemem import RippleMem, RippleMemError
-from ripplemem.cli import main as cli_main
 from ripplemem.embedding.embedders import Embedder
+from ripplemem.interfaces.cli.main import main as cli_main
 
 SECRETS = ("Alice's oncologist Dr Varkhelm confirmed the Thessaly tumour is benign",
            "Alice hides the spare key under the blue Ostrander flowerpot")
@@ -180,6 +180,6 @@ def test_user_b_gets_nothing_through_the_adapters(alice: RippleMem) -> None:
 
 def _mcp_call(bob: RippleMem, name: str, arguments: dict[str, str]) -> Any:
     pytest.importorskip("mcp.server.mcpserver")
-    from ripplemem.mcp_server import build_server
+    from ripplemem.interfaces.mcp_server import build_server
 
     return asyncio.run(build_server(bob).call_tool(name, arguments))

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.cli import main
 from ripplemem.errors import InvalidInputError
+from ripplemem.interfaces.cli.main import main
 from ripplemem.store.sqlite import DB_FILENAME
 
 PEOPLE = ["Asha", "Bruno", "Chen", "Dara", "Emil", "Fatima", "Goran", "Hana"]

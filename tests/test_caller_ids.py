@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ripplemem import RippleMem
-from ripplemem.caller_ids import memories_by_metadata
 from ripplemem.embedding.embedders import HashingEmbedder
+from ripplemem.interfaces.caller_ids import memories_by_metadata
 from ripplemem.store.schema import INDEXED_METADATA_KEYS, SCHEMA_VERSION
 from ripplemem.store.sqlite import DB_FILENAME
 

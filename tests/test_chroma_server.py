@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.cli import main
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
+from ripplemem.interfaces.cli.main import main
 from ripplemem.store.vectors.chroma_server import ChromaServer
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ripplemem.cli import main
+from ripplemem.interfaces.cli.main import main
 
 
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None,

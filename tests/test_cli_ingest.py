@@ -9,7 +9,7 @@ import pytest
 from doc_fixtures import DOCX_PARAGRAPHS, PDF_PAGES, write_corrupt, write_docx, write_md, write_pdf
 from test_cli import cli, run_cli
 
-from ripplemem.cli import main
+from ripplemem.interfaces.cli.main import main
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ripplemem.cli import build_parser, main
+from ripplemem.interfaces.cli.main import build_parser, main
 
 
 def command_paths(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from ripplemem import HashingEmbedder, RippleMem
-from ripplemem.cli import main
+from ripplemem.interfaces.cli.main import main
 from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
 from ripplemem.store.sqlite import DB_FILENAME
 from ripplemem.store.vectors.chroma import ChromaIndex

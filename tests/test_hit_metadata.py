@@ -1,5 +1,5 @@
 """The public metadata of a recalled memory (ripplemem.hit_metadata) and filters on its keys
-(ripplemem.metadata_filters), on a real store: the shape every adapter and the MCP server share."""
+(ripplemem.interfaces.metadata_filters), on a real store: the shape every adapter and the MCP server share."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ripplemem import InvalidInputError, RippleMem
-from ripplemem.hit_metadata import RIPPLEMEM_KEYS, hit_metadata, iso_time, memory_metadata
-from ripplemem.metadata_filters import Condition, recall_options
+from ripplemem.interfaces.hit_metadata import RIPPLEMEM_KEYS, hit_metadata, iso_time, memory_metadata
+from ripplemem.interfaces.metadata_filters import Condition, recall_options
 
 
 def recalled(memory: RippleMem, query: str) -> dict[str, object]:

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from ripplemem import RippleMem
-from ripplemem.cli import main as cli_main
 from ripplemem.core.validation import MAX_METADATA_CHARS
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
+from ripplemem.interfaces.cli.main import main as cli_main
 from ripplemem.store.reconcile import PENDING_DIRNAME
 from tests.chat_fakes import ScriptedChatModel
 

@@ -14,9 +14,9 @@ import pytest
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
-from ripplemem.cli import main
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
+from ripplemem.interfaces.cli.main import main
 from ripplemem.types import Memory
 
 

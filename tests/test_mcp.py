@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.cli import main
 from ripplemem.embedding.embedders import Embedder
+from ripplemem.interfaces.cli.main import main
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'ripplemem[mcp]')")
 
@@ -42,7 +42,7 @@ def text_of(result: Any) -> str:
 
 def in_process(memory: RippleMem, session: Callable[[Any], Awaitable[Any]], **options: bool) -> Any:
     """Run `session(client)` against build_server(memory, **options) in this process."""
-    from ripplemem.mcp_server import build_server
+    from ripplemem.interfaces.mcp_server import build_server
 
     async def run() -> Any:
         async with mcp.Client(build_server(memory, **options)) as client:
@@ -155,8 +155,8 @@ def test_a_bad_user_id_stops_before_serving(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_recall_memory_returns_each_memory_with_the_adapters_metadata(memory_only: RippleMem) -> None:
-    from ripplemem.hit_metadata import RIPPLEMEM_KEYS
-    from ripplemem.mcp_server import build_server
+    from ripplemem.interfaces.hit_metadata import RIPPLEMEM_KEYS
+    from ripplemem.interfaces.mcp_server import build_server
 
     memory_only.add("Priya is the user's manager at Acme Robotics.", type="semantic",
                     metadata={"team": "R&D"})

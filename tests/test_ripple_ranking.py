@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ripplemem import RippleMem
-from ripplemem.demo import QUERIES, conversation_items, load_conversation
 from ripplemem.embedding.embedders import Embedder, resolve_embedder
+from ripplemem.interfaces.cli.demo import QUERIES, conversation_items, load_conversation
 from ripplemem.script_reading import reads_cjk
 
 

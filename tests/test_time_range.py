@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from ripplemem import HashingEmbedder, RippleMem
-from ripplemem.cli import main
 from ripplemem.errors import InvalidInputError, RippleMemError
+from ripplemem.interfaces.cli.main import main
 from ripplemem.lifecycle.rules.working import WorkingMemory
 
 LATE = datetime.max  # year 9999: one microsecond or one UTC offset from year 10000

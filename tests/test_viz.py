@@ -15,9 +15,9 @@ import pytest
 from PIL import Image
 
 from ripplemem import RippleMem
-from ripplemem.cli import main
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.viz import write_graph_html
+from ripplemem.interfaces.cli.main import main
+from ripplemem.interfaces.viz.page import write_graph_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

@@ -24,7 +24,7 @@ from langchain_ripplemem import (
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.tool_replies import TOOL_NAMES
+from ripplemem.interfaces.tool_replies import TOOL_NAMES
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from llama_index.core.tools import FunctionTool
 
 from llamaindex_ripplemem import RippleMemToolSpec
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
-from ripplemem.tool_replies import TOOL_NAMES, ToolReply
+from ripplemem.interfaces.tool_replies import TOOL_NAMES, ToolReply
 
 # llama-index's workflows inspect the agent (a pydantic model) and trip pydantic's deprecation notices.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect",

@@ -12,14 +12,14 @@ import pytest
 from langchain_ripplemem import RippleMemRetriever as LangChainRetriever
 from llamaindex_ripplemem import RippleMemRetriever as LlamaIndexRetriever
 from ripplemem import RippleMem
-from ripplemem.hit_metadata import RIPPLEMEM_KEYS
+from ripplemem.interfaces.hit_metadata import RIPPLEMEM_KEYS
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'ripplemem[mcp]')")
 
 
 def mcp_recall(memory: RippleMem, query: str, k: int) -> list[dict[str, Any]]:
     """recall_memory's structured memories, through the mcp package's in-process client."""
-    from ripplemem.mcp_server import build_server
+    from ripplemem.interfaces.mcp_server import build_server
 
     async def run() -> Any:
         async with mcp.Client(build_server(memory)) as client:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.hit_metadata import RIPPLEMEM_KEYS, caller_key
+from ripplemem.interfaces.hit_metadata import RIPPLEMEM_KEYS, caller_key
 
 #: The operators at least one key supports.
 OPERATORS = ("==", "in", ">=", "<")

@@ -11,14 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ripplemem import __version__
-from ripplemem import cli_format as fmt
-from ripplemem.cli_chroma import chroma_option, chroma_server
-from ripplemem.cli_env import quiet_third_party
-from ripplemem.cli_erase import add_erase_command
-from ripplemem.cli_import import add_import_command
-from ripplemem.cli_ingest import add_document_commands
 from ripplemem.core.validation import MAX_METADATA_DEPTH
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
+from ripplemem.interfaces.cli import formatting as fmt
+from ripplemem.interfaces.cli.chroma import chroma_option, chroma_server
+from ripplemem.interfaces.cli.env import quiet_third_party
+from ripplemem.interfaces.cli.erase import add_erase_command
+from ripplemem.interfaces.cli.importing import add_import_command
+from ripplemem.interfaces.cli.ingest import add_document_commands
 from ripplemem.store.info import recorded_embedder, store_exists, store_users
 from ripplemem.types import MEMORY_TYPES
 
@@ -113,7 +113,7 @@ def cmd_stats(args: argparse.Namespace) -> None:
 def cmd_demo(args: argparse.Namespace) -> None:
     """Run the bilingual sample conversation through a store (with --json: the story on stderr,
     the results as JSON on stdout)."""
-    from ripplemem.demo import run_demo
+    from ripplemem.interfaces.cli.demo import run_demo
 
     summary = run_demo(args.path, keep=args.keep, embedder=args.embedder or "minilm",
                        out=sys.stderr if args.json else None)
@@ -173,7 +173,7 @@ def cmd_maintain(args: argparse.Namespace) -> None:
 
 def cmd_viz(args: argparse.Namespace) -> None:
     """Write the user's memory graph (or one recall's subgraph) as a self-contained HTML page."""
-    from ripplemem.viz import write_graph_html
+    from ripplemem.interfaces.viz.page import write_graph_html
 
     if args.max_nodes <= 0:
         raise InvalidInputError(f"max-nodes must be a positive integer, got {args.max_nodes}")
@@ -190,7 +190,7 @@ def cmd_viz(args: argparse.Namespace) -> None:
 
 def cmd_mcp(args: argparse.Namespace) -> None:
     """Serve one user's memories to an MCP client over stdin/stdout (the store is created if new)."""
-    from ripplemem.mcp_server import serve_stdio
+    from ripplemem.interfaces.mcp_server import serve_stdio
 
     with _open(args, must_exist=False) as mem:
         serve_stdio(mem, allow_erase=args.allow_erase, allow_erase_everything=args.allow_erase_everything)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.text import count_phrase
 from ripplemem.errors import InvalidInputError, MemoryNotFoundError
-from ripplemem.hit_metadata import memory_metadata
+from ripplemem.interfaces.hit_metadata import memory_metadata
 from ripplemem.types import Hit, format_hit_line
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import Any
 
-from ripplemem import cli_format as fmt
 from ripplemem.bulk_import import FORMATS
-from ripplemem.cli_chroma import chroma_server
 from ripplemem.errors import InvalidInputError
+from ripplemem.interfaces.cli import formatting as fmt
+from ripplemem.interfaces.cli.chroma import chroma_server
 from ripplemem.store.info import recorded_embedder
 
 

@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ripplemem import cli_format as fmt
-from ripplemem.cli_chroma import chroma_server
 from ripplemem.documents.chunk.chunking import CHUNKERS
 from ripplemem.documents.convert.file_limits import (
     DEFAULT_MAX_COMPRESSION_RATIO,
@@ -22,6 +20,8 @@ from ripplemem.documents.convert.file_limits import (
 from ripplemem.documents.ingest import IngestReport
 from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.errors import InvalidInputError
+from ripplemem.interfaces.cli import formatting as fmt
+from ripplemem.interfaces.cli.chroma import chroma_server
 from ripplemem.store.info import recorded_embedder
 
 if TYPE_CHECKING:

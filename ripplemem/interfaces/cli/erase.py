@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ripplemem import cli_format as fmt
-from ripplemem.cli_chroma import chroma_server
 from ripplemem.errors import StoreError
+from ripplemem.interfaces.cli import formatting as fmt
+from ripplemem.interfaces.cli.chroma import chroma_server
 from ripplemem.store.info import recorded_embedder, store_exists
 
 

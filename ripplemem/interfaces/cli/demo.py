@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ripplemem import cli_format as fmt
-from ripplemem.cli_env import quiet_third_party
 from ripplemem.errors import InvalidInputError
+from ripplemem.interfaces.cli import formatting as fmt
+from ripplemem.interfaces.cli.env import quiet_third_party
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem

@@ -1,0 +1,1 @@
+"""The ``ripplemem`` command line: the parser and commands (`main`), their output, the demo."""
