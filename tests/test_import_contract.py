@@ -1,5 +1,6 @@
 """The import contract (issue 20): no import circle among the modules of ripplemem and its two
-adapters, and the adapters use only ripplemem's public surface.
+adapters, every import pointing down the layers of docs/architecture.md, and the adapters using only
+ripplemem's public surface.
 
 The graph is read from the source with `ast`, nothing is imported. An edge is any import of one of
 the three packages' modules: at module level, inside a function (a function-local import still
@@ -15,6 +16,7 @@ outside it.
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -248,3 +250,110 @@ def test_the_known_internal_imports_are_still_used() -> None:
              for module, names in KNOWN_INTERNAL_IMPORTS.items()}
     stale = {module: names for module, names in stale.items() if names}
     assert not stale, f"no adapter imports these any more; drop them from KNOWN_INTERNAL_IMPORTS: {stale}"
+
+
+# The layer order (docs/architecture.md), from the bottom up: a module imports only from its own group
+# or from a line above it; the groups of one line do not import each other. A module is placed by
+# the longest entry that names it or a package above it; "ripplemem" itself is the package __init__.
+# The recall/ranking modules and the facade still sit flat in ripplemem/ (issue 20 moves them next),
+# so they are listed by name. Every module must be placed: a new one fails until it is.
+LAYERS: list[list[list[str]]] = [
+    [["ripplemem.core", "ripplemem.errors", "ripplemem.types"]],
+    [["ripplemem.language"], ["ripplemem.embedding"], ["ripplemem.graph", "ripplemem.keyword_index"]],
+    [["ripplemem.llm"]],
+    [["ripplemem.lifecycle.rules"], ["ripplemem.perceptual.rules"], ["ripplemem.documents.convert"],
+     ["ripplemem.documents.chunk"]],
+    [["ripplemem.config", "ripplemem.calibration", "ripplemem.script_reading"]],
+    [["ripplemem.store"]],
+    [["ripplemem.engine"]],
+    [[f"ripplemem.{name}" for name in (
+        "recalling", "retrieval", "ripple", "ripple_cues", "ripple_explain", "scoring", "expansion",
+        "routing", "router", "llm_router", "kb_recall", "modality_recall", "hit_relevance", "graph_queries",
+        "answer_types")]],
+    [["ripplemem.lifecycle"], ["ripplemem.privacy"], ["ripplemem.documents"], ["ripplemem.perceptual"],
+     ["ripplemem.analysis"]],
+    [["ripplemem", "ripplemem.memory", "ripplemem.memory_*", "ripplemem.bulk_import"]],
+    [["ripplemem.interfaces", "ripplemem.__main__"]],
+    # The documented import paths the moves left behind: each re-exports what the docs name.
+    [[f"ripplemem.{name}" for name in ("onnx_embedder", "modality_encoders", "sensors", "mcp_server", "viz",
+                                       "viz_data", "hit_metadata", "stores")]],
+    [["langchain_ripplemem"], ["llamaindex_ripplemem"]],
+]
+
+
+def place(module: str, layers: list[list[list[str]]] = LAYERS) -> tuple[int, int] | None:
+    """(line, group) of a module: the longest entry naming it or a package above it; None if none does."""
+    best: tuple[int, tuple[int, int]] | None = None
+    for line, groups in enumerate(layers):
+        for group, entries in enumerate(groups):
+            for entry in entries:
+                stem = entry.rstrip("*")
+                hit = (module.startswith(stem) if entry.endswith("*") else module == entry
+                       or (entry != "ripplemem" and module.startswith(entry + ".")))
+                if hit and (best is None or len(stem) > best[0]):
+                    best = (len(stem), (line, group))
+    return best[1] if best else None
+
+
+def namespaces() -> set[str]:
+    """The packages whose __init__ imports nothing of the project: importing through them adds no edge."""
+    graph = import_graph()
+    return {name for name, path in module_files().items() if path.name == "__init__.py" and not graph[name]}
+
+
+def layer_breaches(graph: dict[str, dict[str, int]], layers: list[list[list[str]]] = LAYERS,
+                   skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Each import that points to a higher line or a sibling group, or comes from an unplaced module."""
+    found = []
+    for importer in sorted(graph):
+        where = place(importer, layers)
+        if where is None:
+            found.append(f"{importer} is in no layer: add it to LAYERS")
+            continue
+        for imported, line in sorted(graph[importer].items()):
+            there = place(imported, layers)
+            if imported in skip or there is None or there == where:
+                continue
+            if there[0] > where[0] or (there[0] == where[0] and there[1] != where[1]):
+                kind = "a higher layer" if there[0] > where[0] else "a sibling of its layer"
+                found.append(f"{importer} (line {line}) imports {imported}, {kind}")
+    return found
+
+
+def test_every_import_points_down_the_layers() -> None:
+    breaches = layer_breaches(import_graph(), skip=namespaces())
+    assert not breaches, "imports against the layer order (docs/architecture.md):\n  " + "\n  ".join(breaches)
+
+
+def test_the_layer_check_catches_an_upward_or_sideways_import() -> None:
+    layers = [[["p.core"]], [["p.a"], ["p.b"]], [["p.top"]]]
+    downward = {"p.core.x": {}, "p.a.y": {"p.core.x": 3}, "p.top": {"p.a.y": 1, "p.b": 2}}
+    assert not layer_breaches(downward, layers)
+    assert layer_breaches({"p.core.x": {"p.a.y": 7}, "p.a.y": {}}, layers) == [
+        "p.core.x (line 7) imports p.a.y, a higher layer"]
+    assert layer_breaches({"p.a.y": {"p.b": 4}, "p.b": {}}, layers) == [
+        "p.a.y (line 4) imports p.b, a sibling of its layer"]
+    assert layer_breaches({"p.new": {}}, layers) == ["p.new is in no layer: add it to LAYERS"]
+    assert place("ripplemem.lifecycle.rules.tiers") == place("ripplemem.lifecycle.rules")
+    assert place("ripplemem.memory_lifecycle") == place("ripplemem.memory")
+
+
+# Paths the docs tell users to import, kept as re-exports when issue 20 moved the code (new home).
+DOCUMENTED_PATHS = {
+    "ripplemem.onnx_embedder": "ripplemem.embedding.onnx",
+    "ripplemem.modality_encoders": "ripplemem.embedding.media_encoders",
+    "ripplemem.sensors": "ripplemem.perceptual.rules",
+    "ripplemem.lifecycle.settings": "ripplemem.lifecycle.rules.settings",
+    "ripplemem.stores.chroma_health": "ripplemem.store.vectors.chroma_health",
+    "ripplemem.mcp_server": "ripplemem.interfaces.mcp_server",
+    "ripplemem.viz": "ripplemem.interfaces.viz.page",
+    "ripplemem.viz_data": "ripplemem.interfaces.viz.data",
+    "ripplemem.hit_metadata": "ripplemem.interfaces.hit_metadata",
+}
+
+
+def test_the_documented_paths_still_import_the_same_objects() -> None:
+    for path, home in DOCUMENTED_PATHS.items():
+        kept, moved = importlib.import_module(path), importlib.import_module(home)
+        assert kept.__all__, path
+        assert all(getattr(kept, name) is getattr(moved, name) for name in kept.__all__), path
