@@ -1,6 +1,6 @@
 """What every embedder shares: the Embedder protocol, row normalisation, lazy model loading, input
 checks, and where the bundled all-MiniLM-L6-v2 files are. Apart from the embedders themselves
-(embeddings.py, onnx_embedder.py), so those import it and not each other."""
+(embedders.py, onnx.py), so those import it and not each other."""
 
 from __future__ import annotations
 
