@@ -85,19 +85,19 @@ class GraphSettings:
     # Memories reached by spreading that join the candidates, per requested hit.
     reached_per_hit: int = 2
     # Graph evidence supports first-stage relevance and never replaces it (ripple.graph_support):
-    #   support = min(1, ripple_weight × activation received through the graph
-    #                    + entity_weight × how specifically the memory mentions the query's entities)
-    #             × (unmatched_support + (1 - unmatched_support) × first-stage relevance)
+    #   support = min(1, ripple_weight × inflow² + entity_weight × entity match)
     #   relevance = 1 - (1 - first-stage relevance) × (1 - support)
-    # so a memory the first stage did not match scores at most (ripple_weight + entity_weight) ×
-    # unmatched_support, far below a strong direct match. Tuned on LoCoMo, LongMemEval_S and
-    # MuSiQue together (benchmarks/quality.py).
-    ripple_weight: float = 0.8
+    # where inflow is the activation a memory received from the seeds, relative to the strongest.
+    # Squared, so a neighbour of one seed (the next turn of the best match, inflow ~0.3-0.5) gains
+    # 0.15-0.4 and reaches the top only when it matched too, while activation converging from
+    # several seeds counts fully. Tuned on LoCoMo, LongMemEval_S, MuSiQue and the Chinese sets
+    # together (benchmarks/quality.py; what was tried: docs/recall.md).
+    ripple_weight: float = 1.5
     entity_weight: float = 0.1
-    unmatched_support: float = 0.3
     # Conversation cues (ripple_cues): a short question turn hands its relevance to the turn that
     # answers it (the next in its session) and keeps 1 - question_discount of it; a "when" query
-    # multiplies the relevance of memories that name a time by 1 + time_answer_boost.
+    # multiplies the relevance of turns (memories with a session) that name a time by
+    # 1 + time_answer_boost (capped at 1).
     answer_handoff: bool = True
     question_discount: float = 0.15
     time_answer_boost: float = 0.3

@@ -49,24 +49,46 @@ def with_relevance(engine: Engine, query: str, hits: Sequence[Hit], spec: Search
     cosines = _cosines(engine, hits, functools.partial(spec.queries.embed_query, query),
                        spec.mode == "keyword")
     terms = query_terms(query)
-    indexes: dict[str, KeywordIndex] = {}
+    words = _keyword_shares(engine, terms, hits)
     found = []
-    for hit, cosine in zip(hits, cosines, strict=True):
+    for hit, cosine, share in zip(hits, cosines, words, strict=True):
         meaning = min(1.0, max(0.0, scale.level(cosine))) * trust
-        user_id = hit.memory.user_id
-        if user_id not in indexes:
-            indexes[user_id] = engine.keyword_index(user_id)
-        words = keyword_share(terms, hit.memory.content, indexes[user_id])
-        found.append(replace(hit, relevance=round(1.0 - (1.0 - meaning) * (1.0 - words), 4)))
+        found.append(replace(hit, relevance=round(1.0 - (1.0 - meaning) * (1.0 - share), 4)))
     return found
+
+
+def _keyword_shares(engine: Engine, terms: Sequence[str], hits: Sequence[Hit]) -> list[float]:
+    """keyword_share of every hit, each user's term weights computed once and term presence read
+    from the keyword index (a hit it does not hold, such as a knowledge-base passage, is tokenised)."""
+    shares = [0.0] * len(hits)
+    by_user: dict[str, list[int]] = {}
+    for i, hit in enumerate(hits):
+        by_user.setdefault(hit.memory.user_id, []).append(i)
+    for user_id, positions in by_user.items():
+        index = engine.keyword_index(user_id)
+        weights = term_weights(terms, index)
+        whole = sum(weights.values())
+        if whole <= 0.0:
+            continue
+        held = index.holding(list(weights), [hits[i].memory.id for i in positions])
+        for i, present in zip(positions, held, strict=True):
+            if present is None:
+                present = set(index_terms(hits[i].memory.content))
+            shares[i] = sum(weight for term, weight in weights.items() if term in present) / whole
+    return shares
+
+
+def term_weights(terms: Sequence[str], index: KeywordIndex) -> dict[str, float]:
+    """Each query term's idf weight in the index (a term no memory holds weighs the most)."""
+    total = len(index)
+    return {term: math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+            for term, df in index.document_frequencies(terms).items()}
 
 
 def keyword_share(terms: Sequence[str], content: str, index: KeywordIndex) -> float:
     """The share of the query terms' idf weight that the content holds (a term no memory holds
     weighs the most); 0 when the query has no keyword terms or the content none of the known ones."""
-    total = len(index)
-    weights = {term: math.log(1.0 + (total - df + 0.5) / (df + 0.5))
-               for term, df in index.document_frequencies(terms).items()}
+    weights = term_weights(terms, index)
     whole = sum(weights.values())
     if whole <= 0.0:
         return 0.0

@@ -182,6 +182,19 @@ class KeywordIndex:
             return {term: int(np.count_nonzero(self._alive[self._term_postings(term)[0]]))
                     for term in terms}
 
+    def holding(self, terms: Sequence[str], memory_ids: Sequence[str]) -> list[set[str] | None]:
+        """For each memory id, which of these stemmed terms it holds (None when not indexed here):
+        read from the postings, so the memories' texts are not tokenised again."""
+        with self._lock:
+            positions = [self._position.get(memory_id) for memory_id in memory_ids]
+            held: list[set[str] | None] = [None if p is None else set() for p in positions]
+            wanted = np.array([-1 if p is None else p for p in positions], dtype=np.int64)
+            for term in dict.fromkeys(terms):
+                docs = self._term_postings(term)[0]
+                for i in np.flatnonzero(np.isin(wanted, docs)):
+                    held[int(i)].add(term)  # type: ignore[union-attr]
+            return held
+
     def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         term_id = self._terms.get(term)
         if term_id is None:

@@ -103,14 +103,11 @@ def _entity_match(found: CandidatePool, entities: dict[str, float], graph: Scope
     return match / peak if peak > 0 else match
 
 
-def graph_support(relevance: np.ndarray, signal: np.ndarray, named: np.ndarray,
-                  settings: GraphSettings) -> np.ndarray:
-    """What the graph adds per candidate, in [0, 1]: inflow and entity match, weighted, and scaled
-    by the candidate's own first-stage evidence (a memory nothing matched gets only
-    `unmatched_support` of it, so a neighbour cannot win on its link alone)."""
-    support = np.minimum(1.0, settings.ripple_weight * signal + settings.entity_weight * named)
-    own = settings.unmatched_support
-    return support * (own + (1.0 - own) * relevance)
+def graph_support(signal: np.ndarray, named: np.ndarray, settings: GraphSettings) -> np.ndarray:
+    """What the graph adds per candidate, in [0, 1]: ripple_weight × inflow² + entity_weight ×
+    entity match. Squared, so the spill-over a neighbour gets from one seed counts little and
+    activation that converges from several seeds counts much."""
+    return np.minimum(1.0, settings.ripple_weight * signal ** 2 + settings.entity_weight * named)
 
 
 def supported(relevance: np.ndarray, support: np.ndarray) -> np.ndarray:
@@ -136,6 +133,7 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
         prune_below=graph_settings.prune_below, max_frontier=graph_settings.max_frontier))
     if not activation:  # nothing in the graph yet: plain hybrid
         return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode="ripple")
+    matched = {row["id"] for row in found.rows}
     reached = _reached(found, activation, k * graph_settings.reached_per_hit)
     found, relevance = with_rows(found, relevance, reached, flt, parts.store, query_vector, fusion)
     found, relevance = answers_inherit(found, relevance, flt, parts.store, query_vector, fusion,
@@ -143,7 +141,7 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     relevance = time_answer_lift(query, found, relevance, graph_settings)
     signal = _inflow(found, seeds, activation, graph_settings.damping, parts.graph)
     named = _entity_match(found, entities, parts.graph)
-    support = graph_support(relevance, signal, named, graph_settings)
+    support = graph_support(signal, named, graph_settings)
     # The graph signal is already inside: the profiles' graph weight must not count it twice.
     hits = score_pool(found, supported(relevance, support), now, settings, k)
     position = {row["id"]: i for i, row in enumerate(found.rows)}
@@ -151,5 +149,5 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
         at = position[hit.memory.id]
         hit.components.update(first_stage=float(relevance[at]), graph=float(support[at]),
                               entity=float(named[at]))
-    subgraph = explain_hits(hits, seeds, activation, parts.graph, parts.store, flt.user_id)
+    subgraph = explain_hits(hits, matched, seeds, activation, parts.graph, parts.store, flt.user_id)
     return Recall(query=query, hits=hits, mode="ripple", subgraph=subgraph)

@@ -60,12 +60,11 @@ def answers_inherit(found: CandidatePool, relevance: np.ndarray, flt: MemoryFilt
 
 def time_answer_lift(query: str, found: CandidatePool, relevance: np.ndarray,
                      settings: GraphSettings) -> np.ndarray:
-    """For a "when" query, relevance x (1 + time_answer_boost) for memories that name a time,
-    scaled back to a top of 1."""
+    """For a "when" query, conversation turns (memories with a session) that name a time get
+    relevance × (1 + time_answer_boost), capped at 1; nobody else's relevance moves. Documents are
+    left alone: a passage names dates whatever it is about."""
     if settings.time_answer_boost <= 0 or not asks_when(query):
         return relevance
-    lift = np.array([1.0 + settings.time_answer_boost if names_time(row["content"]) else 1.0
-                     for row in found.rows])
-    lifted = relevance * lift
-    top = float(lifted.max()) if lifted.size else 0.0
-    return lifted / top if top > 0 else lifted
+    names = np.array([row["session_id"] is not None and names_time(row["content"]) for row in found.rows],
+                     dtype=bool)
+    return np.where(names, np.minimum(1.0, relevance * (1.0 + settings.time_answer_boost)), relevance)

@@ -32,12 +32,12 @@ def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
     return [best[1], best[2], node] if best is not None else [node]
 
 
-def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str, float],
+def explain_hits(hits: list[Hit], matched: set[str], seeds: dict[str, float], activation: dict[str, float],
                  graph: ScopeGraph, store: SQLiteStore, user_id: str) -> Subgraph:
-    """Fill each hit's path and why; return the subgraph of hits and the nodes on their paths."""
+    """Fill the path and why of each hit the graph reached or lifted (`matched` are the first
+    stage's candidates); return the subgraph of hits and the nodes on their paths."""
     for hit in hits:
-        # Seeds that the graph also supports get the path of that support too.
-        if hit.memory.id not in seeds or hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED:
+        if hit.memory.id not in matched or hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED:
             path = trace_path(hit.memory.id, seeds, activation, graph)
             hit.path = path if len(path) > 1 else []
     nodes = list(dict.fromkeys([h.memory.id for h in hits] + [n for h in hits for n in h.path]))
@@ -53,7 +53,7 @@ def explain_hits(hits: list[Hit], seeds: dict[str, float], activation: dict[str,
             chain = " ".join(
                 f"{_label(a, entities, contents)} -{kinds.get(frozenset((a, b)), 'LINKED')}->"
                 for a, b in zip(hit.path, hit.path[1:], strict=False)) + " this memory"
-            hit.why = f"{hit.why}; linked: {chain}" if hit.memory.id in seeds else f"reached {chain}"
+            hit.why = f"{hit.why}; linked: {chain}" if hit.memory.id in matched else f"reached {chain}"
     return Subgraph(
         nodes={n: GraphNode(id=n, kind="entity" if is_entity(n) else "memory",
                                label=_label(n, entities, contents)) for n in nodes},

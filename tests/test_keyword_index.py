@@ -50,6 +50,18 @@ def test_results_after_deletes_and_replacements_equal_a_fresh_index() -> None:
     assert len(index) == 4 and "c" not in index
 
 
+def test_which_query_terms_each_memory_holds_comes_from_the_postings() -> None:
+    index = _fresh(DOCS)
+    index.add([("f", index_terms("Caroline painted the shelter door"))])  # pending, not folded
+    terms = query_terms("Caroline painting at the shelter")
+    held = index.holding(terms, ["a", "b", "f", "unknown"])
+    assert held[:3] == [{t for t in terms if t in index_terms(DOCS["a"])},
+                        {t for t in terms if t in index_terms(DOCS["b"])},
+                        {t for t in terms if t in index_terms("Caroline painted the shelter door")}]
+    assert held[2] == set(terms) and held[0] == {"carolin"}
+    assert held[3] is None  # not indexed here: the caller reads the text itself
+
+
 def test_compaction_keeps_every_live_posting() -> None:
     docs = {f"m{i}": f"note {i} about topic{i % 7} and shared words" for i in range(3000)}
     index = _fresh(docs)

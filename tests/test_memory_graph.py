@@ -107,7 +107,9 @@ def test_ripple_reaches_a_follow_up_turn_that_dense_and_keyword_miss(memory_only
     result = memory_only.recall(query, k=5)
     assert result.mode == "ripple"
     hit = next(h for h in result.hits if h.memory.content == FOLLOW_UP)
-    assert hit.why.startswith("reached") and "NEXT" in hit.why and "Three-Body Problem" in hit.why
+    # It was a first-stage candidate (the store is small) that nothing matched: the graph lifted it.
+    assert hit.components["first_stage"] < 0.2 and hit.components["graph"] >= 0.1
+    assert "-NEXT-> this memory" in hit.why and "Three-Body Problem" in hit.why
     assert hit.path[-1] == hit.memory.id and len(hit.path) >= 2
     assert any(e.type == "NEXT" and hit.memory.id in (e.src, e.dst) for e in result.subgraph.edges)
     assert result.subgraph.nodes[hit.memory.id].kind == "memory"
@@ -135,10 +137,10 @@ def test_traversed_edges_are_reinforced_with_a_cap(mem: RippleMem) -> None:
     query = "Tell me about The Three-Body Problem"
     result = mem.recall(query, k=5, record_access=False)
     # Only paths to hits in the better half that the graph lifted are reinforced; the follow-up
-    # ranks last with little support, so the NEXT edge into it keeps its weight.
+    # ranks last, so the NEXT edge into it keeps its weight.
     lifted = [h for h in result.hits[:3] if h.components["graph"] >= 0.1 and len(h.path) > 1]
     low = next(h for h in result.hits if h.memory.content == FOLLOW_UP)
-    assert lifted and low is result.hits[-1] and low.components["graph"] < 0.1
+    assert lifted and low is result.hits[-1]
     book = next(h for h in result.hits if h.memory.content == BOOK)
     walked = [(a, b) for hit in lifted for a, b in zip(hit.path, hit.path[1:], strict=False)]
     assert all(edge(a, b) == (1.0, 0) for a, b in walked) and edge(book.memory.id, low.memory.id) == (1.0, 0)

@@ -83,6 +83,30 @@ def test_when_questions_prefer_the_memory_that_names_a_time(memory_only: RippleM
     assert hits[0].memory.content == "The dentist appointment is on Monday at 9:15."
 
 
+def test_a_when_question_lifts_dated_memories_without_moving_the_others(memory_only: RippleMem) -> None:
+    memory_only.add_many([
+        {"content": "The dentist said my tooth needs a filling.", "session_id": "s1"},
+        {"content": "The dentist appointment is on Monday at 9:15.", "session_id": "s2"},
+        {"content": "The dentist was recommended by my colleague Sam.", "session_id": "s3"},
+    ])
+    when = {h.memory.content: h.components for h in memory_only.recall("when is the dentist?", k=3).hits}
+    what = {h.memory.content: h.components for h in memory_only.recall("what about the dentist?", k=3).hits}
+    dated = "The dentist appointment is on Monday at 9:15."
+    assert when[dated]["first_stage"] > what[dated]["first_stage"]
+    for content in set(when) - {dated}:  # the lift is the dated memory's own, not a rescaling
+        assert when[content]["dense"] != what[content]["dense"] or \
+            when[content]["first_stage"] == pytest.approx(what[content]["first_stage"])
+
+
+def test_a_direct_match_the_graph_did_not_lift_says_only_how_it_matched(memory_only: RippleMem) -> None:
+    memory_only.add_many([{"content": f"user: note {i} about the garden shed", "session_id": "s1"}
+                          for i in range(6)])
+    hits = memory_only.recall("garden shed", k=6).hits
+    for hit in hits:
+        if hit.components["graph"] < 0.1:
+            assert hit.why.startswith("matched by") and "reached" not in hit.why and not hit.path
+
+
 def test_whether_an_embedder_reads_chinese_is_measured() -> None:
     assert reads_cjk(resolve_embedder("minilm")) < 0.5       # MiniLM maps Chinese to [UNK]
     assert reads_cjk(resolve_embedder("multilingual")) > 0.9
