@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from ripplemem import RippleMem  # noqa: E402
 from ripplemem.embedding.embedders import resolve_embedder  # noqa: E402
-from ripplemem.graph import ScopeGraph  # noqa: E402
+from ripplemem.index.scope_graph import ScopeGraph  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Eve", "Farah", "Goran", "Hana", "Ivan", "Jun"]
 PLACES = ["Paris", "Lisbon", "Kyoto", "Nairobi", "Lima", "Oslo", "Hanoi", "Quebec"]

@@ -16,7 +16,7 @@ from langchain_ripplemem.turns import observe_exchange
 from ripplemem import RippleMem
 from ripplemem.core.validation import check_k, check_mode
 from ripplemem.errors import InvalidInputError
-from ripplemem.retrieval import RECALL_MODES
+from ripplemem.retrieval.hybrid import RECALL_MODES
 
 
 class RippleMemMemory(BaseMemory):

@@ -17,7 +17,7 @@ from langchain_ripplemem.tools import RippleMemToolkit
 from langchain_ripplemem.turns import observe_exchange
 from ripplemem import RippleMem
 from ripplemem.core.validation import check_k, check_mode, check_types
-from ripplemem.retrieval import RECALL_MODES
+from ripplemem.retrieval.hybrid import RECALL_MODES
 
 Handler = Callable[[ModelRequest], ModelResponse]
 AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -16,9 +16,9 @@ from langchain_ripplemem.scopes import check_memory
 from ripplemem import RippleMem
 from ripplemem.core.validation import check_k, check_mode, check_types
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.hit_relevance import check_score_threshold
 from ripplemem.interfaces.metadata_filters import Condition, recall_options
-from ripplemem.retrieval import RECALL_MODES
+from ripplemem.retrieval.hybrid import RECALL_MODES
+from ripplemem.retrieval.relevance import check_score_threshold
 
 #: Keys of ``filters=`` (and of per-call keyword arguments): RippleMem.recall's narrowing options.
 FILTER_KEYS = ("since", "until", "min_importance", "metadata", "session_id")

@@ -15,9 +15,9 @@ from langchain_ripplemem.scopes import check_memory
 from ripplemem import FrameworkEmbedder, Memory, RippleMem
 from ripplemem.core.validation import check_type
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.hit_relevance import check_score_threshold
 from ripplemem.interfaces.caller_ids import memories_by_caller_id
 from ripplemem.interfaces.hit_metadata import memory_metadata
+from ripplemem.retrieval.relevance import check_score_threshold
 
 #: The memory metadata key holding a document's LangChain id (hidden from Document.metadata).
 ID_KEY = "langchain_id"

@@ -26,7 +26,7 @@ from ripplemem.interfaces.tool_replies import (
 )
 
 if TYPE_CHECKING:
-    from ripplemem.graph_queries import Connection
+    from ripplemem.retrieval.graph_queries import Connection
 
 _MAX_HOPS_LIMIT = 6
 # What an agent may write: events and lasting facts (working and document memories come from elsewhere).

@@ -94,7 +94,7 @@ class GraphSettings:
     # together (benchmarks/quality.py; what was tried: docs/recall.md).
     ripple_weight: float = 1.5
     entity_weight: float = 0.1
-    # Conversation cues (ripple_cues): a short question turn hands its relevance to the turn that
+    # Conversation cues (retrieval/cues): a short question turn hands its relevance to the turn that
     # answers it (the next in its session) and keeps 1 - question_discount of it; a "when" query
     # multiplies the relevance of turns (memories with a session) that name a time by
     # 1 + time_answer_boost (capped at 1).

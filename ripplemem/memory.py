@@ -32,9 +32,6 @@ from ripplemem.engine.items import build_memory
 from ripplemem.engine.knowledge_bases import check_kb_names
 from ripplemem.engine.writes import delete_memories, update_memory, write_batch
 from ripplemem.errors import ClosedError, InvalidTypeError, MemoryNotFoundError, StoreError
-from ripplemem.expansion import check_expand
-from ripplemem.hit_relevance import check_score_threshold, with_relevance
-from ripplemem.kb_recall import record_recall_access, search_readable
 from ripplemem.lifecycle.consolidate import consolidate_dropped
 from ripplemem.lifecycle.reembed import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.llm.answer import Answer, ContextItem, answer_question
@@ -48,9 +45,12 @@ from ripplemem.memory_lifecycle import LifecycleMethods
 from ripplemem.memory_perceptual import PerceptualMethods
 from ripplemem.memory_privacy import PrivacyMethods
 from ripplemem.memory_working import WorkingMethods
-from ripplemem.modality_recall import with_cross_modal
 from ripplemem.privacy.erase import EraseReport
-from ripplemem.recalling import (
+from ripplemem.retrieval.cross_modal import with_cross_modal
+from ripplemem.retrieval.expansion import check_expand
+from ripplemem.retrieval.hybrid import RECALL_MODES
+from ripplemem.retrieval.kb_recall import record_recall_access, search_readable
+from ripplemem.retrieval.pipeline import (
     QueryEmbeddings,
     SearchSpec,
     check_time_phrases,
@@ -60,9 +60,9 @@ from ripplemem.recalling import (
     search_scope,
     time_window,
 )
-from ripplemem.retrieval import RECALL_MODES
-from ripplemem.router import check_route
-from ripplemem.routing import order_by_route, plan_route
+from ripplemem.retrieval.relevance import check_score_threshold, with_relevance
+from ripplemem.retrieval.route_rules import check_route
+from ripplemem.retrieval.routing import order_by_route, plan_route
 from ripplemem.store.info import recorded_embedder
 from ripplemem.store.memory_rows import MemoryFilter, to_epoch
 from ripplemem.store.neo4j.connection import neo4j_options

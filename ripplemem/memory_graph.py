@@ -6,7 +6,8 @@ from typing import Any
 
 from ripplemem.core.validation import check_k, check_text
 from ripplemem.errors import InvalidTypeError
-from ripplemem.graph_queries import (
+from ripplemem.memory_handle import HandleState
+from ripplemem.retrieval.graph_queries import (
     Community,
     Connection,
     Neighbor,
@@ -14,7 +15,6 @@ from ripplemem.graph_queries import (
     connections_in,
     neighbors_in,
 )
-from ripplemem.memory_handle import HandleState
 
 
 class GraphMethods(HandleState):

@@ -10,8 +10,8 @@ from chat_fakes import ScriptedChatModel, timeout
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.expansion import LLMRequiredError
 from ripplemem.llm.answer import ContextItem, aanswer_question, answer_question, cite, says_unknown
+from ripplemem.retrieval.expansion import LLMRequiredError
 from ripplemem.types import Hit, Memory
 
 CONTEXT = [

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.expansion import (
+from ripplemem.retrieval.expansion import (
     RRF_K,
     LLMRequiredError,
     QueryExpander,
@@ -42,7 +42,8 @@ PROSE = "Configuring an API key is usually done in the settings page of the serv
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "ripplemem.expansion" and r.levelno == logging.WARNING]
+    return [r for r in caplog.records
+            if r.name == "ripplemem.retrieval.expansion" and r.levelno == logging.WARNING]
 
 
 # -- MQE -------------------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ def test_junk_replies_are_rejected_with_a_reason(reply: str, problem: str) -> No
 def test_junk_falls_back_to_the_original_query_with_a_warning(
         junk: str, caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedChatModel(replies=[junk, junk])
-    with caplog.at_level(logging.WARNING, logger="ripplemem.expansion"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.retrieval.expansion"):
         queries = QueryExpander(model, max_retries=1).mqe(QUERY)
     assert queries == [QUERY]
     assert len(model.seen) == 2
@@ -139,7 +140,7 @@ def test_a_bad_reply_is_sent_back_with_the_problem_and_the_retry_is_used() -> No
 
 def test_a_timed_out_model_is_retried_then_the_query_is_used_alone(caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedChatModel(replies=[timeout(), timeout()])
-    with caplog.at_level(logging.WARNING, logger="ripplemem.expansion"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.retrieval.expansion"):
         expansion = QueryExpander(model, max_retries=1).expansion(QUERY, "mqe")
     assert expansion.queries == [QUERY] and expansion.fell_back
     assert len(model.seen) == 2
@@ -193,7 +194,7 @@ def test_a_refusal_is_retried_and_the_passage_used() -> None:
 def test_hyde_junk_falls_back_to_the_query_itself(junk: str | Exception,
                                                   caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedChatModel(replies=[junk, junk])
-    with caplog.at_level(logging.WARNING, logger="ripplemem.expansion"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.retrieval.expansion"):
         assert QueryExpander(model).hyde(QUERY) == QUERY
     assert "hyde" in _warnings(caplog)[0].getMessage()
 

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from ripplemem.graph import ScopeGraph, SpreadParams
+from ripplemem.index.scope_graph import ScopeGraph, SpreadParams
 
 
 def _dense_ppr(edges: list[tuple[str, str, float]], seeds: dict[str, float], params: SpreadParams,

@@ -14,7 +14,7 @@ from ripplemem import RippleMem
 from ripplemem.config import GraphSettings
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine.graph_rows import edge_strengths, weighted_edges
-from ripplemem.graph import ScopeGraph
+from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.store.graph_tables import iter_edges
 
 

@@ -11,9 +11,9 @@ import pytest
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.hit_relevance import keyword_share
-from ripplemem.keyword_index import query_terms
-from ripplemem.script_reading import dense_trust
+from ripplemem.index.bm25 import query_terms
+from ripplemem.retrieval.relevance import keyword_share
+from ripplemem.retrieval.script_reading import dense_trust
 
 TEA = "I drink green tea every morning."
 SISTER = "My sister lives in Berlin and works as an architect."

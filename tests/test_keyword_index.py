@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.keyword_index import KeywordIndex, index_terms, query_terms
+from ripplemem.index.bm25 import KeywordIndex, index_terms, query_terms
 
 DOCS = {
     "a": "Caroline went running by the lake on Sunday",

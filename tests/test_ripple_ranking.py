@@ -14,7 +14,7 @@ import pytest
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder, resolve_embedder
 from ripplemem.interfaces.cli.demo import QUERIES, conversation_items, load_conversation
-from ripplemem.script_reading import reads_cjk
+from ripplemem.retrieval.script_reading import reads_cjk
 
 
 def test_the_quickstart_question_finds_the_book_not_its_fresh_neighbour(embedder: Embedder) -> None:

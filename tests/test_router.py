@@ -9,9 +9,9 @@ import pytest
 from chat_fakes import ScriptedChatModel, timeout
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.expansion import LLMRequiredError
-from ripplemem.llm_router import LLMRouter
-from ripplemem.router import (
+from ripplemem.retrieval.expansion import LLMRequiredError
+from ripplemem.retrieval.route_llm import LLMRouter
+from ripplemem.retrieval.route_rules import (
     QueryClass,
     RouteDecision,
     Router,
@@ -237,7 +237,7 @@ def test_llm_reply_without_a_route_is_decided_from_its_flags() -> None:
 ])
 def test_broken_llm_output_falls_back_to_the_rules(junk: str, caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedChatModel(replies=[junk, junk])
-    with caplog.at_level(logging.WARNING, logger="ripplemem.router"):
+    with caplog.at_level(logging.WARNING, logger="ripplemem.retrieval.route_rules"):
         decision = LLMRouter(model).route("What did I eat yesterday?", **RICH)
     cls = decision.query_class
     assert cls is not None and cls.source == "rules" and cls.label == "memory_primary"

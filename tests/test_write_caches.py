@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ripplemem import RippleMem
 from ripplemem.engine.conflicting import read_statement
-from ripplemem.keyword_index import stem
+from ripplemem.index.bm25 import stem
 
 
 def test_deleting_or_rewriting_a_memory_empties_the_text_caches(tmp_path: Path) -> None:

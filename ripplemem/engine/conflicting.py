@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
-from ripplemem.keyword_index import stem
+from ripplemem.index.bm25 import stem
 from ripplemem.lifecycle.rules._common import normalize_text
 from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
 from ripplemem.lifecycle.rules.conflicts import ConflictVerdict, clear_text_cache, compare_statements

@@ -11,7 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.calibration import (
+from ripplemem.config import Settings
+from ripplemem.core.clock import utc_now
+from ripplemem.core.validation import checked_clock
+from ripplemem.embedding.auto import AUTO, AutoEmbedder, is_auto, model_for
+from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
+from ripplemem.embedding.framework import EmbedderSpec, as_embedder
+from ripplemem.engine.calibration import (
     META_KEY,
     MINILM_SCALE,
     CosineScale,
@@ -20,16 +26,10 @@ from ripplemem.calibration import (
     measure_scale,
     on_model_scales,
 )
-from ripplemem.config import Settings
-from ripplemem.core.clock import utc_now
-from ripplemem.core.validation import checked_clock
-from ripplemem.embedding.auto import AUTO, AutoEmbedder, is_auto, model_for
-from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
-from ripplemem.embedding.framework import EmbedderSpec, as_embedder
 from ripplemem.engine.graph_rows import as_rows, weighted_edges
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
-from ripplemem.graph import ScopeGraph
-from ripplemem.keyword_index import KeywordIndex, index_terms, stem
+from ripplemem.index.bm25 import KeywordIndex, index_terms, stem
+from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
 from ripplemem.store.archive import VectorArchive
 from ripplemem.store.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
@@ -318,7 +318,7 @@ class Engine:
     def model_settings(self) -> Settings:
         """The settings with every cosine threshold (SIMILAR and ALIAS edges, duplicates,
         conflicts, clusters) mapped from MiniLM's scale onto the embedder's own, measured once
-        and recorded with the store (ripplemem.calibration)."""
+        and recorded with the store (ripplemem.engine.calibration)."""
         if self._model_settings is None:
             if self.embedder.model_id == AUTO:
                 return self.settings  # no model chosen yet (nothing written): thresholds as written
@@ -327,7 +327,7 @@ class Engine:
 
     def cosine_scale(self) -> CosineScale:
         """Where the embedder puts unrelated texts and paraphrases on the cosine axis: as recorded
-        with the store, else measured once and recorded (ripplemem.calibration)."""
+        with the store, else measured once and recorded (ripplemem.engine.calibration)."""
         if self._cosine_scale is None:
             model_id = self.embedder.model_id
             if model_id == AUTO:

@@ -17,9 +17,9 @@ from ripplemem.interfaces.hit_metadata import memory_metadata
 from ripplemem.types import Hit, format_hit_line
 
 if TYPE_CHECKING:
-    from ripplemem.graph_queries import Connection
     from ripplemem.memory import RippleMem
     from ripplemem.privacy.erase import EraseReport
+    from ripplemem.retrieval.graph_queries import Connection
     from ripplemem.types import Memory
 
 TOOL_NAMES = ("store_memory", "recall_memory", "update_memory", "find_connections", "forget_memory",

@@ -22,13 +22,19 @@ from ripplemem.llm.chat import (
     run_tasks,
     strip_thinking,
 )
-from ripplemem.router import SPARSE_MEMORY_BELOW, QueryClass, RouteDecision, classify_query, decide
+from ripplemem.retrieval.route_rules import (
+    SPARSE_MEMORY_BELOW,
+    QueryClass,
+    RouteDecision,
+    classify_query,
+    decide,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
 
-logger = logging.getLogger("ripplemem.router")
+logger = logging.getLogger("ripplemem.retrieval.route_rules")
 
 
 LLM_ROUTER_PROMPT = """\

@@ -6,7 +6,7 @@ reference (I, my, "you told me", 我的, 我们), a relative time (yesterday, tw
 decision tree turns them into a label: personal -> memory first; entity + factual -> documents
 first; temporal -> memory first; otherwise both. `route` then weighs what is stored: no documents
 or no memories settle it, and a sparse memory (few memories) is topped up from the documents.
-`llm_router.LLMRouter` asks a chat model for the same signals and falls back to these rules.
+`route_llm.LLMRouter` asks a chat model for the same signals and falls back to these rules.
 """
 
 from __future__ import annotations

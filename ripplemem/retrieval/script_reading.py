@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 
-from ripplemem.calibration import pair_similarities, partners_found
 from ripplemem.embedding.embedders import Embedder
+from ripplemem.engine.calibration import pair_similarities, partners_found
 
 # Paraphrase pairs in other words; every other pair's texts are the distractors.
 _CJK_PAIRS = (

@@ -12,13 +12,13 @@ import numpy as np
 
 from ripplemem.config import GraphSettings, Settings
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.graph import ScopeGraph, SpreadParams
-from ripplemem.keyword_index import KeywordIndex
+from ripplemem.index.bm25 import KeywordIndex
+from ripplemem.index.scope_graph import ScopeGraph, SpreadParams
 from ripplemem.language.entities import query_entity_keys
-from ripplemem.retrieval import CandidatePool, Fusion, gather_pool, score_pool
-from ripplemem.ripple_cues import answers_inherit, time_answer_lift, with_rows
-from ripplemem.ripple_explain import explain_hits
-from ripplemem.script_reading import dense_trust
+from ripplemem.retrieval.cues import answers_inherit, time_answer_lift, with_rows
+from ripplemem.retrieval.explain import explain_hits
+from ripplemem.retrieval.hybrid import CandidatePool, Fusion, gather_pool, score_pool
+from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.graph_tables import entity_id, is_entity
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.sqlite import SQLiteStore

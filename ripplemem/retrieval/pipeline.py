@@ -13,10 +13,10 @@ import numpy as np
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError
-from ripplemem.expansion import QueryExpander, candidate_pool_size, fuse_by_rank
 from ripplemem.language.timeparse import TimeRange, resolve_time
-from ripplemem.retrieval import hybrid_recall
-from ripplemem.ripple import RippleParts, ripple_recall
+from ripplemem.retrieval.expansion import QueryExpander, candidate_pool_size, fuse_by_rank
+from ripplemem.retrieval.hybrid import hybrid_recall
+from ripplemem.retrieval.ripple import RippleParts, ripple_recall
 from ripplemem.store.memory_rows import MemoryFilter, to_epoch
 from ripplemem.types import Hit, Recall, Subgraph
 

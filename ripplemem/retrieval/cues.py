@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ripplemem.answer_types import asks_when, is_question, names_time
 from ripplemem.config import GraphSettings
-from ripplemem.retrieval import CandidatePool, Fusion
+from ripplemem.language.answer_types import asks_when, is_question, names_time
+from ripplemem.retrieval.hybrid import CandidatePool, Fusion
 from ripplemem.store.graph_tables import next_in_session
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.sqlite import SQLiteStore

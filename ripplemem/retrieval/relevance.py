@@ -20,9 +20,9 @@ import numpy as np
 
 from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.keyword_index import KeywordIndex, index_terms, query_terms
-from ripplemem.recalling import SearchSpec
-from ripplemem.script_reading import dense_trust
+from ripplemem.index.bm25 import KeywordIndex, index_terms, query_terms
+from ripplemem.retrieval.pipeline import SearchSpec
+from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.types import Hit
 

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ripplemem.expansion import fuse_by_rank
-from ripplemem.retrieval import CandidatePool, score_pool
+from ripplemem.retrieval.expansion import fuse_by_rank
+from ripplemem.retrieval.hybrid import CandidatePool, score_pool
 from ripplemem.store.vectors.base import VectorFilter
 from ripplemem.types import Hit, Recall
 
 if TYPE_CHECKING:
     from ripplemem.engine.engine import Engine
-    from ripplemem.recalling import SearchSpec
+    from ripplemem.retrieval.pipeline import SearchSpec
 
 
 def modality_hits(engine: Engine, user_id: str, modality: str, encoder: Any, query: str,

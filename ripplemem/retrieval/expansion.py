@@ -39,7 +39,7 @@ __all__ = [
     "fuse_by_rank", "parse_passage", "parse_queries",
 ]
 
-logger = logging.getLogger("ripplemem.expansion")
+logger = logging.getLogger("ripplemem.retrieval.expansion")
 
 EXPAND_MODES = ("mqe", "hyde", "both")
 # seed 001: "candidate_pool_multiplier=4"; issue 8: pool = max(4 x k, 20).

@@ -23,8 +23,8 @@ from dataclasses import replace
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import kb_label, kb_scope, present
 from ripplemem.engine.writes import reinforce_paths
-from ripplemem.recalling import SearchSpec, search_scope
-from ripplemem.router import classify_query
+from ripplemem.retrieval.pipeline import SearchSpec, search_scope
+from ripplemem.retrieval.route_rules import classify_query
 from ripplemem.store.graph_tables import get_entities, mentioned_entities
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.types import Hit, Recall, Subgraph

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ripplemem.engine.engine import Engine
-from ripplemem.graph import ScopeGraph
+from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.language.entities import canonical_name
 from ripplemem.store.graph_tables import EdgeRow, edges_between, edges_of, entity_id, get_entities, is_entity
 from ripplemem.store.sqlite import SQLiteStore

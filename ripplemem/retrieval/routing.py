@@ -11,7 +11,7 @@ from typing import Any
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import chunk_count, readable
 from ripplemem.language.entities import query_entity_keys
-from ripplemem.router import RuleRouter
+from ripplemem.retrieval.route_rules import RuleRouter
 from ripplemem.store.graph_tables import entity_id, get_entities
 from ripplemem.types import MemoryType, Recall
 

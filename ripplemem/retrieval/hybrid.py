@@ -13,9 +13,9 @@ import numpy as np
 
 from ripplemem.config import Settings
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.keyword_index import KeywordIndex, query_terms
-from ripplemem.scoring import access_heat, profile_scores, profile_weights, recency
-from ripplemem.script_reading import dense_trust
+from ripplemem.index.bm25 import KeywordIndex, query_terms
+from ripplemem.retrieval.scoring import access_heat, profile_scores, profile_weights, recency
+from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.memory_rows import MemoryFilter, row_to_memory, stored_epoch
 from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex

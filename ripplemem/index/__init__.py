@@ -1,0 +1,1 @@
+"""In-RAM indexes derived from the ledger: the scope graph (CSR) and the BM25 keyword index."""

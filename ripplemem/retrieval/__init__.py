@@ -1,0 +1,1 @@
+"""Recall: the pipeline, hybrid and ripple scoring, explanations, expansion, routing, KB and media recall."""
