@@ -43,13 +43,13 @@ _EXPORTS = {
     "EraseReport": "ripplemem.privacy.erase",
     "KnowledgeBaseAccessError": "ripplemem.errors",
     "IngestReport": "ripplemem.documents.ingest",
-    "ImportReport": "ripplemem.bulk_import",
+    "ImportReport": "ripplemem.api.bulk_import",
     "KnowledgeBase": "ripplemem.engine.knowledge_bases",
     "LifecycleReport": "ripplemem.lifecycle.report",
     "MaintenanceReport": "ripplemem.lifecycle.report",
     "ConsolidationReport": "ripplemem.lifecycle.consolidate",
     "HistoryEvent": "ripplemem.store.history_table",
-    "Predecessor": "ripplemem.memory_history",
+    "Predecessor": "ripplemem.api.history",
     "Reading": "ripplemem.perceptual.rules",
     "MetricStats": "ripplemem.perceptual.rules",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
@@ -66,7 +66,8 @@ __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
-    from ripplemem.bulk_import import ImportReport
+    from ripplemem.api.bulk_import import ImportReport
+    from ripplemem.api.history import Predecessor
     from ripplemem.config import ScoreProfile, Settings
     from ripplemem.documents.ingest import IngestReport
     from ripplemem.embedding.embedders import (
@@ -103,7 +104,6 @@ if TYPE_CHECKING:
     from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
-    from ripplemem.memory_history import Predecessor
     from ripplemem.perceptual.rules import MetricStats, Reading
     from ripplemem.privacy.erase import EraseReport
     from ripplemem.store.history_table import HistoryEvent

@@ -9,7 +9,16 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.bulk_import import ImportReport, ImportTarget, import_file
+from ripplemem.api.aio import CoreAsyncMethods
+from ripplemem.api.analysis import AnalysisMethods
+from ripplemem.api.bulk_import import ImportReport, ImportTarget, import_file
+from ripplemem.api.documents import DocumentMethods
+from ripplemem.api.graph import GraphMethods
+from ripplemem.api.history import HistoryMethods, superseded_history, with_superseded
+from ripplemem.api.lifecycle import LifecycleMethods
+from ripplemem.api.perceptual import PerceptualMethods
+from ripplemem.api.privacy import PrivacyMethods
+from ripplemem.api.working import WorkingMethods
 from ripplemem.config import Settings, check_settings
 from ripplemem.core.relations import coerce_relations
 from ripplemem.core.validation import (
@@ -36,15 +45,6 @@ from ripplemem.lifecycle.consolidate import consolidate_dropped
 from ripplemem.lifecycle.reembed import ProgressCallback, disk_bytes, progress_reporter, reembed_store
 from ripplemem.llm.answer import Answer, ContextItem, answer_question
 from ripplemem.llm.extraction import LLMExtractor
-from ripplemem.memory_analysis import AnalysisMethods
-from ripplemem.memory_async import CoreAsyncMethods
-from ripplemem.memory_documents import DocumentMethods
-from ripplemem.memory_graph import GraphMethods
-from ripplemem.memory_history import HistoryMethods, superseded_history, with_superseded
-from ripplemem.memory_lifecycle import LifecycleMethods
-from ripplemem.memory_perceptual import PerceptualMethods
-from ripplemem.memory_privacy import PrivacyMethods
-from ripplemem.memory_working import WorkingMethods
 from ripplemem.privacy.erase import EraseReport
 from ripplemem.retrieval.cross_modal import with_cross_modal
 from ripplemem.retrieval.expansion import check_expand

@@ -12,9 +12,9 @@ import pytest
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
+from ripplemem.api.history import superseded_history, with_superseded
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
-from ripplemem.memory_history import superseded_history, with_superseded
 
 
 @pytest.fixture

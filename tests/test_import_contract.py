@@ -255,8 +255,7 @@ def test_the_known_internal_imports_are_still_used() -> None:
 # The layer order (docs/architecture.md), from the bottom up: a module imports only from its own group
 # or from a line above it; the groups of one line do not import each other. A module is placed by
 # the longest entry that names it or a package above it; "ripplemem" itself is the package __init__.
-# The facade's mixins still sit flat in ripplemem/ (issue 20 moves them next), so they are listed by
-# name. Every module must be placed: a new one fails until it is.
+# Every module must be placed: a new one fails until it is.
 LAYERS: list[list[list[str]]] = [
     [["ripplemem.core", "ripplemem.errors", "ripplemem.types"]],
     [["ripplemem.language"], ["ripplemem.embedding"], ["ripplemem.index"]],
@@ -269,11 +268,12 @@ LAYERS: list[list[list[str]]] = [
     [["ripplemem.retrieval"]],
     [["ripplemem.lifecycle"], ["ripplemem.privacy"], ["ripplemem.documents"], ["ripplemem.perceptual"],
      ["ripplemem.analysis"]],
-    [["ripplemem", "ripplemem.memory", "ripplemem.memory_*", "ripplemem.bulk_import"]],
+    [["ripplemem.api"]],
+    [["ripplemem", "ripplemem.memory"]],
     [["ripplemem.interfaces", "ripplemem.__main__"]],
     # The documented import paths the moves left behind: each re-exports what the docs name.
     [[f"ripplemem.{name}" for name in ("onnx_embedder", "modality_encoders", "sensors", "mcp_server", "viz",
-                                       "viz_data", "hit_metadata", "stores")]],
+                                       "viz_data", "hit_metadata", "stores", "memory_history")]],
     [["langchain_ripplemem"], ["llamaindex_ripplemem"]],
 ]
 
@@ -332,7 +332,7 @@ def test_the_layer_check_catches_an_upward_or_sideways_import() -> None:
         "p.a.y (line 4) imports p.b, a sibling of its layer"]
     assert layer_breaches({"p.new": {}}, layers) == ["p.new is in no layer: add it to LAYERS"]
     assert place("ripplemem.lifecycle.rules.tiers") == place("ripplemem.lifecycle.rules")
-    assert place("ripplemem.memory_lifecycle") == place("ripplemem.memory")
+    assert place("ripplemem.api.lifecycle") == place("ripplemem.api")
 
 
 # Paths the docs tell users to import, kept as re-exports when issue 20 moved the code (new home).
@@ -346,6 +346,7 @@ DOCUMENTED_PATHS = {
     "ripplemem.viz": "ripplemem.interfaces.viz.page",
     "ripplemem.viz_data": "ripplemem.interfaces.viz.data",
     "ripplemem.hit_metadata": "ripplemem.interfaces.hit_metadata",
+    "ripplemem.memory_history": "ripplemem.api.history",
 }
 
 

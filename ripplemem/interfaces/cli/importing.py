@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ripplemem.bulk_import import FORMATS
+from ripplemem.api.bulk_import import FORMATS
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli import formatting as fmt
 from ripplemem.interfaces.cli.chroma import chroma_server

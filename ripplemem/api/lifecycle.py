@@ -6,11 +6,11 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.api.handle import HandleState
 from ripplemem.core.validation import check_flag
 from ripplemem.lifecycle.archive import run_tier_moves, wake_memories
 from ripplemem.lifecycle.forget import check_strategy, run_forget
 from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
-from ripplemem.memory_handle import HandleState
 
 if TYPE_CHECKING:
     from ripplemem.lifecycle.consolidate import ConsolidationReport

@@ -7,10 +7,10 @@ from typing import Any
 from ripplemem.analysis.graph_quality import GraphQualityReport, assess_graph
 from ripplemem.analysis.graph_snapshot import load_graph
 from ripplemem.analysis.learning_report import build_learning_report
+from ripplemem.api.handle import HandleState
 from ripplemem.engine.knowledge_bases import check_kb_name
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import require_llm
-from ripplemem.memory_handle import HandleState
 
 
 class AnalysisMethods(HandleState):

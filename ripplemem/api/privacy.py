@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ripplemem.api.handle import HandleState
 from ripplemem.core.validation import check_text
 from ripplemem.errors import UserMismatchError
-from ripplemem.memory_handle import HandleState
 from ripplemem.privacy.erase import DEFAULT_MIN_SIMILARITY, EraseReport, erase
 
 

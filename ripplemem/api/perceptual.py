@@ -7,11 +7,11 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.api.handle import HandleState
 from ripplemem.core.validation import check_datetime, check_k
 from ripplemem.embedding.media_encoders import AudioEncoder, ImageEncoder
 from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError
-from ripplemem.memory_handle import HandleState
 from ripplemem.perceptual.media import MEDIA, add_media, use_encoder
 from ripplemem.perceptual.recording import (
     check_readings,

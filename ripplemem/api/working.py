@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ripplemem.api.handle import HandleState
 from ripplemem.core.validation import check_flag, check_identifier
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.consolidate import (
@@ -17,7 +18,6 @@ from ripplemem.lifecycle.consolidate import (
 from ripplemem.lifecycle.observe import observe_turn
 from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemory
 from ripplemem.llm.chat import require_llm
-from ripplemem.memory_handle import HandleState
 
 
 class WorkingMethods(HandleState):

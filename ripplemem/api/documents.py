@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from ripplemem.api.handle import HandleState
 from ripplemem.core.validation import check_identifier, check_k
 from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS
 from ripplemem.documents.convert.discover import PathLike
@@ -20,7 +21,6 @@ from ripplemem.documents.ingest import FileProgress, IngestOptions, IngestReport
 from ripplemem.engine import knowledge_bases as kbs
 from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
 from ripplemem.errors import InvalidInputError
-from ripplemem.memory_handle import HandleState
 from ripplemem.types import Memory
 
 

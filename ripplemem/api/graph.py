@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ripplemem.api.handle import HandleState
 from ripplemem.core.validation import check_k, check_text
 from ripplemem.errors import InvalidTypeError
-from ripplemem.memory_handle import HandleState
 from ripplemem.retrieval.graph_queries import (
     Community,
     Connection,
