@@ -3,10 +3,10 @@
 Turns of the store roles (the user's, by default) go through `RippleMem.observe`, which writes
 explicit and urgent turns at once ("remember that ..."). Other turns (the assistant's) and plain
 questions enter working memory only: they count as mentions of what they name but are never
-written by themselves (a question asks for a memory; it does not state one). The other rules of
-seed 000 §3 (a turn mentioned three times, an old turn about known things) say "consolidate"
-later; `consolidate_due` applies them on top of the public API, marking each written memory
-with the working item's id so no turn is written twice.
+written by themselves (a question asks for a memory; it does not state one). The other consolidation
+rules (docs/design-notes.md#consolidation: a turn mentioned three times, an old turn about known
+things) say "consolidate" later; `consolidate_due` applies them on top of the public API, marking
+each written memory with the working item's id so no turn is written twice.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One settings object; every number that comes from a seed article names its source."""
+"""One settings object; every number's source and reason: docs/design-notes.md."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class ScoreProfile:
     importance_gain: float = 0.0
 
 
-# seed 001: episodic (sim x 0.8 + recency x 0.2) x (0.8 + importance x 0.4);
+# The HelloAgents memory chapter: episodic (sim x 0.8 + recency x 0.2) x (0.8 + importance x 0.4);
 # semantic (vec x 0.7 + graph x 0.3) x (0.8 + importance x 0.4); perceptual as episodic.
 SEED_001_PROFILES: dict[str, ScoreProfile] = {
     "working": ScoreProfile(relevance=0.8, recency=0.2, importance_base=0.8, importance_gain=0.4),
@@ -33,8 +33,9 @@ SEED_001_PROFILES: dict[str, ScoreProfile] = {
     "document": ScoreProfile(relevance=0.7, recency=0.0, graph=0.3, importance_base=0.8, importance_gain=0.4),
 }
 
-# seed 000 §1: episodic 0.4 recency + 0.3 importance + 0.2 access + 0.1 embedding;
-# semantic 0.3 graph + 0.25 embedding + 0.25 access + 0.2 importance (additive, no multiplier).
+# The agent-memory Q&A's scoring comparison: episodic 0.4 recency + 0.3 importance + 0.2 access
+# + 0.1 embedding; semantic 0.3 graph + 0.25 embedding + 0.25 access + 0.2 importance (additive,
+# no multiplier).
 SEED_000_PROFILES: dict[str, ScoreProfile] = {
     "working": ScoreProfile(relevance=0.1, recency=0.4, access=0.2, importance=0.3),
     "episodic": ScoreProfile(relevance=0.1, recency=0.4, access=0.2, importance=0.3),
@@ -73,7 +74,7 @@ class GraphSettings:
     # USA / United States 0.89, Jon / John 0.60, Paris / Rome 0.55).
     alias_weight: float = 0.5
     alias_similarity: float = 0.88
-    # Spreading (DESIGN §3; HippoRAG 2: damping ~0.5 keeps mass local).
+    # Spreading (docs/design-notes.md#ripple; HippoRAG 2: damping ~0.5 keeps mass local).
     damping: float = 0.5
     max_hops: int = 3
     prune_below: float = 1e-3
@@ -101,7 +102,7 @@ class GraphSettings:
     answer_handoff: bool = True
     question_discount: float = 0.15
     time_answer_boost: float = 0.3
-    # seed 004 §3.2: weights decay with time since last activation and are reinforced, capped.
+    # Weights decay with time since last activation and are reinforced, capped (docs/design-notes.md#graph).
     decay_half_life_days: float = 90.0
     decay_floor: float = 0.2
     reinforce_step: float = 0.1
@@ -110,13 +111,14 @@ class GraphSettings:
 
 @dataclass(frozen=True)
 class Settings:
-    """Tunable numbers of retrieval and storage, with the defaults the seeds give."""
+    """Tunable numbers of retrieval and storage, with their defaults (docs/design-notes.md)."""
 
     score_preset: str = "seed001"
-    # seed 001 perceptual recency: exp(-0.1 x age_hours / 24), floor 0.1; used for every type.
+    # HelloAgents' perceptual recency: exp(-0.1 x age_hours / 24), floor 0.1; used for every type.
     recency_rate_per_day: float = 0.1
     recency_floor: float = 0.1
-    # seed 000 §8 access heat: exp(-days_since_access / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
+    # Access heat (docs/design-notes.md#scoring):
+    #   exp(-days_since_access / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
     access_half_days: float = 7.0
     access_count_saturation: int = 10
     access_time_weight: float = 0.7

@@ -1,5 +1,6 @@
-"""mem.archive(): seed 000 §8's hot / warm / cold migrations on a controlled clock, the compressed
-archive segments cold vectors live in, and waking a cold memory when a recall reaches it."""
+"""mem.archive(): the hot / warm / cold migrations (docs/design-notes.md#tiers) on a controlled
+clock, the compressed archive segments cold vectors live in, and waking a cold memory when a recall
+reaches it."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def segment_files(mem: RippleMem) -> list[str]:
     return [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names]
 
 
-# -- the seed 000 §8 rules -------------------------------------------------------------------------
+# -- the tier rules --------------------------------------------------------------------------------
 def test_hot_to_warm_after_7_idle_days_below_importance_0_7(mem: RippleMem, clock: ManualClock) -> None:
     ordinary = mem.add("we talked about the new bakery on Elm Street", importance=0.5)
     important = mem.add("my passport expires in October", importance=0.8)
@@ -118,7 +119,7 @@ def test_the_access_score_is_reported_with_each_move(mem: RippleMem, clock: Manu
     mem.add("the cat's vet appointment is on Friday", importance=0.5)
     clock.advance(7)
     entry = mem.archive().entries[0]
-    # seed 000 §8: 0.7 x exp(-7 / 7) + 0.3 x min(0 / 10, 1)
+    # access score: 0.7 x exp(-7 / 7) + 0.3 x min(0 / 10, 1)
     assert entry.score == pytest.approx(0.7 * np.exp(-1.0))
 
 

@@ -1,4 +1,7 @@
-"""mem.consolidate(): working memory to long-term memory (seed 000 §3) and seed 001 promotions."""
+"""mem.consolidate(): working memory to long-term memory, and promotions.
+
+The rules: docs/design-notes.md#consolidation.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""mem.forget(): the seed 000 §7 score and seed 001's strategies applied to a real store, on a
+"""mem.forget(): the forgetting score and the simple strategies applied to a real store, on a
 controlled clock, with reports, history and dry runs."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def snapshot(mem: RippleMem) -> tuple[list[Memory], dict]:
 
 @pytest.fixture
 def four_fates(mem: RippleMem, clock: ManualClock) -> dict[str, Memory]:
-    """Four memories built so the seed 000 §7 score gives each a different action, whatever
+    """Four memories built so the forgetting score gives each a different action, whatever
     their graph degree (the connectivity part moves a score by at most 0.2)."""
     old = mem.add("I had a soggy sandwich on the train", importance=0.1)
     clock.advance(60)

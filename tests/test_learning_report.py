@@ -1,4 +1,4 @@
-"""learning_report(): seed 000 §11's JSON shape with numbers that follow from the stored history,
+"""learning_report(): the report's JSON shape with numbers that follow from the stored history,
 the knowledge base's coverage, a forgetting curve that recall resets, a scripted model phrasing it,
 and broken replies falling back to the data-only text."""
 

@@ -16,7 +16,7 @@ def test_observe_consolidate_age_archive_recall_back_forget(tmp_path: Path, embe
     clock = ManualClock()
     mem = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock)
     fact = "Oskar repairs vintage Vespa scooters in his garage in Lisbon"
-    for _ in range(3):  # mentioned three times in one chat: seed 000 §3 makes it long-term
+    for _ in range(3):  # mentioned three times in one chat: consolidation makes it long-term
         mem.observe("user", fact, session_id="chat-1")
     assert [m.content for m in mem.list()] == []  # still only in working memory
     report = mem.consolidate("chat-1")

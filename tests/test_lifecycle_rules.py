@@ -52,7 +52,7 @@ def ctx(*known: str, sentiment: str | None = None) -> ConsolidationContext:
     return ConsolidationContext(now=NOW, known_entities=frozenset(known), sentiment=sentiment)
 
 
-# --- seed 000 §3 consolidation ---------------------------------------------------------------------
+# --- consolidation decision ------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "cue"), [
     ("Remember that my passport expires in May.", "Remember"),
@@ -200,7 +200,7 @@ def test_nothing_special_stays_in_working_memory() -> None:
     assert decision.reasons == ("score 0 < 0.5",)
 
 
-# --- seed 001 promotion ----------------------------------------------------------------------------
+# --- promotion -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("kind", "importance", "target"), [
     ("working", 0.69, None), ("working", 0.7, "episodic"), ("working", 0.95, "episodic"),
@@ -319,7 +319,7 @@ async def test_async_summary() -> None:
     assert await asummarize_cluster(BrokenChat(responses=["x"]), RUNS) is None
 
 
-# --- seed 000 §7 forgetting score ------------------------------------------------------------------
+# --- forgetting score ------------------------------------------------------------------------------
 
 def seed_score(importance: float, count: float, idle: float, age: float, degree: float) -> float:
     """The seed's IntelligentForgetting.calculate_forgetting_score, one memory at a time."""
@@ -450,7 +450,7 @@ def test_forgetting_plans_scale_to_100k_memories() -> None:
     assert sum(plan.counts().values()) == n
 
 
-# --- seed 000 §8 tiers -----------------------------------------------------------------------------
+# --- tiers -----------------------------------------------------------------------------------------
 
 def test_access_score_formula() -> None:
     scores = access_score([0, 7, 30, 0], [0, 5, 20, 10])

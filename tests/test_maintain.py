@@ -36,7 +36,7 @@ def clock() -> ManualClock:
 @pytest.fixture
 def busy(tmp_path: Path, embedder: Embedder, clock: ManualClock) -> RippleMem:
     """Alice's store 100 days on: old memories, a fact mentioned three times in working memory
-    and an important episodic memory that seed 001 promotes."""
+    and an important episodic memory that is promoted (importance >= 0.8)."""
     mem = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock)
     trivial = mem.add("the vending machine ate my coin", importance=0.05)
     mem.add("the quarterly report is due on the fifth", importance=0.5)

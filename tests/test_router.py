@@ -34,7 +34,7 @@ TABLE = [
     ("What did I say about Python?", "memory_primary", "memory"),
     ("How do I fix my printer?", "memory_primary", "memory"),
     ("what was the name of the book you recommended", "memory_primary", "memory"),
-    ("我之前说过什么？", "memory_primary", "memory"),  # seed 000 §10 table
+    ("我之前说过什么？", "memory_primary", "memory"),  # from the routing source's table
     ("我的生日是哪天？", "memory_primary", "memory"),
     ("我的血压正常吗？", "memory_primary", "memory"),
     ("你跟我说过什么", "memory_primary", "memory"),
@@ -49,7 +49,7 @@ TABLE = [
     ("我们上周开会决定了什么？", "memory_primary", "memory"),
     # temporal only
     ("What happened two months ago?", "memory_primary", "memory"),
-    ("上周讨论了什么?", "memory_primary", "memory"),  # seed 000 §10 table
+    ("上周讨论了什么?", "memory_primary", "memory"),  # from the routing source's table
     ("周三开会说了什么", "memory_primary", "memory"),
     # named entity + factual
     ("What is Transformer?", "documents_primary", "documents"),
@@ -61,7 +61,7 @@ TABLE = [
     ("What's the capital of France?", "documents_primary", "documents"),
     ("What is the US GDP?", "documents_primary", "documents"),  # "US" is not "us"
     ("Summarize the chapter about World War I", "documents_primary", "documents"),  # nor "War I" "I"
-    ("什么是Transformer?", "documents_primary", "documents"),  # seed 000 §10 table
+    ("什么是Transformer?", "documents_primary", "documents"),  # from the routing source's table
     ("谁写了《三体》？", "documents_primary", "documents"),
     ("鲁迅是谁？", "documents_primary", "documents"),
     ("如何配置API密钥？", "documents_primary", "documents"),
@@ -80,7 +80,7 @@ TABLE = [
     ("Explain gradient descent", "hybrid", "both"),
     ("Ideas for a weekend trip", "hybrid", "both"),
     ("Can I take ibuprofen on an empty stomach?", "hybrid", "both"),
-    ("深度学习原理是什么?", "hybrid", "both"),  # seed 000 §10 table: RAG + Memory
+    ("深度学习原理是什么?", "hybrid", "both"),  # the routing source's table: RAG + Memory
     ("告诉我什么是量子计算", "hybrid", "both"),
     ("推荐几个周末活动", "hybrid", "both"),
 ]
@@ -111,7 +111,7 @@ def test_rule_routing_table(query: str, label: str, target: str) -> None:
     ("什么是Transformer?", 0, 0, "memory", ("memory",)),
     # documents-first queries ignore memory richness
     ("What is Transformer?", 3, 300, "documents", ("documents",)),
-    # unclear queries merge both, documents first (seed 000 §10: rag, memory, merge)
+    # unclear queries merge both, documents first (the routing source: rag, memory, merge)
     ("深度学习原理是什么?", 250, 300, "both", ("documents", "memory")),
     ("深度学习原理是什么?", 4, 300, "both", ("documents", "memory")),
 ])

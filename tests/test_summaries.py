@@ -1,5 +1,5 @@
 """consolidate() with a chat model: clusters of related episodic memories become one semantic
-summary linked to its sources by SUMMARIZES edges (seed 000 §2: many runs -> a running habit)."""
+summary linked to its sources by SUMMARIZES edges (many runs -> a running habit)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Working items that leave by expiry or eviction are consolidated on the way out when seed 000 §3
-says they should be, instead of being dropped silently."""
+"""Working items that leave by expiry or eviction are consolidated on the way out when the
+consolidation decision says they should be, instead of being dropped silently."""
 
 from __future__ import annotations
 

@@ -1,1 +1,4 @@
-"""Analyses of one user's memory: knowledge-graph quality (seed 000 §13) and the learning report (§11)."""
+"""Analyses of one user's memory: knowledge-graph quality and the learning report.
+
+Where their numbers come from: docs/design-notes.md#analyses.
+"""

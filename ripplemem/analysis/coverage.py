@@ -1,5 +1,5 @@
-"""Which topics of the documents a user studies from their learning touched (seed 000 §11: "document
-coverage vs learning coverage"). A topic is a section of a document (its heading under the
+"""Which topics of the documents a user studies from their learning touched ("document coverage vs
+learning coverage"). A topic is a section of a document (its heading under the
 title); it is covered when one of the user's learning memories embeds close to one of its chunks.
 """
 

@@ -1,8 +1,8 @@
-"""Knowledge-graph quality (seed 000 §13): completeness, consistency, redundancy, confidence and
-coverage of one user's graph, each with a score, and the issues found, each named by the error
-type of the seed's table with its suggested fix:
+"""Knowledge-graph quality: completeness, consistency, redundancy, confidence and coverage of one
+user's graph, each with a score, and the issues found, each named by the error type of the source's
+table (docs/design-notes.md#analyses) with its suggested fix:
 
-| error type (seed)          | detected by                               | fix                     |
+| error type (source)        | detected by                               | fix                     |
 | entity boundary error      | co-occurrence counts of nested names      | re-segment              |
 | relation direction error   | both directions / cycles of a transitive predicate | reverse the relation |
 | type conflict              | type consistency within an alias cluster  | multi-type label        |
@@ -107,7 +107,7 @@ def _predicate_key(predicate: str) -> str:
 
 
 def check_completeness(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphIssue]]:
-    """seed 000 §13: isolation ratio (entities linked to no other entity by a relation, an alias or
+    """Isolation ratio (entities linked to no other entity by a relation, an alias or
     a shared memory), relation density n_rel / (n(n-1)/2), score 1 - isolation x 0.5."""
     linked: set[str] = set()
     for edge in [*view.relations, *view.aliases]:
@@ -133,7 +133,7 @@ def check_completeness(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphI
 
 def check_consistency(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphIssue]]:
     """Entity type conflicts within alias clusters, and relation direction checks: both directions
-    of an asymmetric predicate, and cycles of a transitive one (seed 000 §13 transitivity check)."""
+    of an asymmetric predicate, and cycles of a transitive one (a transitivity check)."""
     issues: list[GraphIssue] = []
     conflicted: set[str] = set()
     for cluster in view.alias_clusters():

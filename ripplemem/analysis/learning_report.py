@@ -1,7 +1,7 @@
-"""The learning report of seed 000 §11, in its JSON shape (summary, learning_analysis with strengths,
-weaknesses and knowledge_graph, knowledge_gaps, review_suggestions, next_steps), computed from the
-user's episodic history, their graph and the coverage of the documents they study; a chat model
-may phrase the overview and next steps, the numbers always come from the data."""
+"""The learning report (docs/design-notes.md#analyses), in its JSON shape (summary, learning_analysis
+with strengths, weaknesses and knowledge_graph, knowledge_gaps, review_suggestions, next_steps),
+computed from the user's episodic history, their graph and the coverage of the documents they study;
+a chat model may phrase the overview and next steps, the numbers always come from the data."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def _ago(days: float) -> str:
 
 def _reviews(concepts: list[ConceptStats], now: float) -> list[dict[str, Any]]:
     """Concepts whose estimated retention fell below REVIEW_BELOW, most urgent (least retained,
-    most important) first (seed 000 §11: forgetting curve + importance)."""
+    most important) first: a forgetting curve weighted by importance."""
     due = []
     for concept in concepts:
         retention = concept.retention(now)

@@ -1,4 +1,4 @@
-"""Encoders for images and audio (seed 001: CLIP for images, CLAP for audio). Each embeds a file
+"""Encoders for images and audio (CLIP for images, CLAP for audio). Each embeds a file
 into its own space (any dimension, apart from the text embedder's); one with a text side
 (``embed_text``) also embeds a query into that space, which is what cross-modal recall searches
 with. The models load lazily from disk: RippleMem never downloads one itself."""

@@ -1,5 +1,6 @@
 """Turn a batch of new memories into graph rows: entities, and MENTIONS, RELATES, NEXT, SIMILAR and
-ALIAS edges (DESIGN §2-3). Runs inside the batch's write transaction, without an LLM by default.
+ALIAS edges (docs/design-notes.md#graph). Runs inside the batch's write transaction, without an LLM
+by default.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 superseded memories with valid_to, SUPERSEDES and CONTRADICTS edges, belief states, and the
 change log ("added", "merged", "superseded" / "supersedes", "contradicted").
 
-Belief states (seed 004 §5.1.3: preference, stated fact or passing emotion) are kept in each
-contradicting memory's metadata under "belief", unless the caller set that key.
+Belief states (preference, stated fact or passing emotion;
+docs/design-notes.md#duplicates-and-conflicts) are kept in each contradicting memory's metadata
+under "belief", unless the caller set that key.
 """
 
 from __future__ import annotations

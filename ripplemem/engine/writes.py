@@ -271,7 +271,8 @@ def _iso(when: datetime | None) -> str | None:
 
 
 def reinforce_paths(engine: Engine, user_id: str, result: Recall, now: float) -> None:
-    """Strengthen the edges ripple recall walked to reach its hits (seed 004 §3.2), with a cap:
+    """Strengthen the edges ripple recall walked to reach its hits, with a cap
+    (docs/design-notes.md#graph):
     only paths to hits in the better half of the result that the graph lifted (support >=
     GRAPH_SUPPORTED), never paths into memories the graph did not help or that ranked low."""
     lifted = [hit for hit in result.hits[: max(1, (len(result.hits) + 1) // 2)]

@@ -1,6 +1,7 @@
-"""Tier migrations applied to the store (seed 000 §8): hot -> warm is a label, warm -> cold moves a
-memory's vector out of the vector index and SQLite into a compressed archive segment, cold ->
-deleted deletes, and a recall that reaches a cold memory wakes it (segment -> SQLite + index, hot).
+"""Tier migrations applied to the store (docs/design-notes.md#tiers): hot -> warm is a label,
+warm -> cold moves a memory's vector out of the vector index and SQLite into a compressed archive
+segment, cold -> deleted deletes, and a recall that reaches a cold memory wakes it (segment ->
+SQLite + index, hot).
 
 Cold memories stay active: listed, counted, found by keywords and reachable through the graph,
 only dense search no longer sees them. Every applied change writes a history event in the same
@@ -90,7 +91,7 @@ def relabel(engine: Engine, user_id: str, events: dict[str, HistoryEvent], tier:
 
 
 def run_tier_moves(engine: Engine, user_id: str, agent_id: str | None, dry_run: bool) -> LifecycleReport:
-    """Plan seed 000 §8's migrations over a user's memories and apply them unless dry_run."""
+    """Plan the tier migrations over a user's memories and apply them unless dry_run."""
     started = time.perf_counter()
     rows = read_lifecycle_rows(engine.store, user_id, agent_id)
     now = engine.now()
@@ -141,7 +142,7 @@ _EVENTS = {"hot": "woken", "warm": "cooled", "cold": "archived", "deleted": "for
 
 def wake_memories(engine: Engine, user_id: str, ids: Sequence[str], tiers: Sequence[str], now: float,
                   cause: str) -> list[str]:
-    """Move the warm and cold memories among `ids` back to hot (seed 000 §8 plan_wakeups); returns
+    """Move the warm and cold memories among `ids` back to hot (plan_wakeups); returns
     the ids that moved."""
     plan = plan_wakeups(list(ids), tiers=list(tiers), touched=np.ones(len(ids), dtype=bool))
     events = {m.id: HistoryEvent(m.id, "woken", now, cause,

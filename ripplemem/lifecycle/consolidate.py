@@ -1,8 +1,9 @@
-"""mem.consolidate(): working memory -> long-term memory by seed 000 §3's decision, seed 001's
+"""mem.consolidate(): working memory -> long-term memory by the consolidation decision, the
 promotions of stored memories (working -> episodic at importance >= 0.7, episodic -> semantic at
->= 0.8), and with a chat model, summaries of clusters of related episodic memories (seed 000 §2:
+>= 0.8), and with a chat model, summaries of clusters of related episodic memories (e.g.
 many runs -> "the user runs three times a week") stored as semantic memories with SUMMARIZES
-edges to their sources. A dry run returns the same report and changes nothing (and asks no model).
+edges to their sources (docs/design-notes.md#consolidation). A dry run returns the same report
+and changes nothing (and asks no model).
 
 Working items that leave working memory by expiry or eviction are consolidated on the way out
 when the same decision says they should be (`consolidate_dropped`, the engine's on_drop hook).
@@ -79,7 +80,7 @@ def known_entities(engine: Engine, user_id: str, canonicals: Collection[str]) ->
 
 def consolidate_working(engine: Engine, user_id: str, sessions: list[str | None], dry_run: bool,
                         store: Callable[..., Memory], report: ConsolidationReport) -> None:
-    """Write the working items seed 000 §3 says to keep (not those already written)."""
+    """Write the working items the consolidation decision says to keep (not those already written)."""
     working = engine.working(user_id)
     for session in sessions:
         memory = working.session(session)
@@ -101,7 +102,7 @@ def consolidate_working(engine: Engine, user_id: str, sessions: list[str | None]
 
 def consolidate_dropped(engine: Engine, user_id: str, item: WorkingItem, reason: str) -> None:
     """on_drop hook: a working item leaving by expiry or eviction ("expired" / "evicted") is written
-    to long-term memory when seed 000 §3 would consolidate it now; otherwise it is let go.
+    to long-term memory when the consolidation decision would keep it now; otherwise it is let go.
 
     The item has no agent, so it is stored for the user without one. A failure to write is logged,
     not raised: it must not break the observe() or read that noticed the expiry.

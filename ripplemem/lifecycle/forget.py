@@ -1,9 +1,9 @@
-"""mem.forget(): plan forgetting over a user's memories (seed 000 §7 score or seed 001's importance,
-time and capacity strategies) and apply the plan to the store.
+"""mem.forget(): plan forgetting over a user's memories (the forgetting score or the importance,
+time and capacity strategies; docs/design-notes.md#forgetting) and apply the plan to the store.
 
 Applying: "delete" deletes the memory everywhere (archive included); "deprioritize" lowers its
-importance by LifecycleSettings.deprioritize_factor (x 0.9 per run, seed 000 §7 "逐渐降低优先级");
-its tier is left to seed 000 §8's rules (archive()), which protect important memories from
+importance by LifecycleSettings.deprioritize_factor (x 0.9 per run: "lower the priority gradually");
+its tier is left to the tier rules (archive()), which protect important memories from
 leaving the hot tier; "archive" moves it to the
 cold tier (its vector into a compressed archive segment). Memories already cold are kept as they
 are when the plan says "archive". A dry run returns the same report and changes nothing.

@@ -30,9 +30,9 @@ def states_something(role: str, text: str) -> bool:
 def observe_turn(engine: Engine, user_id: str, session: str | None, role: str, text: str, *,
                  importance: float | None, remember: bool, metadata: Mapping[str, Any] | None,
                  store: Callable[..., Any]) -> WorkingItem:
-    """Add a turn to the session's working memory; write it through `store` when seed 000 §3
-    says at once (an explicit request, or an urgent or emotional statement by the user). The turn
-    is checked as add() checks a memory first, so one that could not be stored is not kept either."""
+    """Add a turn to the session's working memory; write it through `store` when the consolidation
+    decision says at once (an explicit request, or an urgent or emotional statement by the user).
+    The turn is checked as add() checks a memory first, so one that could not be stored is not kept either."""
     check_text("role", role, max_chars=64)
     check_content(text, engine.settings.max_content_chars, field="text")
     if importance is not None:

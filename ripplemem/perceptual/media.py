@@ -1,4 +1,4 @@
-"""Images and audio as perceptual memories (seed 001: CLIP for images, CLAP for audio). The memory
+"""Images and audio as perceptual memories (CLIP for images, CLAP for audio). The memory
 keeps a reference to the file. Its caption or transcript (when given) is embedded with the text
 embedder into the text index, as any memory; an encoder embeds the file itself into its own space,
 kept in the modality's own index (ripplemem.store.modality_index), where cross-modal recall finds it.

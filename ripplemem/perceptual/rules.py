@@ -1,4 +1,4 @@
-"""Sensor streams as perceptual memory (seed 000 §2: heart rate, steps, SpO2, body temperature):
+"""Sensor streams as perceptual memory (heart rate, steps, SpO2, body temperature):
 metric names and units, the normal range of each metric with its source, and the sentences an
 out-of-range episode and a metric's latest reading are remembered as. Storage-free.
 """
@@ -110,7 +110,7 @@ class SensorSettings:
     # ours: out-of-range readings of one metric, in the same direction, no further apart than
     # this, are one episode (one memory), so a 20-minute run at 130 bpm is one event, not 40.
     episode_gap_minutes: float = 30.0
-    # ours: an out-of-range episode is worth remembering (seed 001 promotes working memory at 0.7).
+    # ours: an out-of-range episode is worth remembering (working memory is promoted at 0.7).
     episode_importance: float = 0.7
 
     def __post_init__(self) -> None:

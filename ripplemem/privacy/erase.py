@@ -1,7 +1,8 @@
-"""Erase with verification and an audit report (seed 000 §9): one memory, everything a text points
-to, or a whole user ("forget me"), through every layer, then a search of every layer and of the raw
-files for residues. The report says what went where and whether anything is left; it holds ids,
-counts and hashes, never the erased text (only a dry run's preview shows the texts it would take).
+"""Erase with verification and an audit report (docs/design-notes.md#privacy-and-isolation): one
+memory, everything a text points to, or a whole user ("forget me"), through every layer, then a
+search of every layer and of the raw files for residues. The report says what went where and whether
+anything is left; it holds ids, counts and hashes, never the erased text (only a dry run's preview
+shows the texts it would take).
 
 The removal holds the write lock in short batches and the verification runs outside it, so other
 users' writes keep moving during a large erase."""

@@ -1,7 +1,8 @@
 """The Chunk record every chunker returns, the shared size defaults, and page lookup.
 
-Defaults (seed 001 gives the method, "paragraphs as the smallest unit, token estimates tuned for
-mixed Chinese and English, an overlap step", but no numbers):
+Defaults (the HelloAgents memory chapter gives the method, "paragraphs as the smallest unit, token
+estimates tuned for mixed Chinese and English, an overlap step", but no numbers;
+docs/design-notes.md#chunking):
 
 - ``DEFAULT_MAX_TOKENS = 256``: the window of the default embedder, all-MiniLM-L6-v2
   (max_seq_length 256), so a chunk is embedded whole instead of being cut at its 256th token.
@@ -9,7 +10,7 @@ mixed Chinese and English, an overlap step", but no numbers):
 - ``DEFAULT_OVERLAP_TOKENS = 64``: a quarter of a chunk at most. Overlap is made of whole
   paragraphs, so the real overlap is the trailing paragraphs that fit in 64 tokens, often none.
 - ``DEFAULT_MIN_TOKENS_RATIO = 5``: the semantic chunker's smallest chunk is max_tokens / 5, the
-  ratio of seed 000 §4's min_chunk_size 200 to max_chunk_size 1000.
+  ratio of the semantic-boundary chunking source's min_chunk_size 200 to max_chunk_size 1000.
 
 Token counts are ``ripplemem.core.text.estimate_tokens``: one per CJK character, 1.3 per other word.
 """

@@ -1,4 +1,5 @@
-"""Heading-aware Markdown chunking (seed 001: headings -> paragraphs -> token estimate -> overlap).
+"""Heading-aware Markdown chunking: headings -> paragraphs -> token estimate -> overlap
+(docs/design-notes.md#chunking).
 
 The document is read as a sequence of *sections* (a heading and the blocks under it) made of
 *units*, then each section's units are packed greedily into chunks of at most ``max_tokens``:

@@ -1,4 +1,4 @@
-"""Semantic boundary chunking for text without structure (seed 000 §4).
+"""Semantic boundary chunking for text without structure (docs/design-notes.md#chunking).
 
 Units are the same as the Markdown chunker's (paragraphs; sentences of a paragraph that is too
 long), each embedded once with an ``Embedder``. Between units ``g-1`` and ``g``:
@@ -6,7 +6,7 @@ long), each embedded once with an ``Embedder``. Between units ``g-1`` and ``g``:
 - ``within`` is the mean cosine similarity of neighbouring pairs inside the ``window`` units
   before the gap and inside the ``window`` units after it (1.0 when a window has one unit), and
   ``cross`` the mean similarity of every (before, after) pair;
-- the gap is a topic boundary when ``cross < threshold * within`` (seed 000 §4: window_size 3,
+- the gap is a topic boundary when ``cross < threshold * within`` (window_size 3,
   threshold 0.5) and ``cross`` is no higher than at the gaps beside it (the bottom of the dip,
   not its shoulder).
 
@@ -18,8 +18,8 @@ boundary needs none. A last chunk under ``min_tokens`` joins the one before it w
 ``max_tokens``.
 Headings (when there are any) still split the text into sections first.
 
-Defaults: window 3 and threshold 0.5 (seed 000 §4); min_tokens = max_tokens / 5 (the seed's
-200 : 1000 characters). Without an embedder, ``HashingEmbedder`` stands in: boundaries then come
+Defaults: window 3 and threshold 0.5; min_tokens = max_tokens / 5 (the source's 200 : 1000
+characters). Without an embedder, ``HashingEmbedder`` stands in: boundaries then come
 from shifts in vocabulary (lexical cohesion, as in TextTiling) rather than meaning.
 """
 

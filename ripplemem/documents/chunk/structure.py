@@ -1,4 +1,4 @@
-"""Document types (seed 000 §4's table): what marks their structure, and how to tell them apart.
+"""Document types (docs/design-notes.md#chunking): what marks their structure, and how to tell them apart.
 
 - novel: 第X卷/部 > 第X章/回 (Book/Part > Chapter N, Prologue), and scene breaks (``***``,
   ``* * *``, ``——``, ``※※※``) that end a chunk without a new heading; paragraphs packed.

@@ -1,20 +1,22 @@
 """The memory lifecycle as storage-free rules: working memory, consolidation, forgetting, tiers,
-conflicts and time phrases (DESIGN §4; seed 000 §2, §3, §7, §8; seed 001; seed 004 §5.1).
+conflicts and time phrases. Every number, its source and its reason: docs/design-notes.md.
 
 Nothing here reads or writes the store. Each rule takes plain values (items, texts, numpy arrays
 of importance, access counts, days idle, graph degrees) and returns a decision or a plan with a
 reason per memory; the facade applies plans to the store, so a dry run is the plan itself. Every
-threshold lives in `LifecycleSettings` with the seed it comes from, and every function that
+threshold lives in `LifecycleSettings` with where it comes from, and every function that
 needs "now" takes it (or a clock), so tests drive time.
 
 - `WorkingMemory` / `WorkingMemories`: per-session turns with capacity, TTL, priority eviction,
-  mention counts and a token-budgeted context (seed 001).
+  mention counts and a token-budgeted context (docs/design-notes.md#working-memory).
 - `decide_consolidation`, `promotion_target`, `plan_promotions`, `cluster_related`,
-  `summarize_cluster`: when working items become episodic or semantic memories (seed 000 §3,
-  seed 001) and which episodic memories a chat model could summarise into one fact (seed 000 §2).
-- `plan_forgetting` and friends: the seed 000 §7 forgetting score and seed 001's importance,
-  time and capacity strategies.
-- `plan_tier_moves`, `plan_wakeups`, `access_score`: hot / warm / cold migrations (seed 000 §8).
+  `summarize_cluster`: when working items become episodic or semantic memories, and which
+  episodic memories a chat model could summarise into one fact
+  (docs/design-notes.md#consolidation).
+- `plan_forgetting` and friends: the forgetting score and the importance, time and capacity
+  strategies (docs/design-notes.md#forgetting).
+- `plan_tier_moves`, `plan_wakeups`, `access_score`: hot / warm / cold migrations
+  (docs/design-notes.md#tiers).
 - `judge_conflict`, `find_duplicate`, `LLMConflictJudge`: duplicates, updates and contradictions.
 - `resolve_time`, `find_times`: "yesterday", "上周", "三个月前" ... as time ranges.
 """

@@ -1,7 +1,7 @@
 """Episodic memories about one thing, grouped, and the general fact a chat model reads in them.
 
 `cluster_related` links memories that share an entity or have similar embeddings and returns the
-connected groups; `summarize_cluster` asks a chat model for the fact a group supports (seed 000 §2:
+connected groups; `summarize_cluster` asks a chat model for the fact a group supports (e.g.
 many runs -> "the user runs three times a week"), and returns None for junk, refusals or failures.
 """
 

@@ -15,7 +15,7 @@ owner agrees with any). Then:
   contradiction;
 - for preferences and plain negations ("I like apples" / "I hate apples"), only an update cue
   makes it an update; otherwise it is a contradiction, both are kept, and each side's belief
-  state (preference, fact or emotion; seed 004 §5.1.3) is reported.
+  state (preference, fact or emotion; docs/design-notes.md#duplicates-and-conflicts) is reported.
 
 Duplicates also come from text: the same normalised text, or an embedding similarity >= 0.9
 given by the caller, unless the slot reading shows different values ("dose 5 mg" and "dose
@@ -45,7 +45,7 @@ class ConflictVerdict:
 
     kind: "duplicate", "update", "contradiction" or "unrelated". For an update, `current` says which
     statement holds the current value ("new", or "existing" when the new one is older). Beliefs
-    are "preference", "fact" or "emotion" (seed 004 §5.1.3). source is "rules" or "llm".
+    are "preference", "fact" or "emotion". source is "rules" or "llm".
     """
 
     kind: str

@@ -1,7 +1,8 @@
-"""When a working-memory item becomes long-term memory, and which kind (seed 000 §3; seed 001).
+"""When a working-memory item becomes long-term memory, and which kind
+(docs/design-notes.md#consolidation).
 
-`decide_consolidation` is seed 000 §3's decision matrix as a pure function, checked in the seed's
-order:
+`decide_consolidation` is the consolidation decision matrix as a pure function, checked in its
+source's order:
 
 1. an explicit request ("remember this", 记住, `remember=True`) -> episodic, immediately;
 2. mentioned >= 3 times -> semantic (a fact the user keeps coming back to);
@@ -11,8 +12,8 @@ order:
 5. in working memory for more than an hour -> +0.2;
 
 and otherwise consolidates when the score reaches 0.5 (semantic above 0.6, else episodic). With
-the seed's weights only rules 3 and 5 reach the final sum, so it is 0, 0.2, 0.3 or 0.5: an old item
-about known things becomes episodic. `promotion_target` is seed 001's simpler rule (working ->
+the source's weights only rules 3 and 5 reach the final sum, so it is 0, 0.2, 0.3 or 0.5: an old item
+about known things becomes episodic. `promotion_target` is the simpler promotion rule (working ->
 episodic at importance >= 0.7, episodic -> semantic at >= 0.8). Grouping related episodic
 memories and summarising them is in `clusters`.
 """
@@ -116,7 +117,7 @@ def detect_sentiment(text: str) -> SentimentCue | None:
     return None
 
 
-# --- The seed 000 §3 decision -------------------------------------------------------------------
+# --- The consolidation decision matrix -----------------------------------------------------------
 
 class ConsolidationCandidate(Protocol):
     """What the decision reads from a working item (WorkingItem has all of it)."""

@@ -1,6 +1,7 @@
-"""What to forget: seed 000 §7's forgetting score and seed 001's three simple strategies, as plans.
+"""What to forget: the forgetting score and three simple strategies, as plans
+(docs/design-notes.md#forgetting).
 
-The seed 000 §7 score is a *forgetting* score: the higher, the sooner a memory goes
+The score is a *forgetting* score: the higher, the sooner a memory goes
 ("分数越高越应该遗忘"). Over arrays of memories it is
 
     score = 0.30 x (1 - importance)
@@ -102,7 +103,7 @@ class ForgetPlan:
 
 @dataclass(frozen=True)
 class ForgettingScores:
-    """The seed 000 §7 forgetting score of each memory and its four unweighted parts."""
+    """The forgetting score of each memory and its four unweighted parts."""
 
     total: np.ndarray
     importance: np.ndarray

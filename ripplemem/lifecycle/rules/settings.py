@@ -1,8 +1,8 @@
-"""Every number of the memory lifecycle in one frozen object, each with the seed it comes from.
+"""Every number of the memory lifecycle in one frozen object, each with where it comes from.
 
-Seeds are in ../shared/seeds: "seed 000 §3" is section 3 of 000_*.txt, "seed 001" is the four-tier
-summary 001_*.txt (hello-agents), "seed 004 §5.1" is the pitfalls section of 004_*.txt. Numbers
-marked "ours" are not in any seed; each says why it is what it is.
+docs/design-notes.md names the source articles (the agent-memory-and-RAG Q&A, the HelloAgents
+memory chapter, the ripple-retrieval article) and gives each number's reason. Numbers marked
+"ours" are in no article; each says why it is what it is.
 """
 
 from __future__ import annotations
@@ -19,55 +19,56 @@ class LifecycleSettings:
     """Thresholds and weights of working memory, consolidation, forgetting, tiers and conflicts."""
 
     # --- Working memory -------------------------------------------------------------------------
-    # seed 001 §1 工作记忆: "容量上限默认 50 条", "TTL 自动过期清理，默认 60 分钟",
-    # "容量满时移除最低优先级项". (seed 000 §2 draws a health assistant with TTL=5 min; seed 001's
-    # general-purpose 60 min is the default.)
+    # The HelloAgents memory chapter's working memory: capacity 50, TTL 60 minutes, and "remove the
+    # lowest-priority item when full". (The agent-memory Q&A's health assistant draws TTL = 5 min;
+    # the general-purpose 60 min is the default.)
     working_capacity: int = 50
     working_ttl_minutes: float = 60.0
-    # ours: seed 001 names "lowest priority" without a formula. priority =
+    # ours: the chapter names "lowest priority" without a formula. priority =
     #   w_importance x importance + w_recency x recency + w_mentions x min(mentions / 3, 1)
     #   (+ remember_bonus for items the user asked to keep), where recency falls linearly from 1
     #   at the last mention to 0 at TTL expiry. Importance weighs most because it is what the
-    #   consolidation rules read; mentions saturate at the seed 000 §3 threshold of 3.
+    #   consolidation rules read; mentions saturate at the consolidation threshold of 3.
     working_priority_importance: float = 0.5
     working_priority_recency: float = 0.3
     working_priority_mentions: float = 0.2
     working_remember_bonus: float = 1.0
-    # seed 000 §7 reads a missing importance as 0.5 (memory.get('importance', 0.5)).
+    # The agent-memory Q&A's forgetting code reads a missing importance as 0.5.
     default_importance: float = 0.5
     # ours: the same default as Recall.context.
     working_context_tokens: int = 500
 
-    # --- Consolidation: working -> long-term (seed 000 §3 整合决策矩阵 and should_consolidate) ----
-    # "对话中反复提及(≥3次) → 语义记忆"; the code adds 0.4 before returning.
+    # --- Consolidation: working -> long-term (docs/design-notes.md#consolidation) -----------------
+    # The agent-memory Q&A's decision matrix: "mentioned >= 3 times -> semantic"; its code adds 0.4.
     mention_threshold: int = 3
     mention_score: float = 0.4
-    # "与现有知识关联 → +0.3" (entity overlap with known entities).
+    # "related to existing knowledge -> +0.3" (entity overlap with known entities).
     related_knowledge_score: float = 0.3
-    # "情感标记(重要/紧急) → 情景记忆(高重要性)"; the code adds 0.5 before returning.
+    # "emotional marker (important / urgent) -> episodic, high importance"; its code adds 0.5.
     sentiment_score: float = 0.5
-    # "时间窗口持续(>1小时)": age_seconds > 3600 adds 0.2.
+    # "time window persists (> 1 hour)": age_seconds > 3600 adds 0.2.
     age_threshold_minutes: float = 60.0
     age_score: float = 0.2
     # "if score >= 0.5: consolidate, target semantic if score > 0.6 else episodic".
     consolidate_threshold: float = 0.5
     semantic_threshold: float = 0.6
-    # ours: seed 000 §3 says "高重要性" without a number. 0.75 clears seed 001's working ->
-    # episodic bar (0.7) and stays under its episodic -> semantic bar (0.8), so the two seeds
-    # agree: an urgent one-off event becomes episodic and is not promoted to a fact later.
+    # ours: the matrix says "high importance" without a number. 0.75 clears the working ->
+    # episodic promotion bar (0.7) and stays under the episodic -> semantic bar (0.8), so the two
+    # rules agree: an urgent one-off event becomes episodic and is not promoted to a fact later.
     signal_importance: float = 0.75
-    # ours: the score reported for an explicit "remember this" (the seed returns no score).
+    # ours: the score reported for an explicit "remember this" (the matrix returns no score).
     explicit_score: float = 1.0
 
-    # --- Promotion (seed 001 整合机制) ------------------------------------------------------------
-    # "将重要性超过阈值的工作记忆提升为情景记忆（默认 0.7），情景记忆提升为语义记忆（默认 0.8）".
+    # --- Promotion (the HelloAgents memory chapter's consolidation) ------------------------------
+    # "working memory above the importance threshold becomes episodic (default 0.7), episodic
+    # becomes semantic (default 0.8)".
     promote_working_to_episodic: float = 0.7
     promote_episodic_to_semantic: float = 0.8
 
-    # --- Summarising clusters of episodic memories (seed 000 §2; seed 004 §4 记忆融合) ----------
+    # --- Summarising clusters of episodic memories (docs/design-notes.md#consolidation) ---------
     # ours: cosine similarity at which two episodic memories are "about the same thing" for
-    # MiniLM-like embedders, and the smallest group worth a summary (seed 000 §2's example
-    # pattern is "每周运动3次": three runs make a habit).
+    # MiniLM-like embedders, and the smallest group worth a summary (the agent-memory Q&A's health
+    # assistant finds "exercises 3 times a week": three runs make a habit).
     cluster_similarity: float = 0.8
     cluster_min_size: int = 3
     # ours: an entity shared by more than this fraction of the memories (e.g. the user's own
@@ -81,9 +82,9 @@ class LifecycleSettings:
     # covers yet, so a run costs one bounded similarity pass however large the store grows.
     summary_window: int = 2000
 
-    # --- Forgetting score (seed 000 §7 IntelligentForgetting) -----------------------------------
+    # --- Forgetting score (the agent-memory Q&A's IntelligentForgetting) -------------------------
     # weights: importance .30, frequency .25, recency .25, connectivity .20; the score is a
-    # *forgetting* score: higher means forget sooner ("分数越高越应该遗忘").
+    # *forgetting* score: higher means forget sooner.
     forget_weight_importance: float = 0.30
     forget_weight_frequency: float = 0.25
     forget_weight_recency: float = 0.25
@@ -102,31 +103,31 @@ class LifecycleSettings:
     forget_delete_threshold: float = 0.8
     forget_deprioritize_threshold: float = 0.6
     forget_archive_threshold: float = 0.4
-    # ours: seed 000 §7 says "逐渐降低优先级" (lower the priority gradually); the plan proposes
+    # ours: the Q&A says "lower the priority gradually"; the plan proposes
     # importance x 0.9 per run, so repeated runs walk a neglected memory towards deletion.
     deprioritize_factor: float = 0.9
-    # ours: the seed 000 §7 score gives every new, unread, unlinked memory about 0.6 (frequency and
+    # ours: the forgetting score gives every new, unread, unlinked memory about 0.6 (frequency and
     # connectivity count against it before it had a chance), so the score strategy leaves memories
-    # younger than this alone; 7 days is seed 000 §8's first demotion (hot -> warm).
+    # younger than this alone; 7 days is the first tier demotion (hot -> warm).
     forget_grace_days: float = 7.0
 
-    # --- Simple forgetting strategies (seed 001 遗忘机制) ----------------------------------------
-    # "基于重要性（低于阈值删除）、基于时间（超期删除）、基于容量（超限删除最不重要）". Seed 001
-    # summarises hello-agents, whose MemoryManager.forget_memories defaults are threshold=0.1
-    # and max_age_days=30.
+    # --- Simple forgetting strategies (the HelloAgents memory chapter) ---------------------------
+    # importance-based (below a threshold), time-based (too old) and capacity-based (the least
+    # important past the cap); hello-agents' MemoryManager.forget_memories defaults are
+    # threshold=0.1 and max_age_days=30.
     forget_min_importance: float = 0.1
     forget_max_age_days: float = 30.0
-    # ours: seed 001 gives no capacity; a per-user cap that a laptop store holds comfortably.
+    # ours: the chapter gives no capacity; a per-user cap that a laptop store holds comfortably.
     forget_capacity: int = 10_000
 
-    # --- Tiers (seed 000 §8 记忆生命周期管理) -----------------------------------------------------
-    # "活跃 → 温：7天无访问 + 重要性<0.7"
+    # --- Tiers (the agent-memory Q&A's archiving section; docs/design-notes.md#tiers) ------------
+    # "active -> warm: 7 days without access + importance < 0.7"
     hot_to_warm_idle_days: float = 7.0
     hot_to_warm_max_importance: float = 0.7
-    # "温 → 冷：30天无访问 + 累计访问<3次"
+    # "warm -> cold: 30 days without access + fewer than 3 accesses in all"
     warm_to_cold_idle_days: float = 30.0
     warm_to_cold_max_accesses: int = 3
-    # "冷 → 删除：90天无访问 + 重要性<0.3"
+    # "cold -> deleted: 90 days without access + importance < 0.3"
     cold_delete_idle_days: float = 90.0
     cold_delete_max_importance: float = 0.3
     # _calculate_access_score: exp(-days_since / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
@@ -154,7 +155,7 @@ class LifecycleSettings:
     # paraphrases ("I went swimming at the lake" / "I went for a swim in the lake") share all stems.
     duplicate_overlap: float = 0.5
     # Switches for the check on every write (bulk loads and benchmarks may turn them off): merge
-    # duplicates, and link updates (SUPERSEDES) and contradictions (CONTRADICTS; seed 004 §5.1.3).
+    # duplicates, and link updates (SUPERSEDES) and contradictions (CONTRADICTS, with belief states).
     merge_duplicates: bool = True
     detect_conflicts: bool = True
     # ours: how many stored neighbours (and earlier items of the same batch) a new memory is
@@ -212,7 +213,7 @@ class LifecycleSettings:
 
     @property
     def access_count_weight(self) -> float:
-        """seed 000 §8: the access-count share of the access score (0.3 = 1 - 0.7)."""
+        """The access-count share of the access score (0.3 = 1 - 0.7)."""
         return 1.0 - self.access_time_weight
 
 

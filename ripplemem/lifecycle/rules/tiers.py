@@ -1,4 +1,5 @@
-"""Hot / warm / cold tiers (seed 000 §8): planned migrations with reasons, over arrays of memories.
+"""Hot / warm / cold tiers: planned migrations with reasons, over arrays of memories
+(docs/design-notes.md#tiers).
 
 The seed's rules, "days idle" being days since the last access (or since creation if never
 accessed):

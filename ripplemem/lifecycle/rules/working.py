@@ -8,8 +8,8 @@ memory drops its lowest-priority item. Priority (ours; the seed names no formula
 
 where recency falls linearly from 1 at the item's last mention to 0 when its TTL runs out; of
 equal priorities the least recently mentioned goes. The TTL runs from the last mention, not from
-creation, so an item the conversation keeps returning to outlives an hour, which is what seed 000
-§3's "older than 1 h" consolidation signal needs.
+creation, so an item the conversation keeps returning to outlives an hour, which is what the
+"older than 1 h" consolidation signal needs (docs/design-notes.md#consolidation).
 
 Mentions: observing a text whose normalised form equals a live item's (case, punctuation and
 spacing aside) does not add an item; it increments that item's mention_count. Observing a text

@@ -1,7 +1,7 @@
 """Chroma as the vector index: one collection per user (default) or one shared collection with a
-user filter on every call (seed 000 §12 options 1 and 2); our own vectors, telemetry off. Embedded
-(PersistentClient under the store) or on a server (HttpClient), where a store id in every
-collection name keeps stores that share the server apart."""
+user filter on every call (docs/design-notes.md#privacy-and-isolation); our own vectors, telemetry
+off. Embedded (PersistentClient under the store) or on a server (HttpClient), where a store id in
+every collection name keeps stores that share the server apart."""
 
 from __future__ import annotations
 
