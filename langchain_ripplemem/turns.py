@@ -4,7 +4,8 @@ memory only, then the working items the consolidation rules call due written to 
 ``observe`` writes explicit and urgent turns at once ("remember that ...", an allergy). Only the
 user's statements are written: an answer that repeats them ("I'll remember Mia's peanut allergy")
 and a plain question ("Am I allergic to anything?") only count as mentions in working memory.
-Seed 000 §3's later rules (a turn mentioned three times, ...) say "consolidate"; ``consolidate_due``
+The later consolidation rules (a turn mentioned three times, ...; docs/design-notes.md#consolidation)
+say "consolidate"; ``consolidate_due``
 applies them, marking each memory with its working item's id so no turn is written twice.
 """
 

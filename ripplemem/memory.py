@@ -296,9 +296,10 @@ class RippleMem(CoreAsyncMethods, WorkingMethods, LifecycleMethods, HistoryMetho
         By default recall searches everything the user can read: their own memories and the
         knowledge bases granted to them (``mem.ingest``), merged by score; a chunk's
         ``metadata["knowledge_base"]`` names its base. ``knowledge_bases=[...]`` narrows the bases.
-        ``route="auto"`` decides between the user's own memories and the documents (knowledge
-        bases and the user's document memories) by the query and how much each holds (seed 000
-        §10; ``Recall.route`` says why); "memory", "documents" or "both" choose directly.
+        ``route="auto"`` decides between the user's own memories and the documents (knowledge bases and
+        the user's document memories) by the query and how much each holds
+        (docs/design-notes.md#routing; ``Recall.route`` says why); "memory", "documents" or "both"
+        choose directly.
 
         Only current values are recalled: a memory a later statement superseded ("my dose is now
         40 mg") stays out, unless ``history=True``, which lists each hit's earlier versions right

@@ -1,5 +1,6 @@
-"""graph_quality() on graphs built with known defects: each defect is found, named by the seed's
-error type, with a fix that points at the right nodes; a clean graph scores higher; users are apart."""
+"""graph_quality() on graphs built with known defects: each defect is found, named by the source's error
+type (docs/design-notes.md#analyses), with a fix that points at the right nodes; a clean graph scores
+higher; users are apart."""
 
 from __future__ import annotations
 

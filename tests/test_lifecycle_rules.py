@@ -322,7 +322,8 @@ async def test_async_summary() -> None:
 # --- forgetting score ------------------------------------------------------------------------------
 
 def seed_score(importance: float, count: float, idle: float, age: float, degree: float) -> float:
-    """The seed's IntelligentForgetting.calculate_forgetting_score, one memory at a time."""
+    """The source's IntelligentForgetting.calculate_forgetting_score (docs/design-notes.md#forgetting),
+    one memory at a time."""
     frequency = 1 / (1 + count * 0.1) + min(idle * 0.02, 0.5)
     recency = 1 / (1 + math.exp(-0.05 * (age - 60)))
     return 0.30 * (1 - importance) + 0.25 * frequency + 0.25 * recency + 0.20 / (1 + degree * 0.2)
@@ -343,7 +344,7 @@ def test_forgetting_score_matches_the_seed_formula_over_arrays() -> None:
 
 
 def test_higher_forgetting_score_means_forget_sooner() -> None:
-    """Seed 000 §7: "分数越高越应该遗忘" - every factor that makes a memory valuable lowers it."""
+    """The higher the score, the sooner to forget - every factor that makes a memory valuable lowers it."""
     def one(**overrides: float) -> float:
         values: dict[str, Any] = {"importance": 0.5, "access_count": 2, "days_since_access": 10,
                                   "age_days": 30, "degree": 2}

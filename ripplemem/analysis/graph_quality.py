@@ -56,7 +56,7 @@ ERROR_TYPES = {
 
 @dataclass(frozen=True)
 class GraphIssue:
-    """One problem found: its kind, the seed's error type, what is wrong, the nodes, the fix."""
+    """One problem found: its kind, the source's error type, what is wrong, the nodes, the fix."""
 
     kind: str
     error_type: str

@@ -19,10 +19,11 @@ class AnalysisMethods(HandleState):
     llm: Any
 
     def graph_quality(self, *, min_confidence: float = 0.5) -> GraphQualityReport:
-        """How sound this user's knowledge graph is (seed 000 §13): completeness (isolated nodes,
-        density), consistency (type conflicts, relation directions), redundancy (duplicate relations,
-        alias clusters not merged), low-confidence edges (below ``min_confidence``) and coverage, each
-        scored in [0, 1], with every issue found named by the seed's error type and its fix."""
+        """How sound this user's knowledge graph is (docs/design-notes.md#analyses): completeness
+        (isolated nodes, density), consistency (type conflicts, relation directions), redundancy
+        (duplicate relations, alias clusters not merged), low-confidence edges (below
+        ``min_confidence``) and coverage, each scored in [0, 1], with every issue found named by its
+        error type and its fix."""
         if isinstance(min_confidence, bool) or not isinstance(min_confidence, int | float):
             raise InvalidTypeError(f"min_confidence must be a number in [0, 1], "
                                    f"got {type(min_confidence).__name__}")
@@ -32,7 +33,7 @@ class AnalysisMethods(HandleState):
         return assess_graph(view, min_confidence=float(min_confidence))
 
     def learning_report(self, *, llm: Any = None, knowledge_base: str | None = None) -> dict[str, Any]:
-        """This user's learning report in seed 000 §11's JSON shape: summary (study time, documents,
+        """This user's learning report in its JSON shape: summary (study time, documents,
         questions, notes), learning_analysis (strengths, weaknesses, knowledge_graph), knowledge_gaps,
         review_suggestions (an Ebbinghaus forgetting curve over when each concept was last studied)
         and next_steps, plus overview, basis (how each part was measured) and phrasing.

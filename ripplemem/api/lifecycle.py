@@ -28,12 +28,12 @@ class LifecycleMethods(HandleState):
                max_age_days: float | None = None, capacity: int | None = None) -> LifecycleReport:
         """Forget what is no longer worth keeping; returns what happened to which memory and why.
 
-        ``strategy="score"`` is seed 000 §7's forgetting score (importance .30, frequency .25,
-        recency .25 around 60 days, connectivity .20): delete >= 0.8, deprioritize >= 0.6
-        (importance x 0.9; tiers follow archive()'s rules), archive >= 0.4 (to the cold tier),
-        else keep; memories younger than ``forget_grace_days`` (7) are left alone. Seed 001's
-        strategies: "importance" deletes below ``threshold`` (0.1), "time" deletes older than ``max_age_days``
-        (30), "capacity" deletes the least important beyond ``capacity`` (10 000) memories.
+        ``strategy="score"`` is the forgetting score of docs/design-notes.md#forgetting (importance .30,
+        frequency .25, recency .25 around 60 days, connectivity .20): delete >= 0.8, deprioritize >= 0.6
+        (importance x 0.9; tiers follow archive()'s rules), archive >= 0.4 (to the cold tier), else
+        keep; memories younger than ``forget_grace_days`` (7) are left alone. The simple strategies:
+        "importance" deletes below ``threshold`` (0.1), "time" deletes older than ``max_age_days`` (30),
+        "capacity" deletes the least important beyond ``capacity`` (10 000) memories.
         ``dry_run=True`` returns the same report and changes nothing. Options are checked before
         anything is read (threshold a finite number in [0, 1], max_age_days one >= 0, capacity an
         integer >= 0) and each is refused with a strategy that does not read it.
@@ -43,7 +43,7 @@ class LifecycleMethods(HandleState):
                           capacity=capacity)
 
     def archive(self, *, dry_run: bool = False) -> LifecycleReport:
-        """Run seed 000 §8's tier migrations and return every move with its reason.
+        """Run the tier migrations (docs/design-notes.md#tiers) and return every move with its reason.
 
         hot -> warm after 7 days without access and importance < 0.7; warm -> cold after 30 days
         without access and fewer than 3 accesses (the vector leaves the vector index for a compressed
@@ -80,7 +80,7 @@ class LifecycleMethods(HandleState):
         return dict(self._engine.store.counts(self.user_id)["by_tier"])
 
     def _wake_recalled(self, result: Recall, now: float) -> None:
-        """Bring a recall's warm and cold hits back to hot (seed 000 §8), logging each move."""
+        """Bring a recall's warm and cold hits back to hot, logging each move."""
         hits = [hit for hit in result.hits if hit.memory.tier != "hot"]
         if hits:
             wake_memories(self._engine, self.user_id, [hit.memory.id for hit in hits],

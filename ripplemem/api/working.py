@@ -32,7 +32,7 @@ class WorkingMethods(HandleState):
         """Feed one conversation turn into the session's working memory (capacity, TTL, mentions).
 
         An explicit request ("remember that ...", "记住", or ``remember=True``) or an urgent or
-        emotional statement by the user is written to long-term memory at once (seed 000 §3);
+        emotional statement by the user is written to long-term memory at once;
         questions, assistant and system turns, and everything else wait in working memory.
         """
         session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
@@ -43,10 +43,10 @@ class WorkingMethods(HandleState):
                     summarize: bool | None = None) -> ConsolidationReport:
         """Move what deserves it into long-term memory and return what happened and why.
 
-        Working items of the session (every session of this user when None) are written when
-        seed 000 §3's score says so (mentioned 3 times, related to known entities, older than an
-        hour, ...); stored memories are promoted by seed 001 (working -> episodic at importance
-        >= 0.7, episodic -> semantic at >= 0.8). With ``summarize`` (by default: when the handle
+        Working items of the session (every session of this user when None) are written when the
+        consolidation score says so (mentioned 3 times, related to known entities, older than an hour,
+        ...; docs/design-notes.md#consolidation); stored memories are promoted (working -> episodic at
+        importance >= 0.7, episodic -> semantic at >= 0.8). With ``summarize`` (by default: when the handle
         has an ``llm``), each cluster of related episodic memories (>= 3 sharing an entity or
         alike) not yet summarised is summarised by the chat model into a semantic memory with
         SUMMARIZES edges to its sources; ``summarize=True`` without an llm is an error.

@@ -129,7 +129,7 @@ def consolidate_dropped(engine: Engine, user_id: str, item: WorkingItem, reason:
 
 def promote_stored(engine: Engine, user_id: str, dry_run: bool, report: ConsolidationReport,
                    batch: int = 5000) -> None:
-    """Seed 001 promotions over the user's working and episodic memories."""
+    """Promotions over the user's working and episodic memories."""
     flt = MemoryFilter(user_id=user_id, types=("working", "episodic"))
     candidates: list[Memory] = []
     while page := engine.store.list(flt, batch, len(candidates), newest_first=False):

@@ -1,4 +1,6 @@
-"""Query expansion with any LangChain chat model: MQE rewrites and HyDE passages (seed 000 §5, seed 001).
+"""Query expansion with any LangChain chat model: MQE rewrites and HyDE passages.
+
+Where the numbers come from: docs/design-notes.md#query-expansion.
 
 MQE asks for n rewrites of the query in other words, which lifts recall for vague or colloquial
 queries; HyDE asks for a hypothetical answer passage, whose embedding sits nearer the real answer
@@ -42,7 +44,7 @@ __all__ = [
 logger = logging.getLogger("ripplemem.retrieval.expansion")
 
 EXPAND_MODES = ("mqe", "hyde", "both")
-# seed 001: "candidate_pool_multiplier=4"; issue 8: pool = max(4 x k, 20).
+# The HelloAgents memory chapter's "candidate_pool_multiplier=4"; issue 8: pool = max(4 x k, 20).
 POOL_MULTIPLIER = 4
 POOL_MINIMUM = 20
 # Reciprocal-rank fusion constant of Cormack, Clarke and Buettcher (SIGIR 2009), the usual default:

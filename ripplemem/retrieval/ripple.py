@@ -1,6 +1,6 @@
-"""Ripple recall (DESIGN §3): first-stage seeds and the entities a query names spread activation
-over the user's memory graph; memories it reaches join the candidates, and activation is fused
-with first-stage relevance before each type's score profile.
+"""Ripple recall (docs/recall.md, docs/design-notes.md#ripple): first-stage seeds and the entities a
+query names spread activation over the user's memory graph; memories it reaches join the candidates, and
+activation is fused with first-stage relevance before each type's score profile.
 """
 
 from __future__ import annotations

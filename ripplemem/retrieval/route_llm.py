@@ -148,7 +148,7 @@ def _flag(value: Any, key: str) -> bool:
 
 
 def _label_from_flags(*, personal: bool, temporal: bool, named_entity: bool, factual: bool) -> str:
-    # seed 000 §10 decision tree.
+    # The rule router's decision tree (docs/design-notes.md#routing).
     if personal:
         return "memory_primary"
     if named_entity and factual:

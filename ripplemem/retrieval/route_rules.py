@@ -1,9 +1,9 @@
-"""Route a query to the user's memories, to the documents, or to both (seed 000 §10).
+"""Route a query to the user's memories, to the documents, or to both (docs/design-notes.md#routing).
 
 `classify_query` reads four signals from the wording, in English and Chinese: a personal
 reference (I, my, "you told me", 我的, 我们), a relative time (yesterday, two months ago, 上周,
-三个月前), a named entity, and a factual form ("what is X", "who wrote", 什么是, 是谁). Seed 000's
-decision tree turns them into a label: personal -> memory first; entity + factual -> documents
+三个月前), a named entity, and a factual form ("what is X", "who wrote", 什么是, 是谁). The routing
+source's decision tree turns them into a label: personal -> memory first; entity + factual -> documents
 first; temporal -> memory first; otherwise both. `route` then weighs what is stored: no documents
 or no memories settle it, and a sparse memory (few memories) is topped up from the documents.
 `route_llm.LLMRouter` asks a chat model for the same signals and falls back to these rules.
@@ -27,7 +27,7 @@ __all__ = [
 ROUTE_TARGETS = ("memory", "documents", "both")
 QUERY_LABELS = ("memory_primary", "documents_primary", "hybrid")
 # Below this many memories a user's memory is "sparse" and memory-first queries also search the
-# documents. Not a seed number (seed 000 §10 only says "context richness high / low"): about a
+# documents. Not from the routing source (it only says "context richness high / low"): about a
 # week of light use, past which personal answers are usually in memory.
 SPARSE_MEMORY_BELOW = 20
 

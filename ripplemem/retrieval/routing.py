@@ -1,5 +1,5 @@
-"""recall(route=...): where a query should search, the user's own memories, the documents (the
-knowledge bases granted to the user and the user's own document memories) or both (seed 000 §10),
+"""recall(route=...): where a query should search, the user's own memories, the documents (the knowledge
+bases granted to the user and the user's own document memories) or both (docs/design-notes.md#routing),
 decided by the rule router from the query and how much each side holds."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _known_to_memory(engine: Engine, user_id: str, query: str) -> list[str]:
 
 def order_by_route(result: Recall, decision: dict[str, Any] | None) -> None:
     """Put the first side's hits first for a memory-first or documents-first decision that searched
-    both (seed 000 §10: "Memory → RAG"); a merged ("hybrid") decision keeps the order by score."""
+    both ("Memory → RAG"); a merged ("hybrid") decision keeps the order by score."""
     if decision is None or decision["target"] != "both" or not decision.get("query_class"):
         return
     first = decision["order"][0]

@@ -14,13 +14,14 @@ SECONDS_PER_DAY = 86_400.0
 
 
 def recency(age_seconds: np.ndarray, settings: Settings) -> np.ndarray:
-    """seed 001: exp(-0.1 x age_days), never below the floor 0.1; future events count as now."""
+    """Recency exp(-0.1 x age_days) (docs/design-notes.md#scoring), never below the floor 0.1; future
+    events count as now."""
     age_days = np.maximum(0.0, age_seconds) / SECONDS_PER_DAY
     return np.maximum(settings.recency_floor, np.exp(-settings.recency_rate_per_day * age_days))
 
 
 def access_heat(idle_seconds: np.ndarray, access_count: np.ndarray, settings: Settings) -> np.ndarray:
-    """seed 000 §8: exp(-days since last access / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
+    """Access heat: exp(-days since last access / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
 
     `idle_seconds` is NaN for memories never accessed (their time part is 0).
     """

@@ -76,7 +76,7 @@ def gap_scores(embeddings: np.ndarray, window: int = DEFAULT_WINDOW) -> tuple[np
 
 
 def boundary_gaps(within: np.ndarray, cross: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
-    """A boolean per gap: a topic boundary (the seed's test, at a valley of the cross similarity)."""
+    """A boolean per gap: a topic boundary (the source's test, at a valley of the cross similarity)."""
     n = len(within)
     strong = np.zeros(n, dtype=bool)
     for gap in range(1, n):

@@ -173,7 +173,7 @@ class ConsolidationDecision:
 
 def decide_consolidation(item: ConsolidationCandidate, context: ConsolidationContext,
                          settings: LifecycleSettings = DEFAULT_SETTINGS) -> ConsolidationDecision:
-    """Seed 000 §3: consolidate a working item now, later or not at all, and into which type."""
+    """Consolidate a working item now, later or not at all, and into which type."""
     s = settings
     now = aware(context.now, "context.now")
     importance = float(item.importance)
@@ -232,11 +232,11 @@ def _sentiment(text: str, override: str | None) -> SentimentCue | None:
     return SentimentCue(override, "")
 
 
-# --- Seed 001 promotion -------------------------------------------------------------------------
+# --- Promotion ---------------------------------------------------------------------------------
 
 def promotion_target(memory_type: str, importance: float,
                      settings: LifecycleSettings = DEFAULT_SETTINGS) -> str | None:
-    """Seed 001: working -> episodic at importance >= 0.7, episodic -> semantic at >= 0.8, else None."""
+    """Working -> episodic at importance >= 0.7, episodic -> semantic at >= 0.8, else None."""
     if memory_type == "working" and importance >= settings.promote_working_to_episodic:
         return "episodic"
     if memory_type == "episodic" and importance >= settings.promote_episodic_to_semantic:
@@ -256,7 +256,7 @@ class Promotion:
 
 def plan_promotions(ids: Sequence[Any], types: Sequence[str], importance: Any,
                     settings: LifecycleSettings = DEFAULT_SETTINGS) -> list[Promotion]:
-    """Seed 001 promotions over many memories at once; memories that stay put are left out."""
+    """Promotions over many memories at once; memories that stay put are left out."""
     id_list = as_ids(ids)
     type_array = np.asarray(list(types), dtype=object)
     if len(type_array) != len(id_list):

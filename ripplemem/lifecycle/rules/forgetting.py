@@ -10,7 +10,7 @@ The score is a *forgetting* score: the higher, the sooner a memory goes
           + 0.20 x 1 / (1 + 0.2 x degree)
 
 with actions delete >= 0.8, deprioritize >= 0.6, archive >= 0.4, else keep. The frequency part
-is the seed's as written: it reaches 1.5 for a memory never used and idle 25+ days, so scores run
+is the source's as written: it reaches 1.5 for a memory never used and idle 25+ days, so scores run
 from 0 to 1.125. A memory never accessed counts as idle since it was created.
 
 Read the numbers before scheduling it: an unlinked memory (degree 0) of importance 0.5 that is
@@ -114,7 +114,7 @@ class ForgettingScores:
 
 def forgetting_scores(*, importance: Any, access_count: Any, days_since_access: Any, age_days: Any,
                       degree: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgettingScores:
-    """Seed 000 §7's forgetting score for arrays of memories (higher = forget sooner)."""
+    """The forgetting score for arrays of memories (higher = forget sooner)."""
     s = settings
     imp = np.clip(as_float_array(importance, "importance"), 0.0, 1.0)
     n = len(imp)
@@ -133,7 +133,7 @@ def forgetting_scores(*, importance: Any, access_count: Any, days_since_access: 
 
 
 def forget_actions(scores: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) -> np.ndarray:
-    """Seed 000 §7 thresholds: delete >= 0.8, deprioritize >= 0.6, archive >= 0.4, else keep."""
+    """Forgetting thresholds: delete >= 0.8, deprioritize >= 0.6, archive >= 0.4, else keep."""
     values = as_float_array(scores, "scores")
     return np.select(
         [values >= settings.forget_delete_threshold, values >= settings.forget_deprioritize_threshold,
@@ -144,7 +144,7 @@ def forget_actions(scores: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) 
 def plan_by_score(ids: Sequence[Any], *, importance: Any, access_count: Any, days_since_access: Any,
                   age_days: Any, degree: Any,
                   settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
-    """Seed 000 §7: each memory's forgetting score and the action its threshold gives."""
+    """Each memory's forgetting score and the action its threshold gives."""
     id_list = as_ids(ids)
     n = len(id_list)
     imp = as_float_array(importance, "importance", n)
@@ -172,7 +172,7 @@ def plan_by_score(ids: Sequence[Any], *, importance: Any, access_count: Any, day
 
 def plan_by_importance(ids: Sequence[Any], *, importance: Any, threshold: float | None = None,
                        settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
-    """Seed 001 importance-based: delete memories whose importance is below the threshold (0.1)."""
+    """Importance-based: delete memories whose importance is below the threshold (0.1)."""
     id_list = as_ids(ids)
     imp = as_float_array(importance, "importance", len(id_list))
     bar = settings.forget_min_importance if threshold is None else check_threshold(threshold)
@@ -187,7 +187,7 @@ def plan_by_importance(ids: Sequence[Any], *, importance: Any, threshold: float 
 
 def plan_by_age(ids: Sequence[Any], *, age_days: Any, max_age_days: float | None = None,
                 settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
-    """Seed 001 time-based: delete memories older than max_age_days (30)."""
+    """Time-based: delete memories older than max_age_days (30)."""
     id_list = as_ids(ids)
     age = as_float_array(age_days, "age_days", len(id_list))
     limit = settings.forget_max_age_days if max_age_days is None else check_max_age_days(max_age_days)
@@ -203,7 +203,7 @@ def plan_by_age(ids: Sequence[Any], *, age_days: Any, max_age_days: float | None
 def plan_by_capacity(ids: Sequence[Any], *, importance: Any, capacity: int | None = None,
                      days_since_access: Any = None, age_days: Any = None,
                      settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
-    """Seed 001 capacity-based: over capacity, delete the least important until capacity is left.
+    """Capacity-based: over capacity, delete the least important until capacity is left.
 
     Ties go to the longest idle, then the oldest (when those arrays are given), then input order.
     """

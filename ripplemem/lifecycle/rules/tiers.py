@@ -1,7 +1,7 @@
 """Hot / warm / cold tiers: planned migrations with reasons, over arrays of memories
 (docs/design-notes.md#tiers).
 
-The seed's rules, "days idle" being days since the last access (or since creation if never
+The source's rules, "days idle" being days since the last access (or since creation if never
 accessed):
 
 - hot -> warm: 7 days idle and importance < 0.7;
@@ -11,9 +11,9 @@ accessed):
 
 With `cascade=True` (the default) one run applies the rules until nothing moves, so a memory idle
 for 100 days with importance 0.2 and no accesses goes hot -> deleted in one run (the reason says
-every step); with `cascade=False` each memory moves one step per run. The seed's access score
+every step); with `cascade=False` each memory moves one step per run. The source's access score
 0.7 x exp(-days_idle / 7) + 0.3 x min(access_count / 10, 1) is reported with each move, and
-`tier_by_access_score` is the seed's other reading (_evaluate_tier), kept for comparison.
+`tier_by_access_score` is the source's other reading (_evaluate_tier), kept for comparison.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def days_since(now: datetime, times: Sequence[datetime | float | None] | np.ndar
 
 def access_score(days_since_access: Any, access_count: Any,
                  settings: LifecycleSettings = DEFAULT_SETTINGS) -> np.ndarray:
-    """Seed 000 §8: 0.7 x exp(-days_idle / 7) + 0.3 x min(access_count / 10, 1), in [0, 1]."""
+    """The access score: 0.7 x exp(-days_idle / 7) + 0.3 x min(access_count / 10, 1), in [0, 1]."""
     idle = np.maximum(as_float_array(days_since_access, "days_since_access"), 0.0)
     count = np.maximum(as_float_array(access_count, "access_count", len(idle)), 0.0)
     return (settings.access_time_weight * np.exp(-idle / settings.access_decay_days)
@@ -68,7 +68,7 @@ def access_score(days_since_access: Any, access_count: Any,
 
 def tier_by_access_score(scores: Any, importance: Any,
                          settings: LifecycleSettings = DEFAULT_SETTINGS) -> np.ndarray:
-    """Seed 000 §8 _evaluate_tier: hot if access > 0.7 and importance > 0.7; warm if access > 0.3
+    """The source's _evaluate_tier: hot if access > 0.7 and importance > 0.7; warm if access > 0.3
     or importance > 0.5; else cold."""
     access = as_float_array(scores, "scores")
     imp = as_float_array(importance, "importance", len(access))
@@ -144,7 +144,7 @@ class TierPlan:
 def plan_tier_moves(ids: Sequence[Any], *, tiers: Sequence[str] | np.ndarray, importance: Any,
                     access_count: Any, days_since_access: Any, cascade: bool = True,
                     settings: LifecycleSettings = DEFAULT_SETTINGS) -> TierPlan:
-    """Seed 000 §8 migrations for arrays of memories; see the module docstring for the rules."""
+    """Tier migrations for arrays of memories; see the module docstring for the rules."""
     id_list = as_ids(ids)
     n = len(id_list)
     current = _tier_codes(tiers, n)
@@ -182,7 +182,8 @@ def plan_tier_moves(ids: Sequence[Any], *, tiers: Sequence[str] | np.ndarray, im
 
 
 def plan_wakeups(ids: Sequence[Any], *, tiers: Sequence[str] | np.ndarray, touched: Any) -> TierPlan:
-    """Seed 000 §8 "冷 → 活跃：被关联查询触发": warm or cold memories a recall reached go back to hot.
+    """Cold -> active when an associated query touches it: warm or cold memories a recall reached go
+    back to hot.
 
     `touched` is a boolean per memory (e.g. reached by spreading activation).
     """

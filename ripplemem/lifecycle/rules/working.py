@@ -1,7 +1,8 @@
 """Working memory: the turns of one session, in process, with capacity, TTL and mention counts.
 
-Seed 001 §1: at most 50 items, each expires 60 minutes after it was last mentioned, and a full
-memory drops its lowest-priority item. Priority (ours; the seed names no formula):
+The HelloAgents memory chapter's working memory (docs/design-notes.md#working-memory): at most 50 items,
+each expires 60 minutes after it was last mentioned, and a full memory drops its lowest-priority item.
+Priority (ours; the chapter names no formula):
 
     priority = 0.5 x importance + 0.3 x recency + 0.2 x min(mention_count / 3, 1)
                (+ 1.0 when the user asked to remember it)
@@ -196,7 +197,7 @@ class WorkingMemory:
         return len(self.items())
 
     def decide(self, known_entities: Collection[str] = ()) -> list[tuple[WorkingItem, ConsolidationDecision]]:
-        """Seed 000 §3's decision for every live item now, given the entities long-term memory knows."""
+        """The consolidation decision for every live item now, given the entities long-term memory knows."""
         context = ConsolidationContext(now=self._now(), known_entities=frozenset(known_entities))
         return [(item, decide_consolidation(item, context, self.settings)) for item in self.items()]
 
