@@ -71,7 +71,7 @@ def test_promotion_and_time_changes_are_logged(memory_only: RippleMem) -> None:
     events = memory_only.history(passport.id)
     assert [e.event for e in events] == ["added", "updated", "promoted"]
     assert events[1].detail["changes"]["event_time"] == {"old": None, "new": "2024-05-01T00:00:00+00:00"}
-    assert events[2].cause == "importance 0.85 >= 0.8 (seed 001)"
+    assert events[2].cause == "importance 0.85 >= 0.8 (promotion rule)"
     assert events[2].detail["changes"] == {"type": {"old": "episodic", "new": "semantic"}}
 
 

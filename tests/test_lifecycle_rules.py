@@ -215,7 +215,7 @@ def test_plan_promotions_over_arrays() -> None:
                            np.array([0.7, 0.85, 0.5, 0.1]))
     assert [(p.id, p.from_type, p.to_type) for p in plan] == [("a", "working", "episodic"),
                                                              ("b", "episodic", "semantic")]
-    assert plan[1].reason == "importance 0.85 >= 0.8 (seed 001)"
+    assert plan[1].reason == "importance 0.85 >= 0.8 (promotion rule)"
     with pytest.raises(InvalidInputError):
         plan_promotions(["a"], ["working", "episodic"], [0.9, 0.9])
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ripplemem.lifecycle.consolidate import ConsolidationReport
     from ripplemem.types import Recall
 
-WAKE_CAUSE = "recall reached it (seed 000 §8: cold -> active when an associated query touches it)"
+WAKE_CAUSE = "recall reached it (a cold memory an associated query touches becomes active again)"
 
 
 class LifecycleMethods(HandleState):

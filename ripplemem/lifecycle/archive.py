@@ -33,7 +33,7 @@ from ripplemem.store.lifecycle_rows import (
 )
 from ripplemem.store.sqlite import SQLiteStore
 
-TIER_CAUSE = "tiers (seed 000 §8)"
+TIER_CAUSE = "tiers"
 
 
 def move_to_cold(engine: Engine, user_id: str, events: dict[str, HistoryEvent]) -> list[str]:

@@ -270,5 +270,5 @@ def plan_promotions(ids: Sequence[Any], types: Sequence[str], importance: Any,
                                if to_episodic[index] else
                                ("episodic", "semantic", settings.promote_episodic_to_semantic))
         planned.append(Promotion(id_list[index], source, target,
-                                 f"importance {values[index]:.2f} >= {bar:g} (seed 001)"))
+                                 f"importance {values[index]:.2f} >= {bar:g} (promotion rule)"))
     return planned
