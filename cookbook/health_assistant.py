@@ -1,4 +1,4 @@
-"""Recipe: a personal health assistant (seed 000 §2) on RippleMem's four kinds of memory.
+"""Recipe: a personal health assistant on RippleMem's four kinds of memory.
 
     HF_HUB_OFFLINE=1 python cookbook/health_assistant.py [--offline]
 

@@ -1,4 +1,4 @@
-"""Recipe: a learning assistant that writes the learner's report (seed 000 §11).
+"""Recipe: a learning assistant that writes the learner's report.
 
     HF_HUB_OFFLINE=1 python cookbook/learning_assistant.py [--offline]
 
