@@ -104,7 +104,7 @@ def test_a_direct_match_the_graph_did_not_lift_says_only_how_it_matched(memory_o
     hits = memory_only.recall("garden shed", k=6).hits
     for hit in hits:
         if hit.components["graph"] < 0.1:
-            assert hit.why.startswith("matched by") and "reached" not in hit.why and not hit.path
+            assert hit.why.startswith("matched by") and "reached" not in hit.why and "linked" not in hit.why
 
 
 def test_whether_an_embedder_reads_chinese_is_measured() -> None:

@@ -34,10 +34,11 @@ def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
 
 def explain_hits(hits: list[Hit], matched: set[str], seeds: dict[str, float], activation: dict[str, float],
                  graph: ScopeGraph, store: SQLiteStore, user_id: str) -> Subgraph:
-    """Fill the path and why of each hit the graph reached or lifted (`matched` are the first
-    stage's candidates); return the subgraph of hits and the nodes on their paths."""
+    """Fill each hit's path (from a seed; every hit but an unlifted seed) and say it in `why` for
+    the hits the graph reached or lifted (`matched` are the first stage's candidates); return the
+    subgraph of hits and the nodes on their paths, which groups linked hits in a context."""
     for hit in hits:
-        if hit.memory.id not in matched or hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED:
+        if hit.memory.id not in seeds or hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED:
             path = trace_path(hit.memory.id, seeds, activation, graph)
             hit.path = path if len(path) > 1 else []
     nodes = list(dict.fromkeys([h.memory.id for h in hits] + [n for h in hits for n in h.path]))
@@ -49,7 +50,8 @@ def explain_hits(hits: list[Hit], matched: set[str], seeds: dict[str, float], ac
     if missing:
         contents.update(store.contents(missing, user_id))
     for hit in hits:
-        if len(hit.path) > 1:
+        lifted = hit.memory.id not in matched or hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED
+        if lifted and len(hit.path) > 1:
             chain = " ".join(
                 f"{_label(a, entities, contents)} -{kinds.get(frozenset((a, b)), 'LINKED')}->"
                 for a, b in zip(hit.path, hit.path[1:], strict=False)) + " this memory"
