@@ -29,7 +29,7 @@ def main() -> None:
         {"content": "I prefer window seats on trains.", "type": "semantic"},
         {"content": "The office moved to the fourth floor in January."},
     ])
-    retriever = RippleMemRetriever(memory=mem, k=3)
+    retriever = RippleMemRetriever(memory=mem, k=4)
 
     print(f"Question: {QUESTION}\nRecalled (ripple):")
     for doc in retriever.invoke(QUESTION):
