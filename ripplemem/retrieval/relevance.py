@@ -66,34 +66,31 @@ def _keyword_shares(engine: Engine, terms: Sequence[str], hits: Sequence[Hit]) -
         by_user.setdefault(hit.memory.user_id, []).append(i)
     for user_id, positions in by_user.items():
         index = engine.keyword_index(user_id)
-        weights = term_weights(terms, index)
-        whole = sum(weights.values())
-        if whole <= 0.0:
-            continue
+        weights = _term_weights(terms, index)
         held = index.holding(list(weights), [hits[i].memory.id for i in positions])
         for i, present in zip(positions, held, strict=True):
-            if present is None:
-                present = set(index_terms(hits[i].memory.content))
-            shares[i] = sum(weight for term, weight in weights.items() if term in present) / whole
+            shares[i] = _held_share(weights, set(index_terms(hits[i].memory.content)) if present is None
+                                    else present)
     return shares
 
 
-def term_weights(terms: Sequence[str], index: KeywordIndex) -> dict[str, float]:
+def keyword_share(terms: Sequence[str], content: str, index: KeywordIndex) -> float:
+    """The share of the query terms' idf weight that the content holds (a term no memory holds
+    weighs the most); 0 when the query has no keyword terms or the content none of the known ones."""
+    return _held_share(_term_weights(terms, index), set(index_terms(content)))
+
+
+def _term_weights(terms: Sequence[str], index: KeywordIndex) -> dict[str, float]:
     """Each query term's idf weight in the index (a term no memory holds weighs the most)."""
     total = len(index)
     return {term: math.log(1.0 + (total - df + 0.5) / (df + 0.5))
             for term, df in index.document_frequencies(terms).items()}
 
 
-def keyword_share(terms: Sequence[str], content: str, index: KeywordIndex) -> float:
-    """The share of the query terms' idf weight that the content holds (a term no memory holds
-    weighs the most); 0 when the query has no keyword terms or the content none of the known ones."""
-    weights = term_weights(terms, index)
+def _held_share(weights: dict[str, float], present: set[str]) -> float:
+    """The share of the terms' weight among the present terms; 0 when there is no weight."""
     whole = sum(weights.values())
-    if whole <= 0.0:
-        return 0.0
-    present = set(index_terms(content))
-    return sum(weight for term, weight in weights.items() if term in present) / whole
+    return sum(weight for term, weight in weights.items() if term in present) / whole if whole > 0.0 else 0.0
 
 
 def _cosines(engine: Engine, hits: Sequence[Hit], query_vector: Callable[[], np.ndarray],
