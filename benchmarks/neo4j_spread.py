@@ -61,7 +61,8 @@ def p(values: list[float], q: float) -> float:
 def measure(handle: RippleMem, seeds: list[str], cypher: bool) -> tuple[float, list[float], float]:
     """(load ms, spread ms per seed, mean nodes reached) for one store."""
     engine = handle._engine
-    engine.drop_user_caches(handle.user_id)
+    with engine.unit_of_work(handle.user_id) as work:
+        work.forget_caches()
     load, graph = timed(lambda: engine.graph(handle.user_id), 1)
     assert isinstance(graph, ScopeGraph)
     backend = engine._neo4j

@@ -172,7 +172,7 @@ engine = mem._engine
 memory = build_memory("The lighthouse on Skellig has a red lamp", 0, "episodic", engine.clock(),
                       mem.scope_info, mem.settings)
 vectors = engine.embedder.embed_documents([memory.content])
-with engine.write_lock:
+with engine.unit_of_work("alice"):
     engine.store.insert([memory], vectors)  # committed to SQLite ...
     print(memory.id, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)  # ... and killed before the vector index saw it

@@ -26,6 +26,7 @@ from ripplemem.engine.items import build_memory
 from ripplemem.engine.writes import write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError, StoreError
 from ripplemem.lifecycle.reembed import ProgressCallback, progress_reporter
+from ripplemem.store.sqlite import read_meta, write_meta
 from ripplemem.types import Memory, Scope
 
 if TYPE_CHECKING:
@@ -226,12 +227,11 @@ def _write(mem: ImportTarget, path: str, key: str, state: _Progress, lines: list
                       done=last)
 
     def record(conn: sqlite3.Connection) -> None:
-        row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        if (json.loads(row[0])["offset"] if row else 0) != before:
+        recorded = read_meta(conn, key)
+        if (json.loads(recorded)["offset"] if recorded else 0) != before:
             raise StoreError("another import of this file into this store is running (its progress "
                              "moved under this one); let it finish, then run this import again")
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                     (key, json.dumps(asdict(after))))
+        write_meta(conn, key, json.dumps(asdict(after)))
 
     merged = 0
     if lines:
@@ -243,7 +243,7 @@ def _write(mem: ImportTarget, path: str, key: str, state: _Progress, lines: list
         results = write_batch(engine, mem.scope.user_id, memories, inputs, llm=mem.llm, on_commit=record)
         merged = sum(result.id != memory.id for result, memory in zip(results, memories, strict=True))
     else:
-        with engine.write_lock, engine.store.transaction() as conn:
+        with engine.unit_of_work(mem.scope.user_id) as work, work.transaction() as conn:
             record(conn)
     state.offset, state.line, state.items, state.done = after.offset, after.line, after.items, after.done
     return len(lines) - merged, merged

@@ -141,9 +141,9 @@ class PerceptualMethods(HandleState):
         if start is not None and end is not None and start >= end:
             raise InvalidInputError("since must be before until")
         engine = self._engine
-        with engine.write_lock:
-            before = metric_units(engine.store, self.user_id)
-            with engine.store.transaction() as conn:
+        with engine.unit_of_work(self.user_id) as work:
+            before = metric_units(work.store, self.user_id)
+            with work.transaction() as conn:
                 deleted = delete_readings(conn, self.user_id, name, to_epoch(start), to_epoch(end))
             emptied = set(before) - set(metric_units(engine.store, self.user_id))
             memories = [latest_memory(engine, self.user_id, gone) for gone in sorted(emptied)]

@@ -192,7 +192,7 @@ def _ingest_document(engine: Engine, kb: str, document: ConvertedDocument, optio
     write_batch(engine, scope, memories, [GraphInput() for _ in memories])
     delete_memories(engine, scope, old)
     pages = page_count(document)
-    with engine.write_lock, engine.store.transaction() as conn:
+    with engine.unit_of_work(scope) as work, work.transaction() as conn:
         kb_tables.record_source(conn, kb, kb_tables.SourceRow(
             source=key, content_hash=document.content_hash, ingested_at=engine.now(), chunks=len(memories),
             pages=pages, format=document.format, title=document.title))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -27,6 +28,7 @@ from ripplemem.engine.calibration import (
     on_model_scales,
 )
 from ripplemem.engine.graph_rows import as_rows, weighted_edges
+from ripplemem.engine.unit_of_work import UnitOfWork
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.index.bm25 import KeywordIndex, index_terms, stem
 from ripplemem.index.scope_graph import ScopeGraph
@@ -241,8 +243,8 @@ class Engine:
                 self._entity_vectors[user_id] = entity_vectors(self.store, user_id)
             return self._entity_vectors[user_id]
 
-    def entities_embedded(self, user_id: str, ids: list[str], vectors: np.ndarray) -> None:
-        """Add new entity name vectors to the cache (if it is loaded)."""
+    def _entities_embedded(self, user_id: str, ids: list[str], vectors: np.ndarray) -> None:
+        # New entity name vectors join the cache (if it is loaded).
         with self.write_lock:
             if user_id in self._entity_vectors:
                 known_ids, known = self._entity_vectors[user_id]
@@ -265,8 +267,21 @@ class Engine:
                     self._graphs[user_id] = graph
         return graph
 
-    def memories_added(self, user_id: str, memories: list[Memory], edges: Sequence[EdgeRow] = ()) -> None:
-        """Keep the in-memory indexes in step after a write of new memories (call under write_lock)."""
+    @contextlib.contextmanager
+    def unit_of_work(self, user_id: str) -> Iterator[UnitOfWork]:
+        """Hold the write lock for one write of a user's data; the caches follow what it committed
+        when it ends (ripplemem.engine.unit_of_work)."""
+        with self.write_lock:
+            work = UnitOfWork(self, user_id)
+            try:
+                yield work
+            except BaseException:
+                work.abandon()
+                raise
+            work.finish()
+
+    def _memories_added(self, user_id: str, memories: list[Memory], edges: Sequence[EdgeRow] = ()) -> None:
+        # The in-memory indexes follow a write of new memories (under the write lock).
         index = self._keyword_indexes.get(user_id)
         if index is not None:
             index.add((m.id, index_terms(m.content)) for m in memories if m.status == "active")
@@ -275,15 +290,15 @@ class Engine:
             now = self.now()
             graph.add_edges(weighted_edges(as_rows(edges), self.settings.graph, now))
 
-    def edges_reinforced(self, user_id: str, pairs: Sequence[tuple[str, str]], step: float) -> None:
-        """Mirror a reinforcement in the in-memory graph (the cap is applied in SQLite only)."""
+    def _edges_reinforced(self, user_id: str, pairs: Sequence[tuple[str, str]], step: float) -> None:
+        # A reinforcement, mirrored in the in-memory graph (the cap is applied in SQLite only).
         graph = self._graphs.get(user_id)
         if graph is not None:
             graph.add_edges((a, b, step) for a, b in pairs)
 
-    def drop_user_caches(self, user_id: str, *, working: bool = False) -> None:
-        """Forget a user's in-memory indexes (reloaded from SQLite on next use) and, if asked, their
-        working memories (without consolidating them): erasure leaves nothing in process memory."""
+    def _drop_user_caches(self, user_id: str, *, working: bool = False) -> None:
+        # A user's in-memory indexes go (reloaded from SQLite on next use), and, if asked, their
+        # working memories (not consolidated): erasure leaves nothing in process memory.
         with self.write_lock:
             self._keyword_indexes.pop(user_id, None)
             self._graphs.pop(user_id, None)
@@ -291,9 +306,8 @@ class Engine:
             if working:
                 self._working.pop(user_id, None)
 
-    def memories_removed(self, user_id: str, node_ids: list[str]) -> None:
-        """Keep the in-memory and modality indexes in step after memories (or entities) left the
-        active set."""
+    def _memories_removed(self, user_id: str, node_ids: list[str]) -> None:
+        # The in-memory and modality indexes follow memories (or entities) leaving the active set.
         index = self._keyword_indexes.get(user_id)
         if index is not None:
             index.remove(node_ids)
@@ -347,9 +361,7 @@ class Engine:
         first texts choose (auto_embedder.model_for); a model another process recorded first wins."""
         if self._auto is None or self._auto.settled() is not None:
             return
-        with self.store.transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('embedding_model', ?)",
-                         (model_for(texts),))
+        self.store.set_meta_once("embedding_model", model_for(texts))
 
     def _check_embedding_model(self) -> None:
         if self._auto is not None:

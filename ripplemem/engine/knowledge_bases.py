@@ -101,7 +101,7 @@ def readable(engine: Engine, user_id: str, wanted: Iterable[str] | None = None) 
 
 def open_for_ingest(engine: Engine, kb: str, user_id: str) -> bool:
     """Make sure a user may write into a base, creating (and granting) it if missing; True if created."""
-    with engine.write_lock, engine.store.transaction() as conn:
+    with engine.unit_of_work(kb_scope(kb)) as work, work.transaction() as conn:
         if not kb_tables.kb_exists(conn, kb):
             kb_tables.create_kb(conn, kb, user_id, engine.now())
             return True
@@ -114,7 +114,7 @@ def open_for_ingest(engine: Engine, kb: str, user_id: str) -> bool:
 
 def grant(engine: Engine, kb: str, granter: str, user_id: str) -> bool:
     """Share a base the granter can read with another user; False if they could read it already."""
-    with engine.write_lock, engine.store.transaction() as conn:
+    with engine.unit_of_work(kb_scope(kb)) as work, work.transaction() as conn:
         if not kb_tables.has_grant(conn, kb, granter):
             raise _not_shared(kb, granter)
         return kb_tables.add_grant(conn, kb, user_id, granter, engine.now())
@@ -122,7 +122,7 @@ def grant(engine: Engine, kb: str, granter: str, user_id: str) -> bool:
 
 def revoke(engine: Engine, kb: str, revoker: str, user_id: str) -> bool:
     """Stop sharing a base with a user (the revoker must read it); False if they could not read it."""
-    with engine.write_lock, engine.store.transaction() as conn:
+    with engine.unit_of_work(kb_scope(kb)) as work, work.transaction() as conn:
         if not kb_tables.has_grant(conn, kb, revoker):
             raise _not_shared(kb, revoker)
         if kb_tables.readers(conn, kb) == [user_id]:
@@ -134,9 +134,7 @@ def revoke(engine: Engine, kb: str, revoker: str, user_id: str) -> bool:
 
 def chunk_count(engine: Engine, kb: str) -> int:
     """How many active chunks a knowledge base holds."""
-    with engine.store.read() as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM memories WHERE user_id = ? AND status = 'active'",
-                                (kb_scope(kb),)).fetchone()[0])
+    return kb_tables.active_chunks(engine.store, kb_scope(kb))
 
 
 def describe(engine: Engine, user_id: str) -> list[KnowledgeBase]:
@@ -179,7 +177,7 @@ def forget_source(engine: Engine, kb: str, user_id: str, source: str | os.PathLi
     key = _stored_key(engine, kb, source)
     scope = kb_scope(kb)
     deleted = delete_memories(engine, scope, kb_tables.chunk_ids(engine.store, scope, key))
-    with engine.write_lock, engine.store.transaction() as conn:
+    with engine.unit_of_work(scope) as work, work.transaction() as conn:
         kb_tables.remove_source(conn, kb, key)
     return len(deleted)
 
@@ -190,7 +188,8 @@ def delete_knowledge_base(engine: Engine, kb: str, user_id: str) -> int:
     require_reader(engine, kb, user_id)
     scope = kb_scope(kb)
     deleted = delete_memories(engine, scope, kb_tables.chunk_ids(engine.store, scope))
-    engine.index.drop(scope)
-    with engine.write_lock, engine.store.transaction() as conn:
-        kb_tables.drop_kb_rows(conn, kb)
+    with engine.unit_of_work(scope) as work:
+        work.index.drop(scope)
+        with work.transaction() as conn:
+            kb_tables.drop_kb_rows(conn, kb)
     return len(deleted)

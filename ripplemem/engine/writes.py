@@ -16,6 +16,7 @@ from ripplemem.engine.conflicting import WritePlan, forget_cached_texts, plan_wr
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.engine.revising import apply_revisions, merge_within_batch
+from ripplemem.engine.unit_of_work import UnitOfWork
 from ripplemem.errors import EmbedderOutputError
 from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
 from ripplemem.store.disk_errors import storage_failure
@@ -60,7 +61,7 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
     settings = engine.model_settings()
     judge = LLMConflictJudge(llm, settings=settings.lifecycle) \
         if llm is not None and settings.lifecycle.detect_conflicts else None
-    with engine.write_lock:
+    with engine.unit_of_work(user_id) as work:
         neighbours = _neighbours(engine, user_id, vectors)
         plan = plan_writes(engine.store, user_id, memories, vectors, neighbours, settings.lifecycle, judge)
         merge_within_batch(plan, memories)
@@ -69,7 +70,7 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
         active = [memories[i] for i in active_rows]
         now = engine.now()
         try:
-            with engine.store.transaction() as conn:
+            with work.transaction() as conn:
                 engine.store.insert_rows(conn, fresh, vectors[plan.fresh])
                 rows = build_graph_rows(conn, fresh, vectors[plan.fresh], [neighbours[i] for i in plan.fresh],
                                         [inputs[i] for i in plan.fresh], settings.graph, now)
@@ -79,23 +80,22 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
                 ids, upserted, metas = _index_rows(engine, user_id, active, vectors[active_rows],
                                                    revised.merged)
                 # Written before the commit: if the index fails, SQLite rolls back and neither changed.
-                engine.index.add(user_id, ids, upserted, metas)
+                work.index.add(user_id, ids, upserted, metas)
                 if on_commit is not None:
                     on_commit(conn)
         except BaseException:
             try:
-                engine.index.delete(user_id, [m.id for m in active])
+                work.index.delete(user_id, [m.id for m in active])
             except Exception as cleanup:
                 # The batch's pending marker stays, so the next open removes these vectors; the
                 # caller hears the first failure, which says what went wrong.
                 if storage_failure(cleanup, engine.path) is None:
                     raise
             raise
-        engine.index.delete(user_id, revised.superseded)
-        engine.memories_added(user_id, active, [*rows.edges, *revised.edges])
-        stale = [*revised.superseded, *(m.id for m in fresh if m.status != "active")]
-        engine.memories_removed(user_id, stale)
-        _link_aliases(engine, user_id, [e for e in rows.new_entities if e.type in ALIAS_KINDS])
+        work.index.delete(user_id, revised.superseded)
+        work.added(active, [*rows.edges, *revised.edges])
+        work.removed([*revised.superseded, *(m.id for m in fresh if m.status != "active")])
+        _link_aliases(engine, work, [e for e in rows.new_entities if e.type in ALIAS_KINDS])
         return _results(engine, user_id, plan, memories)
 
 
@@ -137,7 +137,7 @@ def _results(engine: Engine, user_id: str, plan: WritePlan, memories: list[Memor
     return results
 
 
-def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
+def _link_aliases(engine: Engine, work: UnitOfWork, new: list[EntityRow]) -> None:
     """ALIAS edges between new entities and known ones whose names embed alike (derived data,
     written after the batch: if this fails the memories are stored all the same)."""
     if not new:
@@ -148,22 +148,22 @@ def _link_aliases(engine: Engine, user_id: str, new: list[EntityRow]) -> None:
         # The memories are stored whole; only these optional links are missing.
         logger.warning("no ALIAS edges for %d new entities: %s", len(new), exc)
         return
-    known_ids, known = engine.entity_vectors(user_id)
+    known_ids, known = engine.entity_vectors(work.user_id)
     now = engine.now()
     edges = alias_by_embedding(new, vectors, known_ids, known, engine.model_settings().graph, now)
-    with engine.store.transaction() as conn:
-        set_entity_vectors(conn, user_id, [(e.id, v) for e, v in zip(new, vectors, strict=True)])
-        insert_edges(conn, user_id, edges)
-    engine.entities_embedded(user_id, [e.id for e in new], vectors)
-    engine.memories_added(user_id, [], edges)
+    with work.transaction() as conn:
+        set_entity_vectors(conn, work.user_id, [(e.id, v) for e, v in zip(new, vectors, strict=True)])
+        insert_edges(conn, work.user_id, edges)
+    work.entities_embedded([e.id for e in new], vectors)
+    work.added([], edges)
 
 
 def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str],
                     history: Sequence[HistoryEvent] = ()) -> list[str]:
     """Delete memories of one user everywhere (cold ones from their archive segments too), and
     entities no memory mentions any more; `history` events are logged in the same transaction."""
-    with engine.write_lock:
-        with engine.store.transaction() as conn:
+    with engine.unit_of_work(user_id) as work:
+        with work.transaction() as conn:
             entities = mentioned_entities(conn, user_id, memory_ids)
             archived = archive_locations(conn, user_id, memory_ids)
             deleted = engine.store.delete_rows(conn, memory_ids, user_id)
@@ -172,9 +172,9 @@ def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str],
             record_history(conn, user_id, [event for event in history if event.memory_id in gone])
         if deleted:
             forget_cached_texts()
-            engine.index.delete(user_id, deleted)
-            engine.archive.remove(user_id, archived)
-            engine.memories_removed(user_id, [*deleted, *orphans])
+            work.index.delete(user_id, deleted)
+            work.archive.remove(user_id, archived)
+            work.removed([*deleted, *orphans])
     return deleted
 
 
@@ -185,16 +185,16 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, ev
     user_id = current.user_id
     vector = engine.embedder.embed_query(fields["content"]) if "content" in fields else None
     reindex = bool({"content", "type", "event_time"} & fields.keys())
-    with engine.write_lock:
+    with engine.unit_of_work(user_id) as work:
         archived: dict[str, str] = {}
         if vector is not None:
             # New content of a cold memory: its new vector goes to the index, the archived one away.
-            with engine.store.read() as conn:
+            with work.read() as conn:
                 archived = archive_locations(conn, user_id, [current.id])
         woken = {"tier": "hot", "archive_segment": None} if archived else {}
         old_vector = engine.store.embedding_of(current.id, user_id) if reindex else None
         try:
-            with engine.store.transaction() as conn:
+            with work.transaction() as conn:
                 engine.store.update_rows(conn, current.id, user_id, {**fields, **woken}, vector)
                 record_history(conn, user_id, [HistoryEvent(current.id, event, engine.now(), cause,
                                                             {"changes": _changes(current, fields)})])
@@ -203,16 +203,16 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, ev
                 new_vector = vector if vector is not None else old_vector
                 if reindex and new_vector is not None:  # (a cold memory keeps no vector in the index)
                     # Written before the commit: if the index fails, SQLite rolls back and neither changed.
-                    engine.index.add(user_id, [updated.id], new_vector[None, :], [index_meta(updated)])
+                    work.index.add(user_id, [updated.id], new_vector[None, :], [index_meta(updated)])
         except BaseException:
             if reindex:
                 _restore_vector(engine, current, old_vector if not archived else None)
             raise
-        engine.archive.remove(user_id, archived)
+        work.archive.remove(user_id, archived)
         if "content" in fields:
             forget_cached_texts()
         if reindex:
-            engine.memories_added(user_id, [updated])
+            work.added([updated])
     return updated
 
 
@@ -237,8 +237,8 @@ def retype_memories(engine: Engine, user_id: str, changes: Sequence[tuple[Memory
     if not changes:
         return
     now = engine.now()
-    with engine.write_lock:
-        with engine.store.transaction() as conn:
+    with engine.unit_of_work(user_id) as work:
+        with work.transaction() as conn:
             for memory, new_type, _ in changes:
                 engine.store.update_rows(conn, memory.id, user_id, {"type": new_type})
             record_history(conn, user_id, [
@@ -251,7 +251,7 @@ def retype_memories(engine: Engine, user_id: str, changes: Sequence[tuple[Memory
         keep = [i for i, row in enumerate(rows) if row["tier"] != "cold" and row["embedding"] is not None]
         if keep and vectors is not None:
             memories = [row_to_memory(rows[i]) for i in keep]
-            engine.index.add(user_id, [m.id for m in memories], vectors[keep],
+            work.index.add(user_id, [m.id for m in memories], vectors[keep],
                              [index_meta(m) for m in memories])
 
 
@@ -282,6 +282,6 @@ def reinforce_paths(engine: Engine, user_id: str, result: Recall, now: float) ->
     if not pairs:
         return
     settings = engine.settings.graph
-    with engine.write_lock:
-        reinforce_edges(engine.store, user_id, pairs, now, settings.reinforce_step, settings.weight_cap)
-        engine.edges_reinforced(user_id, pairs, settings.reinforce_step)
+    with engine.unit_of_work(user_id) as work:
+        reinforce_edges(work.store, user_id, pairs, now, settings.reinforce_step, settings.weight_cap)
+        work.reinforced(pairs, settings.reinforce_step)

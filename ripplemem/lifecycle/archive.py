@@ -24,6 +24,7 @@ from ripplemem.store.archive import VectorArchive
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.lifecycle_rows import (
     archive_locations,
+    archived_with_vectors,
     index_metadatas,
     mark_archived,
     mark_woken,
@@ -43,41 +44,41 @@ def move_to_cold(engine: Engine, user_id: str, events: dict[str, HistoryEvent]) 
     events), then the vector index forgets them; if SQLite fails, the new segments are removed.
     Memories without a stored vector (already cold) are skipped. Returns the ids moved.
     """
-    with engine.write_lock:
-        with engine.store.read() as conn:
+    with engine.unit_of_work(user_id) as work:
+        with work.read() as conn:
             ids, vectors = stored_vectors(conn, user_id, list(events))
         if not ids:
             return []
-        where = engine.archive.write(user_id, ids, vectors, engine.settings.lifecycle.archive_segment_size)
+        where = work.archive.write(user_id, ids, vectors, engine.settings.lifecycle.archive_segment_size)
         try:
-            with engine.store.transaction() as conn:
+            with work.transaction() as conn:
                 mark_archived(conn, user_id, where)
                 record_history(conn, user_id, [events[i] for i in ids])
         except BaseException:
-            engine.archive.remove(user_id, where)
+            work.archive.remove(user_id, where)
             raise
-        engine.index.delete(user_id, ids)
-        engine.media.remove(user_id, ids)  # modality vectors stay in SQLite, out of their index
+        work.index.delete(user_id, ids)
+        work.media.remove(user_id, ids)  # modality vectors stay in SQLite, out of their index
     return ids
 
 
 def wake(engine: Engine, user_id: str, events: dict[str, HistoryEvent]) -> list[str]:
     """Bring cold memories (the keys of `events`) back to hot: vector from its segment into SQLite
     and the vector index, then out of the segment. Returns the ids woken."""
-    with engine.write_lock:
-        with engine.store.read() as conn:
+    with engine.unit_of_work(user_id) as work:
+        with work.read() as conn:
             where = archive_locations(conn, user_id, list(events))
             metas = index_metadatas(conn, user_id, list(where))
-        vectors = engine.archive.vectors(user_id, where)
+        vectors = work.archive.vectors(user_id, where)
         if not vectors:
             return []
         woken = list(vectors)
-        with engine.store.transaction() as conn:
+        with work.transaction() as conn:
             mark_woken(conn, user_id, vectors)
             record_history(conn, user_id, [events[i] for i in woken])
-        engine.index.add(user_id, woken, np.stack([vectors[i] for i in woken]), [metas[i] for i in woken])
-        engine.media.restore(user_id, woken)
-        engine.archive.remove(user_id, {i: where[i] for i in woken})
+        work.index.add(user_id, woken, np.stack([vectors[i] for i in woken]), [metas[i] for i in woken])
+        work.media.restore(user_id, woken)
+        work.archive.remove(user_id, {i: where[i] for i in woken})
     return woken
 
 
@@ -85,7 +86,7 @@ def relabel(engine: Engine, user_id: str, events: dict[str, HistoryEvent], tier:
     """Set the tier label of memories whose vectors stay where they are (hot <-> warm)."""
     if not events:
         return
-    with engine.write_lock, engine.store.transaction() as conn:
+    with engine.unit_of_work(user_id) as work, work.transaction() as conn:
         set_tier(conn, user_id, list(events), tier)
         record_history(conn, user_id, list(events.values()))
 
@@ -124,8 +125,7 @@ def rearchive_store(store: SQLiteStore) -> int:
     total = 0
     for user_id in store.user_ids():
         with store.read() as conn:
-            old = dict(conn.execute("SELECT id, archive_segment FROM memories WHERE user_id = ? "
-                                    "AND archive_segment IS NOT NULL AND embedding IS NOT NULL", (user_id,)))
+            old = archived_with_vectors(conn, user_id)
             ids, vectors = stored_vectors(conn, user_id, list(old))
         if not ids:
             continue

@@ -191,8 +191,8 @@ def _link_summary(engine: Engine, user_id: str, summary_id: str, sources: tuple[
     events = [HistoryEvent(summary_id, "summarized", now, f"summary of {why}", {"sources": list(sources)})]
     events += [HistoryEvent(source, "summarized", now, f"summarised with {len(sources) - 1} related memories",
                             {"into": summary_id}) for source in sources]
-    with engine.write_lock:
-        with engine.store.transaction() as conn:
+    with engine.unit_of_work(user_id) as work:
+        with work.transaction() as conn:
             insert_edges(conn, user_id, edges)
             record_history(conn, user_id, events)
-        engine.memories_added(user_id, [], edges)
+        work.added([], edges)

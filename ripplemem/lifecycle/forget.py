@@ -89,7 +89,7 @@ def _apply(engine: Engine, user_id: str, report: LifecycleReport, lowered: dict[
         events[entry.action][entry.id] = HistoryEvent(entry.id, _EVENTS[entry.action], now, cause, detail)
     delete_memories(engine, user_id, list(events["delete"]), history=list(events["delete"].values()))
     if events["deprioritize"]:
-        with engine.write_lock, engine.store.transaction() as conn:
+        with engine.unit_of_work(user_id) as work, work.transaction() as conn:
             set_importance(conn, user_id, {i: after for i, (_, after) in lowered.items()})
             record_history(conn, user_id, list(events["deprioritize"].values()))
     move_to_cold(engine, user_id, events["archive"])

@@ -100,11 +100,11 @@ def add_media(engine: Engine, scope: Scope, kind: str, path: Any, text: str | No
             "modality": kind, "importance": importance, "event_time": event_time, "session_id": session_id,
             "metadata": {**(metadata or {}), **described}, "source": str(file)}
     memory = build_memory(item, 0, "perceptual", engine.clock(), scope, engine.settings)
-    with engine.write_lock:
+    with engine.unit_of_work(scope.user_id) as work:
         [stored] = write_batch(engine, scope.user_id, [memory], [GraphInput()])
         if encoded is not None:
             try:
-                engine.media.add(scope.user_id, stored.id, kind, *encoded)
+                work.media.add(scope.user_id, stored.id, kind, *encoded)
             except BaseException:
                 delete_memories(engine, scope.user_id, [stored.id])
                 raise

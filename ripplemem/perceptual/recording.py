@@ -97,9 +97,9 @@ def record_readings(engine: Engine, scope: Scope, incoming: list[_Incoming]) -> 
     """Store checked readings; out-of-range runs become (or extend) episodic memories and each
     metric's latest-reading memory is rewritten when a newer reading arrives."""
     user_id, settings = scope.user_id, engine.settings.sensors
-    with engine.write_lock:
+    with engine.unit_of_work(user_id) as work:
         latest_before = {m: _newest(engine, user_id, m) for m in dict.fromkeys(r.metric for r in incoming)}
-        with engine.store.transaction() as conn:
+        with work.transaction() as conn:
             values = [(r.metric, r.value, r.unit, to_epoch(r.at) or 0.0, r.source, None) for r in incoming]
             ids = insert_readings(conn, user_id, values)
         for reading, rid in zip(incoming, ids, strict=True):

@@ -41,21 +41,21 @@ def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
             delete_knowledge_base(engine, kb, user_id)
     removed["knowledge_bases"] = len(targets.kb_alone)
     # Working items first: an expiring one could otherwise be consolidated back after the delete.
-    with engine.write_lock:
+    with engine.unit_of_work(user_id):
         removed["working_items"] = _drop_working(engine, targets)
     for batch in _chunks(targets.memory_ids, REMOVE_BATCH):
         delete_memories(engine, user_id, batch)
-    with engine.write_lock:
-        with engine.store.transaction() as conn:
+    with engine.unit_of_work(user_id) as work:
+        with work.transaction() as conn:
             removed["history"] = _delete_history(conn, targets)
             removed["readings"] = _delete_readings(conn, user_id, targets.reading_ids)
             removed["knowledge_base_grants"] = _drop_grants(conn, user_id, targets.kb_shared)
         if targets.mode == "user":
-            engine.index.drop(user_id)
-            engine.media.drop(user_id)
+            work.index.drop(user_id)
+            work.media.drop(user_id)
             removed["archive_files"] = _drop_archive_folder(engine, user_id)
         engine.consolidated_working_ids.difference_update(targets.memory_ids)
-        engine.drop_user_caches(user_id, working=targets.mode == "user")
+        work.forget_caches(working=targets.mode == "user")
     after = _counts(engine, user_id, targets)
     removed.update({layer: before[layer] - after[layer] for layer in before})
     return removed

@@ -123,6 +123,13 @@ def chunk_ids(store: SQLiteStore, scope_id: str, source: str | None = None) -> l
         return [r[0] for r in conn.execute(sql + " ORDER BY rowid", params)]
 
 
+def active_chunks(store: SQLiteStore, scope_id: str) -> int:
+    """How many active chunks a knowledge base's scope holds."""
+    with store.read() as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM memories WHERE user_id = ? AND status = 'active'",
+                                (scope_id,)).fetchone()[0])
+
+
 def drop_kb_rows(conn: sqlite3.Connection, kb: str) -> None:
     """Delete a knowledge base's own rows: the base, its grants and its source records."""
     conn.execute("DELETE FROM kb_sources WHERE kb = ?", (kb,))

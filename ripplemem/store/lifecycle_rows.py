@@ -123,6 +123,13 @@ def archive_locations(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]
     return where
 
 
+def archived_with_vectors(conn: sqlite3.Connection, user_id: str) -> dict[str, str]:
+    """Memory id -> archive segment, for a user's archived memories that also hold a vector in
+    SQLite (re-embedded, so their segments hold the old model's vectors)."""
+    return dict(conn.execute("SELECT id, archive_segment FROM memories WHERE user_id = ? "
+                             "AND archive_segment IS NOT NULL AND embedding IS NOT NULL", (user_id,)))
+
+
 def mark_archived(conn: sqlite3.Connection, user_id: str, where: Mapping[str, str]) -> None:
     """Cold: the vector now lives only in its archive segment (the SQLite copy is cleared)."""
     conn.executemany(

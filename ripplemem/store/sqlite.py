@@ -41,6 +41,17 @@ _COLUMNS = (
 _M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
 
 
+def read_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    """One value of the store's metadata table, read on this connection (inside its transaction)."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def write_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Set one value of the store's metadata table on this connection (inside its transaction)."""
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
 class SQLiteStore:
     """All rows of all users in one SQLite file (or in memory); every query is scoped."""
 
@@ -152,13 +163,17 @@ class SQLiteStore:
     def get_meta(self, key: str) -> str | None:
         """One value of the store's metadata table."""
         with self._lock:
-            row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else row[0]
+            return read_meta(self._conn, key)
 
     def set_meta(self, key: str, value: str) -> None:
         """Set one value of the store's metadata table."""
         with self.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+            write_meta(conn, key, value)
+
+    def set_meta_once(self, key: str, value: str) -> None:
+        """Set one value of the store's metadata table unless it is set already (by any process)."""
+        with self.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     # -- writes ------------------------------------------------------------------------------
     def insert(self, memories: Sequence[Memory], embeddings: np.ndarray) -> None:
