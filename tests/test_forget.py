@@ -84,6 +84,24 @@ def test_score_strategy_deletes_deprioritizes_archives_and_keeps(mem: RippleMem,
     assert 0.4 <= by_id[four_fates["archive"].id].score < 0.6
 
 
+def test_maintenance_never_deletes_an_important_memory_nobody_recalled(mem: RippleMem,
+                                                                        clock: ManualClock) -> None:
+    """Four months without a recall: the allergy (importance 1.0) is archived, still listed and
+    found; an ordinary note is lowered, not deleted; only trivia goes."""
+    allergy = mem.add("I am allergic to penicillin", importance=1.0)
+    note = mem.add("the plumber said the boiler is twelve years old")
+    trivia = mem.add("I had a soggy sandwich on the train", importance=0.1)
+    clock.advance(120)
+    report = mem.maintain()
+    assert {e.id: e.action for e in report.forget.entries} == {
+        allergy.id: "archive", note.id: "deprioritize", trivia.id: "delete"}
+    assert mem.get(trivia.id) is None
+    kept = mem.get(allergy.id)
+    assert kept is not None and kept.importance == 1.0 and kept.tier == "cold"
+    assert mem.recall("penicillin allergy", k=1).hits[0].memory.id == allergy.id
+    assert mem.get(note.id).importance == pytest.approx(0.45)
+
+
 def test_the_score_strategy_leaves_new_memories_alone_for_a_grace_period(mem: RippleMem,
                                                                           clock: ManualClock) -> None:
     # Unread and unlinked, a new memory scores about 0.6 ("deprioritize") from day one.

@@ -372,18 +372,29 @@ def test_score_plan_actions_reasons_and_numbers_from_the_docstring() -> None:
     plan = plan_forgetting(["fresh", "neglected", "linked", "linked-old"], "score",
                            importance=[0.5, 0.5, 0.5, 0.5], access_count=[0, 0, 0, 0],
                            days_since_access=days, age_days=days, degree=[0, 0, 5, 5])
-    assert list(plan.actions) == ["deprioritize", "delete", "archive", "delete"]
+    # The two that score 0.8 would be deleted, but importance 0.5 only lets the score lower them.
+    assert list(plan.actions) == ["deprioritize", "deprioritize", "archive", "deprioritize"]
     assert plan.scores is not None and plan.scores[0] == pytest.approx(0.612, abs=1e-3)
     entry = plan.entry(1)
-    assert entry.action == "delete" and entry.new_importance is None
-    assert entry.reason == ("forget score 0.80 >= 0.8 (importance 0.50, 0 accesses, idle 44 d, 44 d old, "
-                            "0 links)")
+    assert entry.reason == ("forget score 0.80 >= 0.8, but importance >= 0.3: deprioritize (importance 0.50, "
+                            "0 accesses, idle 44 d, 44 d old, 0 links)")
     first = plan.entry(0)
     assert first.new_importance == pytest.approx(0.45)  # deprioritize: importance x 0.9
-    assert plan.counts() == {"delete": 2, "deprioritize": 1, "archive": 1, "keep": 0}
-    assert plan.ids_for("delete") == ["neglected", "linked-old"]
+    assert plan.counts() == {"delete": 0, "deprioritize": 3, "archive": 1, "keep": 0}
+    assert plan.ids_for("deprioritize") == ["fresh", "neglected", "linked-old"]
     assert [a.id for a in plan.changes()] == ["fresh", "neglected", "linked", "linked-old"]
     assert set(plan.parts) == {"importance", "frequency", "recency", "connectivity"}
+
+
+def test_importance_guards_what_the_score_deletes() -> None:
+    """A score of 0.8+ deletes only an unimportant memory; an important one is at most archived."""
+    plan = plan_forgetting(["trivia", "note", "allergy"], "score", importance=[0.1, 0.5, 1.0],
+                           access_count=[0, 0, 0], days_since_access=[400, 400, 400],
+                           age_days=[400, 400, 400], degree=[0, 0, 0])
+    assert plan.scores is not None and min(plan.scores) >= 0.8
+    assert list(plan.actions) == ["delete", "deprioritize", "archive"]
+    assert plan.entry(2).reason.startswith("forget score 0.82 >= 0.8, but importance >= 0.8 protects it")
+    assert plan.entry(2).new_importance is None  # protected: its importance is not lowered either
 
 
 def test_a_dry_run_is_the_plan_and_keeps_are_listed() -> None:

@@ -17,6 +17,11 @@ Read the numbers before scheduling it: an unlinked memory (degree 0) of importan
 never recalled scores 0.61 on its first day (deprioritize) and reaches 0.8 (delete) at 44 days;
 one linked to 5 others scores 0.51 (archive) at first and reaches 0.8 at 77 days.
 
+Importance guards the two lasting actions (ours; `guarded_actions`): the score deletes only a
+memory of importance below 0.3 (one above is deprioritised, so runs walk it down), and a memory of
+importance 0.8 or more is at most archived. Without the guards, a memory of importance 1.0 that
+was never recalled scored 0.81 at 120 days and was deleted.
+
 Every strategy only *plans*: a `ForgetPlan` lists each memory's action and the reason, and the
 caller applies it (dry-run is the plan itself). "deprioritize" proposes
 `new_importance = importance x 0.9` (seed: "逐渐降低优先级", gradually), so repeated runs walk a
@@ -141,6 +146,25 @@ def forget_actions(scores: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) 
         ["delete", "deprioritize", "archive"], default="keep").astype(object)
 
 
+def guarded_actions(actions: np.ndarray, importance: np.ndarray,
+                    settings: LifecycleSettings = DEFAULT_SETTINGS) -> tuple[np.ndarray, list[str]]:
+    """The score's actions with importance guarding them, and per memory the note saying why an
+    action changed (empty when it did not): a delete of a memory at or above
+    forget_delete_max_importance becomes deprioritize; a memory at or above
+    forget_protect_importance is at most archived."""
+    s = settings
+    guarded = actions.copy()
+    notes = [""] * len(actions)
+    for i, action in enumerate(actions):
+        if action in ("delete", "deprioritize") and importance[i] >= s.forget_protect_importance:
+            guarded[i] = "archive"
+            notes[i] = f", but importance >= {s.forget_protect_importance:g} protects it: archive"
+        elif action == "delete" and importance[i] >= s.forget_delete_max_importance:
+            guarded[i] = "deprioritize"
+            notes[i] = f", but importance >= {s.forget_delete_max_importance:g}: deprioritize"
+    return guarded, notes
+
+
 def plan_by_score(ids: Sequence[Any], *, importance: Any, access_count: Any, days_since_access: Any,
                   age_days: Any, degree: Any,
                   settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
@@ -154,15 +178,17 @@ def plan_by_score(ids: Sequence[Any], *, importance: Any, access_count: Any, day
     links = as_float_array(degree, "degree", n)
     scores = forgetting_scores(importance=imp, access_count=count, days_since_access=idle, age_days=age,
                                degree=links, settings=settings)
-    actions = forget_actions(scores.total, settings)
+    by_score = forget_actions(scores.total, settings)
+    actions, guard = guarded_actions(by_score, np.clip(imp, 0, 1), settings)
     s = settings
     bars = {"delete": f">= {s.forget_delete_threshold:g}",
             "deprioritize": f">= {s.forget_deprioritize_threshold:g}",
             "archive": f">= {s.forget_archive_threshold:g}", "keep": f"< {s.forget_archive_threshold:g}"}
 
     def reason(i: int) -> str:
-        return (f"forget score {scores.total[i]:.2f} {bars[str(actions[i])]} (importance {imp[i]:.2f}, "
-                f"{int(count[i])} accesses, idle {idle[i]:.0f} d, {age[i]:.0f} d old, {int(links[i])} links)")
+        return (f"forget score {scores.total[i]:.2f} {bars[str(by_score[i])]}{guard[i]} (importance "
+                f"{imp[i]:.2f}, {int(count[i])} accesses, idle {idle[i]:.0f} d, {age[i]:.0f} d old, "
+                f"{int(links[i])} links)")
 
     return ForgetPlan("score", id_list, actions, reason, scores=scores.total,
                       parts={"importance": scores.importance, "frequency": scores.frequency,

@@ -110,6 +110,13 @@ class LifecycleSettings:
     # connectivity count against it before it had a chance), so the score strategy leaves memories
     # younger than this alone; 7 days is the first tier demotion (hot -> warm).
     forget_grace_days: float = 7.0
+    # ours: the score deletes only what matters little. A memory it would delete whose importance
+    # is at or above this bar (the same 0.3 as cold -> deleted) is deprioritised instead, so runs
+    # walk it down gradually; one at or above forget_protect_importance is at most archived (cold:
+    # still listed and found, woken by a recall). Without them, a memory of importance 1.0 never
+    # recalled for four months scored 0.81 and was deleted.
+    forget_delete_max_importance: float = 0.3
+    forget_protect_importance: float = 0.8
 
     # --- Simple forgetting strategies (the HelloAgents memory chapter) ---------------------------
     # importance-based (below a threshold), time-based (too old) and capacity-based (the least
@@ -206,6 +213,8 @@ class LifecycleSettings:
                 >= self.forget_archive_threshold):
             raise InvalidInputError("forget_delete_threshold >= forget_deprioritize_threshold >= "
                                     "forget_archive_threshold must hold")
+        if self.forget_delete_max_importance > self.forget_protect_importance:
+            raise InvalidInputError("forget_delete_max_importance <= forget_protect_importance must hold")
         for name in _FRACTIONS:
             if getattr(self, name) > 1:
                 raise InvalidInputError(f"LifecycleSettings.{name} must be in [0, 1], "
@@ -224,6 +233,7 @@ _FRACTIONS = ("duplicate_similarity", "duplicate_overlap", "conflict_similarity"
               "cluster_similarity", "deprioritize_factor", "access_time_weight",
               "cluster_common_entity_fraction", "default_importance", "signal_importance",
               "promote_working_to_episodic", "promote_episodic_to_semantic", "forget_min_importance",
+              "forget_delete_max_importance", "forget_protect_importance",
               "hot_to_warm_max_importance", "cold_delete_max_importance", "tier_hot_access",
               "tier_hot_importance", "tier_warm_access", "tier_warm_importance")
 MAX_TTL_MINUTES = 100 * 365 * 24 * 60
