@@ -5,7 +5,9 @@ Real models, real SQLite and Chroma."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,41 @@ def test_the_command_line_defaults_to_auto(tmp_path: Path, capsys: pytest.Captur
     capsys.readouterr()
     assert main(["stats", "--json", "--path", store, "--user", "lin"]) == 0
     assert json.loads(capsys.readouterr().out)["embedding_model"] == E5_MODEL_ID
+
+
+FIRST_WRITE = r"""
+import json, os, sys, time
+from ripplemem import RippleMem
+path, user, texts = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+mem = RippleMem(path=path, user_id=user)  # embedder="auto": nothing recorded yet
+while not os.path.exists(os.path.join(path, "go")):
+    time.sleep(0.01)
+mem.add_many(texts)
+print(json.dumps({"model": mem.stats()["embedding_model"],
+                  "found": [mem.recall(t, k=1, mode="dense").hits[0].memory.content for t in texts]}))
+mem.close()
+"""
+
+
+def test_two_processes_making_a_stores_first_writes_at_once_agree_on_one_model(tmp_path: Path) -> None:
+    """A Chinese and an English writer race for a new store's first write: one model is recorded,
+    both use it, every write is kept and found by its own text."""
+    path = tmp_path / "store"
+    path.mkdir()
+    writers = {"lin": CHINESE[:4], "sam": ENGLISH}
+    children = [subprocess.Popen([sys.executable, "-c", FIRST_WRITE, str(path), user, json.dumps(texts)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for user, texts in writers.items()]
+    time.sleep(1.0)  # both are open on the empty store
+    (path / "go").touch()
+    results = {}
+    for user, child in zip(writers, children, strict=True):
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        results[user] = json.loads(out.strip().splitlines()[-1])
+    assert results["lin"]["model"] == results["sam"]["model"] in (E5_MODEL_ID, MINILM_MODEL_ID)
+    for user, texts in writers.items():
+        assert results[user]["found"] == texts
+    with RippleMem(path=path, user_id="lin") as mem:
+        assert mem.stats()["embedding_model"] == results["lin"]["model"]
+        assert sorted(m.content for m in mem.list()) == sorted(writers["lin"])
