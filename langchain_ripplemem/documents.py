@@ -6,18 +6,18 @@ from collections.abc import Sequence
 
 from langchain_core.documents import Document
 
-from ripplemem import Hit, Memory
-from ripplemem.interfaces.hit_metadata import hit_metadata, memory_metadata
+from ripplemem import Hit, Memory, hit_metadata
+from ripplemem.interfaces.hit_metadata import memory_metadata
 
 
 def hit_to_document(hit: Hit) -> Document:
     """A recalled memory as a Document: its text, ``id`` the memory id, and the public metadata of
-    ``ripplemem.hit_metadata`` (``source`` the origin, times, score, why, the caller's keys flat)."""
+    ``ripplemem.hit_metadata()`` (``source`` the origin, times, score, why, the caller's keys flat)."""
     return Document(id=hit.memory.id, page_content=hit.memory.content, metadata=hit_metadata(hit))
 
 
 def memory_to_document(memory: Memory) -> Document:
-    """A stored memory as a Document with the public metadata of ``ripplemem.hit_metadata`` (no score)."""
+    """A stored memory as a Document with the public metadata of ``ripplemem.hit_metadata()`` (no score)."""
     return Document(id=memory.id, page_content=memory.content, metadata=memory_metadata(memory))
 
 

@@ -32,7 +32,7 @@ class RippleMemRetriever(BaseRetriever):
 
     ``RippleMemRetriever(memory=mem, k=5)`` drops into any chain:
     ``{"context": retriever | format_docs, "question": RunnablePassthrough()} | prompt | llm``.
-    Each Document's ``id`` is the memory id; its metadata is ``ripplemem.hit_metadata``'s flat dict:
+    Each Document's ``id`` is the memory id; its metadata is ``ripplemem.hit_metadata()``'s flat dict:
     ``memory_id, type, source`` (the origin: an ingested file's path), ``time`` (+ ``time_basis``),
     ``score, why`` and more, then the caller's own metadata keys (docs/langchain.md has the table).
     ``search_kwargs={"k": 4, "filter": {...}}`` filters on those keys as ``VectorStore.as_retriever``

@@ -12,8 +12,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int, filters_to_recall
-from ripplemem import Hit, InvalidInputError, Recall, RippleMem
-from ripplemem.interfaces.hit_metadata import DEFAULT_SOURCE, RIPPLEMEM_KEYS, hit_metadata
+from ripplemem import Hit, InvalidInputError, Recall, RippleMem, hit_metadata
+from ripplemem.interfaces.hit_metadata import DEFAULT_SOURCE, RIPPLEMEM_KEYS
 from ripplemem.retrieval.relevance import check_score_threshold
 
 # What an answering LLM reads besides the text: when, what kind, where from. Ids, scores, sessions
@@ -29,7 +29,7 @@ class RippleMemRetriever(BaseRetriever):
     """Retrieve a user's memories as nodes: ``RippleMemRetriever(memory=mem, similarity_top_k=10)``.
 
     Each node is a TextNode whose id is the memory id and whose metadata is
-    ``ripplemem.hit_metadata``'s flat dict (``memory_id, type, source, time, time_basis, score,
+    ``ripplemem.hit_metadata()``'s flat dict (``memory_id, type, source, time, time_basis, score,
     relevance, why`` and more, then the memory's own metadata). The answering LLM sees only the type,
     time, a real source and the memory's own keys. ``filters=MetadataFilters(...)`` filters on those
     keys; the other filters narrow every recall the way ``RippleMem.recall`` does.

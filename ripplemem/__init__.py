@@ -1,8 +1,10 @@
 """RippleMem: tiered, associative long-term memory for LLM agents.
 
 Public API: ``RippleMem`` (the facade), the data types ``Memory``, ``Hit``, ``Recall``, ``Scope``,
-``MemoryType``, the ``Settings`` object, embedders, and the errors. Heavy modules load lazily so
-``import ripplemem`` stays fast.
+``MemoryType``, the ``Settings`` objects, embedders, reports, the errors, and the helpers the docs
+use (``hit_metadata``, ``graph_view``, ``write_graph_html``, ``build_server``, ``index_damage``).
+Everything public is exported here; the sub-packages are the implementation. Heavy modules load
+lazily so ``import ripplemem`` stays fast.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ripplemem.core.version import __version__
 
 _EXPORTS = {
     "RippleMem": "ripplemem.memory",
@@ -60,6 +62,15 @@ _EXPORTS = {
     "AudioEncoder": "ripplemem.embedding.media_encoders",
     "SentenceTransformerImageEncoder": "ripplemem.embedding.media_encoders",
     "ClapAudioEncoder": "ripplemem.embedding.media_encoders",
+    "LifecycleSettings": "ripplemem.lifecycle.rules.settings",
+    "SensorSettings": "ripplemem.perceptual.rules",
+    "MetricRule": "ripplemem.perceptual.rules",
+    "DEFAULT_METRICS": "ripplemem.perceptual.rules",
+    "hit_metadata": "ripplemem.interfaces.hit_metadata",
+    "graph_view": "ripplemem.interfaces.viz.data",
+    "write_graph_html": "ripplemem.interfaces.viz.page",
+    "build_server": "ripplemem.interfaces.mcp_server",
+    "index_damage": "ripplemem.store.vectors.chroma_health",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -100,14 +111,20 @@ if TYPE_CHECKING:
         StoreError,
         UserMismatchError,
     )
+    from ripplemem.interfaces.hit_metadata import hit_metadata
+    from ripplemem.interfaces.mcp_server import build_server
+    from ripplemem.interfaces.viz.data import graph_view
+    from ripplemem.interfaces.viz.page import write_graph_html
     from ripplemem.lifecycle.consolidate import ConsolidationReport
     from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
+    from ripplemem.lifecycle.rules.settings import LifecycleSettings
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
-    from ripplemem.perceptual.rules import MetricStats, Reading
+    from ripplemem.perceptual.rules import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.privacy.erase import EraseReport
     from ripplemem.store.history_table import HistoryEvent
     from ripplemem.store.reconcile import CheckReport
+    from ripplemem.store.vectors.chroma_health import index_damage
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 
 

@@ -86,19 +86,18 @@ def test_score_strategy_deletes_deprioritizes_archives_and_keeps(mem: RippleMem,
 
 def test_maintenance_never_deletes_an_important_memory_nobody_recalled(mem: RippleMem,
                                                                         clock: ManualClock) -> None:
-    """Four months without a recall: the allergy (importance 1.0) is archived, still listed and
-    found; an ordinary note is lowered, not deleted; only trivia goes."""
+    """Four months without a recall: the allergy (importance 1.0) stays, hot, and a paraphrase
+    finds it; an ordinary note is lowered, not deleted; only trivia goes."""
     allergy = mem.add("I am allergic to penicillin", importance=1.0)
     note = mem.add("the plumber said the boiler is twelve years old")
     trivia = mem.add("I had a soggy sandwich on the train", importance=0.1)
     clock.advance(120)
     report = mem.maintain()
-    assert {e.id: e.action for e in report.forget.entries} == {
-        allergy.id: "archive", note.id: "deprioritize", trivia.id: "delete"}
+    assert {e.id: e.action for e in report.forget.entries} == {note.id: "deprioritize", trivia.id: "delete"}
     assert mem.get(trivia.id) is None
     kept = mem.get(allergy.id)
-    assert kept is not None and kept.importance == 1.0 and kept.tier == "cold"
-    assert mem.recall("penicillin allergy", k=1).hits[0].memory.id == allergy.id
+    assert kept is not None and kept.importance == 1.0 and kept.tier == "hot"
+    assert mem.recall("which antibiotics must I avoid?", k=1, mode="dense").hits[0].memory.id == allergy.id
     assert mem.get(note.id).importance == pytest.approx(0.45)
 
 

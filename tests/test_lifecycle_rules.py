@@ -387,13 +387,14 @@ def test_score_plan_actions_reasons_and_numbers_from_the_docstring() -> None:
 
 
 def test_importance_guards_what_the_score_deletes() -> None:
-    """A score of 0.8+ deletes only an unimportant memory; an important one is at most archived."""
+    """A score of 0.8+ deletes only an unimportant memory; an important one is kept."""
     plan = plan_forgetting(["trivia", "note", "allergy"], "score", importance=[0.1, 0.5, 1.0],
                            access_count=[0, 0, 0], days_since_access=[400, 400, 400],
                            age_days=[400, 400, 400], degree=[0, 0, 0])
     assert plan.scores is not None and min(plan.scores) >= 0.8
-    assert list(plan.actions) == ["delete", "deprioritize", "archive"]
-    assert plan.entry(2).reason.startswith("forget score 0.82 >= 0.8, but importance >= 0.8 protects it")
+    assert list(plan.actions) == ["delete", "deprioritize", "keep"]
+    assert plan.entry(2).reason.startswith(
+        "forget score 0.82 >= 0.8, but importance >= 0.8 protects it: keep")
     assert plan.entry(2).new_importance is None  # protected: its importance is not lowered either
 
 

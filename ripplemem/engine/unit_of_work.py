@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -19,8 +19,28 @@ from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.types import Memory
 
-if TYPE_CHECKING:
-    from ripplemem.engine.engine import Engine
+
+class WriteTarget(Protocol):
+    """What a unit of work writes to and keeps in step: the parts of ``Engine`` it reaches."""
+
+    store: SQLiteStore
+    archive: VectorArchive
+    media: ModalityIndexes
+
+    @property
+    def index(self) -> VectorIndex:
+        """The text vector index."""
+
+    def _memories_added(self, user_id: str, memories: list[Memory],
+                        edges: Sequence[EdgeRow] = ()) -> None: ...
+
+    def _memories_removed(self, user_id: str, node_ids: list[str]) -> None: ...
+
+    def _edges_reinforced(self, user_id: str, pairs: Sequence[tuple[str, str]], step: float) -> None: ...
+
+    def _entities_embedded(self, user_id: str, ids: list[str], vectors: np.ndarray) -> None: ...
+
+    def _drop_user_caches(self, user_id: str, *, working: bool = False) -> None: ...
 
 
 class UnitOfWork:
@@ -32,7 +52,7 @@ class UnitOfWork:
     user's caches instead: they reload from SQLite, which holds whatever did commit.
     """
 
-    def __init__(self, engine: Engine, user_id: str) -> None:
+    def __init__(self, engine: WriteTarget, user_id: str) -> None:
         self._engine = engine
         self.user_id = user_id
         self._changes: list[Callable[[], None]] = []

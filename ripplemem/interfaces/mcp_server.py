@@ -45,7 +45,7 @@ Reply = TypeVar("Reply")
 
 
 class RecalledMemory(TypedDict):
-    """One memory of recall_memory's structured output: its text and ripplemem.hit_metadata's dict."""
+    """One memory of recall_memory's structured output: its text and ripplemem.hit_metadata()'s dict."""
 
     content: str
     metadata: dict[str, Any]

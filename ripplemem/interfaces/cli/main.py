@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ripplemem import __version__
 from ripplemem.core.validation import MAX_METADATA_DEPTH
+from ripplemem.core.version import __version__
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
 from ripplemem.interfaces.cli import formatting as fmt
 from ripplemem.interfaces.cli.chroma import chroma_option, chroma_server

@@ -19,7 +19,7 @@ one linked to 5 others scores 0.51 (archive) at first and reaches 0.8 at 77 days
 
 Importance guards the two lasting actions (ours; `guarded_actions`): the score deletes only a
 memory of importance below 0.3 (one above is deprioritised, so runs walk it down), and a memory of
-importance 0.8 or more is at most archived. Without the guards, a memory of importance 1.0 that
+importance 0.8 or more is kept. Without the guards, a memory of importance 1.0 that
 was never recalled scored 0.81 at 120 days and was deleted.
 
 Every strategy only *plans*: a `ForgetPlan` lists each memory's action and the reason, and the
@@ -151,14 +151,14 @@ def guarded_actions(actions: np.ndarray, importance: np.ndarray,
     """The score's actions with importance guarding them, and per memory the note saying why an
     action changed (empty when it did not): a delete of a memory at or above
     forget_delete_max_importance becomes deprioritize; a memory at or above
-    forget_protect_importance is at most archived."""
+    forget_protect_importance is kept (the tier rules keep it hot too)."""
     s = settings
     guarded = actions.copy()
     notes = [""] * len(actions)
     for i, action in enumerate(actions):
-        if action in ("delete", "deprioritize") and importance[i] >= s.forget_protect_importance:
-            guarded[i] = "archive"
-            notes[i] = f", but importance >= {s.forget_protect_importance:g} protects it: archive"
+        if action != "keep" and importance[i] >= s.forget_protect_importance:
+            guarded[i] = "keep"
+            notes[i] = f", but importance >= {s.forget_protect_importance:g} protects it: keep"
         elif action == "delete" and importance[i] >= s.forget_delete_max_importance:
             guarded[i] = "deprioritize"
             notes[i] = f", but importance >= {s.forget_delete_max_importance:g}: deprioritize"

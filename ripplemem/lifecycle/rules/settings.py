@@ -112,9 +112,9 @@ class LifecycleSettings:
     forget_grace_days: float = 7.0
     # ours: the score deletes only what matters little. A memory it would delete whose importance
     # is at or above this bar (the same 0.3 as cold -> deleted) is deprioritised instead, so runs
-    # walk it down gradually; one at or above forget_protect_importance is at most archived (cold:
-    # still listed and found, woken by a recall). Without them, a memory of importance 1.0 never
-    # recalled for four months scored 0.81 and was deleted.
+    # walk it down gradually; one at or above forget_protect_importance is kept, hot (the tier rules
+    # protect it from 0.7). Without them, a memory of importance 1.0 never recalled for four months
+    # scored 0.81 and was deleted.
     forget_delete_max_importance: float = 0.3
     forget_protect_importance: float = 0.8
 
