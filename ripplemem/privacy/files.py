@@ -4,54 +4,33 @@ locks of a live SQLite database.
 On POSIX, closing any descriptor of a file drops every fcntl lock the process holds on it, so a
 plain open()/close() of ripplemem.db (or its -wal, -shm) while the store's connection is open lets
 another process checkpoint and delete the WAL under this one: its committed rows vanish. So the
-store's database is read through SQLite itself (a second connection of the same SQLite library,
-which keeps its descriptors open while the first holds locks), and the files of a database held by
-another library in this process (Chroma's chroma.sqlite3, opened by chromadb's own bundled SQLite)
-are not opened at all: RippleMem never gives Chroma any text, and the vector checks cover it."""
+store's database is read through SQLite itself (store/side_connection.py: a second connection of
+the same SQLite library, which keeps its descriptors open while the first holds locks), and the
+files of a database held by another library in this process (Chroma's chroma.sqlite3, opened by
+chromadb's own bundled SQLite) are not opened at all: RippleMem never gives Chroma any text, and
+the vector checks cover it."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sqlite3
 from collections.abc import Iterable, Iterator
 
 from ripplemem.privacy.matcher import CHUNK, chunks_of, file_chunks
+from ripplemem.store.side_connection import database_image, database_values, side_connection
 from ripplemem.store.sqlite import DB_FILENAME
 
 # SQLite's companions of a database file, and the names SQLite databases go by.
 SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
 DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-# Seconds a checkpoint waits for other processes' readers before giving up (it blocks writers).
-CHECKPOINT_PATIENCE = 1.0
-
-
-@contextlib.contextmanager
-def side_connection(root: str) -> Iterator[sqlite3.Connection]:
-    """A second connection to the store's database: the same SQLite library as the store's own, so
-    closing it keeps every lock of the store's connection (SQLite defers the close of its descriptor)."""
-    conn = sqlite3.connect(os.path.join(root, DB_FILENAME), timeout=CHECKPOINT_PATIENCE,
-                           isolation_level=None, check_same_thread=False)
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
-def checkpoint_wal(root: str) -> bool:
-    """Copy the WAL into the database and truncate it (old page images live on there); False when
-    another process's reader kept it busy past CHECKPOINT_PATIENCE."""
-    with side_connection(root) as conn:
-        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-    return not busy
 
 
 def database_chunks(root: str) -> Iterator[bytes]:
     """The store's database as SQLite sees it now (the WAL's newest pages included): every page,
-    freelist and unused space too (sqlite3_serialize, Python 3.11+), else every value of every row."""
+    freelist and unused space too (Python 3.11+), else every value of every row."""
     with side_connection(root) as conn:
-        if hasattr(conn, "serialize"):
-            yield from chunks_of(conn.serialize())
+        image = database_image(conn)
+        if image is not None:
+            yield from chunks_of(image)
             return
         block: list[bytes] = []
         size = 0
@@ -62,20 +41,6 @@ def database_chunks(root: str) -> Iterator[bytes]:
                 yield b"".join(block)
                 block, size = [], 0
         yield b"".join(block)
-
-
-def database_values(conn: sqlite3.Connection) -> Iterator[bytes]:
-    """Every text and blob value of every table, each followed by a NUL byte (stored text holds
-    none, so no needle spans two values). Python 3.10 has no serialize(); secure_delete=ON has
-    zeroed what was deleted, so the values are what the pages hold."""
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    for table in tables:
-        for row in conn.execute(f'SELECT * FROM "{table}"'):
-            for value in row:
-                if isinstance(value, str):
-                    yield value.encode("utf-8", "surrogatepass") + b"\0"
-                elif isinstance(value, bytes):
-                    yield value + b"\0"
 
 
 def is_live_database(name: str) -> bool:

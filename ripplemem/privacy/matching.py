@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
-from ripplemem.store.memory_rows import scope_token
+from ripplemem.store.erase_rows import keyword_match_ids, memory_texts
+from ripplemem.store.graph_tables import (
+    mentioned_entities,
+    mentioning_memories,
+    rarely_mentioned,
+    user_entities,
+)
 from ripplemem.store.sqlite import SQLiteStore
 
 # A match's entities lead to the other memories mentioning them, unless the entity is a hub
@@ -27,11 +31,6 @@ MAX_KEYWORDS = 32
 # MiniLM puts "my medical condition" at 0.34 to a diagnosis and 0.21 or less to everything else.
 DENSE_MARGIN = 0.15
 DENSE_GAP = 0.1
-_CHUNK = 500  # values per IN (...) list
-# The memories mentioning some entities. Named index: without statistics SQLite scans all the
-# user's edges for each chunk instead (its primary key covers the query but starts with src).
-MENTIONING = ("SELECT src FROM edges INDEXED BY ix_edges_user_dst "
-              "WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({})")
 _WORD_RE = re.compile(r"\w+")
 _LETTERS_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _EDGE_PUNCTUATION = ".,;:!?\"'()[]"
@@ -52,23 +51,15 @@ def exact_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
     wanted = text.casefold()
     escaped = {wanted, json.dumps(wanted)[1:-1], json.dumps(wanted, ensure_ascii=False)[1:-1]}
     with store.read() as conn:
-        rows = conn.execute("SELECT id, content, metadata FROM memories WHERE user_id = ?", (user_id,))
-        return [r[0] for r in rows if wanted in r[1].casefold()
+        return [r[0] for r in memory_texts(conn, user_id) if wanted in r[1].casefold()
                 or any(form in (r[2] or "").casefold() for form in escaped)]
 
 
 def keyword_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
     """The user's memories (any status) holding every one of the text's first MAX_KEYWORDS keywords."""
     terms = list(dict.fromkeys(keyword_tokens(text, drop_stopwords=True)))[:MAX_KEYWORDS]
-    if not terms:
-        return []
-    every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
     with store.read() as conn:
-        # The FTS query runs once (as a join, SQLite may run it again for every memory of the user).
-        return [r[0] for r in conn.execute(
-            "SELECT id FROM memories WHERE user_id = ? AND rowid IN "
-            "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)",
-            (user_id, f'scope:"{scope_token(user_id)}" AND tokens:({every})'))]
+        return keyword_match_ids(conn, user_id, terms)
 
 
 def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
@@ -76,14 +67,12 @@ def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
     whole words: the text's word runs of each name length, looked up in one set."""
     words = _WORD_RE.findall(text.casefold())
     with store.read() as conn:
-        entities = conn.execute("SELECT id, name, canonical FROM entities WHERE user_id = ?",
-                                (user_id,)).fetchall()
-        keys = {r[0]: {" ".join(_WORD_RE.findall(n.casefold())) for n in (r[1], r[2])} - {""}
-                for r in entities}
+        keys = {e.id: {" ".join(_WORD_RE.findall(n.casefold())) for n in (e.name, e.canonical)} - {""}
+                for e in user_entities(conn, user_id)}
         lengths = {key.count(" ") + 1 for names in keys.values() for key in names}
         runs = {" ".join(words[i:i + n]) for n in lengths for i in range(len(words) - n + 1)}
         named = [entity_id for entity_id, names in keys.items() if names & runs]
-        return list(dict.fromkeys(r[0] for r in rows_in(conn, MENTIONING, user_id, named)))
+        return list(dict.fromkeys(mentioning_memories(conn, user_id, named)))
 
 
 def dense_matches(vectors: dict[str, np.ndarray], query: np.ndarray, floor: float) -> list[str]:
@@ -110,19 +99,7 @@ def dense_matches(vectors: dict[str, np.ndarray], query: np.ndarray, floor: floa
 def through_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[str]:
     """Memories sharing a specific (non-hub) entity with one of the matched memories."""
     with store.read() as conn:
-        mentioned = list(dict.fromkeys(r[0] for r in rows_in(
-            conn, "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND src IN ({})",
-            user_id, ids)))
-        specific = [r[0] for r in rows_in(
-            conn, "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({}) "
-                  f"GROUP BY dst HAVING COUNT(*) <= {ENTITY_FANOUT}", user_id, mentioned)]
-        return list(dict.fromkeys(r[0] for r in rows_in(conn, MENTIONING, user_id, specific)))
+        mentioned = list(dict.fromkeys(mentioned_entities(conn, user_id, ids)))
+        specific = rarely_mentioned(conn, user_id, mentioned, ENTITY_FANOUT)
+        return list(dict.fromkeys(mentioning_memories(conn, user_id, specific)))
 
-
-def rows_in(conn: sqlite3.Connection, sql: str, user_id: str, values: Sequence[Any]) -> list[Any]:
-    """The rows of a query of one user whose ``{}`` is an IN list, run over the values in chunks."""
-    found: list[Any] = []
-    for start in range(0, len(values), _CHUNK):
-        chunk = list(values[start:start + _CHUNK])
-        found.extend(conn.execute(sql.format(",".join("?" * len(chunk))), [user_id, *chunk]).fetchall())
-    return found

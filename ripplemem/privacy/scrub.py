@@ -14,10 +14,19 @@ from typing import Any
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import delete_knowledge_base
 from ripplemem.engine.writes import delete_memories
-from ripplemem.privacy.files import checkpoint_wal
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.targets import EraseTargets
 from ripplemem.store.archive import user_digest
+from ripplemem.store.erase_rows import count_keyword_rows, count_user_rows, merge_keyword_segments
+from ripplemem.store.history_table import (
+    delete_history,
+    delete_history_rows,
+    delete_user_history,
+    history_details,
+)
+from ripplemem.store.kb_tables import remove_grant, rename_user
+from ripplemem.store.readings_table import delete_readings_by_id
+from ripplemem.store.side_connection import checkpoint_wal
 
 ERASED_USER = "(erased user)"
 # Memories deleted per hold of the write lock (a few hundred milliseconds with Chroma).
@@ -48,7 +57,7 @@ def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
     with engine.unit_of_work(user_id) as work:
         with work.transaction() as conn:
             removed["history"] = _delete_history(conn, targets)
-            removed["readings"] = _delete_readings(conn, user_id, targets.reading_ids)
+            removed["readings"] = delete_readings_by_id(conn, user_id, targets.reading_ids)
             removed["knowledge_base_grants"] = _drop_grants(conn, user_id, targets.kb_shared)
         if targets.mode == "user":
             work.index.drop(user_id)
@@ -64,14 +73,11 @@ def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
 def _counts(engine: Engine, user_id: str, targets: EraseTargets) -> dict[str, int]:
     """Per-layer counts of the user's items, before and after (their difference is what went)."""
     with engine.store.read() as conn:
-        rowids = targets.rowids
-        fts = sum(conn.execute(f"SELECT COUNT(*) FROM memories_fts WHERE rowid IN ({_marks(chunk)})",
-                               chunk).fetchone()[0] for chunk in _chunks(rowids))
         counts = {
-            "memories": _count(conn, "memories", user_id),
-            "keyword_index": fts,
-            "edges": _count(conn, "edges", user_id),
-            "entities": _count(conn, "entities", user_id),
+            "memories": count_user_rows(conn, "memories", user_id),
+            "keyword_index": count_keyword_rows(conn, targets.rowids),
+            "edges": count_user_rows(conn, "edges", user_id),
+            "entities": count_user_rows(conn, "entities", user_id),
         }
     counts["vectors"] = engine.index.count(user_id)
     counts["modality_vectors"] = sum(engine.media.counts(user_id).values())
@@ -80,15 +86,7 @@ def _counts(engine: Engine, user_id: str, targets: EraseTargets) -> dict[str, in
     return counts
 
 
-def _count(conn: sqlite3.Connection, table: str, user_id: str) -> int:
-    return int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?", (user_id,)).fetchone()[0])
-
-
-def _marks(values: Sequence[object]) -> str:
-    return ",".join("?" * len(values))
-
-
-def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
+def _chunks(values: Sequence[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(values), size):
         yield list(values[start:start + size])
 
@@ -97,35 +95,18 @@ def _delete_history(conn: sqlite3.Connection, targets: EraseTargets) -> int:
     """The change log of the erased memories, and any other event of the user quoting their text
     or the request text (one pass over the user's log)."""
     if targets.mode == "user":
-        return conn.execute("DELETE FROM history WHERE user_id = ?", (targets.user_id,)).rowcount
-    gone = 0
-    for chunk in _chunks(targets.memory_ids):
-        gone += conn.execute(f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({_marks(chunk)})",
-                             [targets.user_id, *chunk]).rowcount
+        return delete_user_history(conn, targets.user_id)
+    gone = delete_history(conn, targets.user_id, targets.memory_ids)
     texts = Needles(n.encode("utf-8") for t in [*targets.contents, targets.request] if t
                     for n in text_needles(t))
-    quoting = [r[0] for r in conn.execute("SELECT seq, detail FROM history WHERE user_id = ?",
-                                          (targets.user_id,)) if texts.scan_text(r[1])]
-    for chunk in _chunks(quoting):
-        gone += conn.execute(f"DELETE FROM history WHERE seq IN ({_marks(chunk)})", chunk).rowcount
-    return gone
-
-
-def _delete_readings(conn: sqlite3.Connection, user_id: str, reading_ids: Sequence[int]) -> int:
-    gone = 0
-    for chunk in _chunks(reading_ids):
-        gone += conn.execute(f"DELETE FROM readings WHERE user_id = ? AND id IN ({_marks(chunk)})",
-                             [user_id, *chunk]).rowcount
-    return gone
+    quoting = [seq for seq, detail in history_details(conn, targets.user_id) if texts.scan_text(detail)]
+    return gone + delete_history_rows(conn, quoting)
 
 
 def _drop_grants(conn: sqlite3.Connection, user_id: str, shared: Sequence[str]) -> int:
     """The user's grants to bases others still read; their name leaves those bases' records too."""
-    gone = 0
-    for kb in shared:
-        gone += conn.execute("DELETE FROM kb_grants WHERE kb = ? AND user_id = ?", (kb, user_id)).rowcount
-    conn.execute("UPDATE kb_grants SET granted_by = ? WHERE granted_by = ?", (ERASED_USER, user_id))
-    conn.execute("UPDATE knowledge_bases SET created_by = ? WHERE created_by = ?", (ERASED_USER, user_id))
+    gone = sum(remove_grant(conn, kb, user_id) for kb in shared)
+    rename_user(conn, user_id, ERASED_USER)
     return gone
 
 
@@ -165,6 +146,6 @@ def compact_store(engine: Engine) -> dict[str, bool]:
     second connection so this process's other threads keep the store's own.
     secure_delete=ON (set on open) already zeroes freed cells and pages in the database file."""
     with engine.store.transaction() as conn:
-        conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        merge_keyword_segments(conn)
     return {"keyword_segments_merged": True,
             "wal_truncated": engine.path is None or checkpoint_wal(engine.path)}

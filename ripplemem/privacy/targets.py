@@ -17,12 +17,14 @@ from ripplemem.privacy.matching import (
     exact_matches,
     is_description,
     keyword_matches,
-    rows_in,
     through_entities,
 )
 from ripplemem.store import kb_tables
+from ripplemem.store.erase_rows import memory_places, memory_vectors, user_memory_ids
+from ripplemem.store.graph_tables import get_entities, mentioned_entities, user_entities
 from ripplemem.store.modality_vectors import vectors_of
-from ripplemem.store.revision_rows import linked_pairs
+from ripplemem.store.readings_table import reading_ids
+from ripplemem.store.revision_rows import linked_pairs, summaries_of
 
 MODES = ("memory", "matching", "user")
 
@@ -80,9 +82,8 @@ def select_matching(engine: Engine, user_id: str, text: str, min_similarity: flo
 def select_user(engine: Engine, user_id: str) -> EraseTargets:
     """Everything of a user: every memory whatever its status, and their knowledge-base grants."""
     with engine.store.read() as conn:
-        ids = [r[0] for r in conn.execute("SELECT id FROM memories WHERE user_id = ? ORDER BY rowid",
-                                          (user_id,))]
-        kbs = [r[0] for r in conn.execute("SELECT kb FROM kb_grants WHERE user_id = ?", (user_id,))]
+        ids = user_memory_ids(conn, user_id)
+        kbs = kb_tables.granted_kbs(engine.store, user_id)
         alone = [kb for kb in kbs if kb_tables.readers(conn, kb) == [user_id]]
     targets = _targets(engine, "user", user_id, ids)
     targets.kb_alone = alone
@@ -102,19 +103,14 @@ def _with_derived(engine: Engine, user_id: str, ids: Sequence[str]) -> list[str]
         chained.extend(frontier)
     if not chained:
         return []
-    with engine.store.read() as conn:
-        summaries = [r[0] for r in rows_in(
-            conn, "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
-                  "WHERE user_id = ? AND type = 'SUMMARIZES' AND dst IN ({})", user_id, chained)]
+    summaries = summaries_of(engine.store, user_id, chained)
     return list(dict.fromkeys([*chained, *summaries]))
 
 
 def _all_vectors(engine: Engine, user_id: str, ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """Every vector of the user's memories (or of some of them): SQLite's copies, the archive's for cold."""
-    sql = "SELECT id, embedding, archive_segment FROM memories WHERE user_id = ?"
     with engine.store.read() as conn:
-        rows = conn.execute(sql, (user_id,)).fetchall() if ids is None else \
-            rows_in(conn, sql + " AND id IN ({})", user_id, ids)
+        rows = memory_vectors(conn, user_id, ids)
     vectors = {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows if r[1] is not None}
     archived = {r[0]: r[2] for r in rows if r[1] is None and r[2] is not None}
     vectors.update(engine.archive.vectors(user_id, archived))
@@ -128,27 +124,18 @@ def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTa
     if not ids and not whole:
         return EraseTargets(mode, user_id, [], [], [], {}, {}, [], [], [])
     with engine.store.read() as conn:
+        rows = memory_places(conn, user_id, None if whole else ids)
         if whole:
-            rows = conn.execute("SELECT rowid, id, content, archive_segment FROM memories WHERE user_id = ? "
-                                "ORDER BY rowid", (user_id,)).fetchall()
-            entities = conn.execute("SELECT id, name FROM entities WHERE user_id = ?", (user_id,)).fetchall()
-            readings = [r[0] for r in conn.execute("SELECT id FROM readings WHERE user_id = ?", (user_id,))]
+            entities = user_entities(conn, user_id)
         else:
-            rows = rows_in(conn, "SELECT rowid, id, content, archive_segment FROM memories "
-                                 "WHERE user_id = ? AND id IN ({})", user_id, ids)
-            mentioned = list(dict.fromkeys(r[0] for r in rows_in(
-                conn, "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND src IN ({})",
-                user_id, ids)))
-            entities = rows_in(conn, "SELECT id, name FROM entities WHERE user_id = ? AND id IN ({})",
-                               user_id, mentioned)
-            chosen = set(ids)
-            readings = [r[0] for r in conn.execute("SELECT id, memory_id FROM readings WHERE user_id = ?",
-                                                   (user_id,)) if r[1] in chosen]
+            mentioned = list(dict.fromkeys(mentioned_entities(conn, user_id, ids)))
+            entities = list(get_entities(engine.store, user_id, mentioned).values())
+        readings = reading_ids(conn, user_id, None if whole else set(ids))
     memory_ids = [r[1] for r in rows]
     return EraseTargets(mode=mode, user_id=user_id, memory_ids=memory_ids, rowids=[r[0] for r in rows],
                         texts_by_id={r[1]: r[2] for r in rows},
                         contents=list(dict.fromkeys(r[2] for r in rows)),
                         vectors=_all_vectors(engine, user_id, None if whole else memory_ids),
                         cold={r[1]: r[3] for r in rows if r[3] is not None},
-                        entity_ids=[r[0] for r in entities], entity_names=[r[1] for r in entities],
+                        entity_ids=[e.id for e in entities], entity_names=[e.name for e in entities],
                         reading_ids=readings, modality_vectors=vectors_of(engine.store, user_id, memory_ids))

@@ -6,25 +6,32 @@ of the store; it runs outside the write lock (other users' writes go on meanwhil
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ripplemem.engine.engine import Engine
-from ripplemem.privacy.files import checkpoint_wal, store_files
+from ripplemem.privacy.files import store_files
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.scrub import text_needles
 from ripplemem.privacy.targets import EraseTargets
-from ripplemem.store.memory_rows import scope_token
+from ripplemem.store import erase_rows
+from ripplemem.store.graph_tables import (
+    count_edges_touching,
+    count_entities_named,
+    entity_texts,
+    existing_entity_ids,
+)
+from ripplemem.store.history_table import count_history, history_details
+from ripplemem.store.readings_table import count_readings
+from ripplemem.store.side_connection import checkpoint_wal
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.
 NEAR_DUPLICATE = 0.999
-USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants", "modality_vectors")
 # Shorter texts occur by chance in binary files (a 3-byte string about once in 16 MB).
 MIN_RAW_CHARS = 4
-_CHUNK = 500  # values per IN (...) list
 
 
 @dataclass
@@ -61,8 +68,8 @@ def verify_erased(engine: Engine, targets: EraseTargets, wal_truncated: bool = T
     texts = Needles(n.encode("utf-8") for t in _texts(targets) for n in text_needles(t))
     with engine.store.read() as conn:
         gone = _row_residues(conn, targets, result)
-        result.found("history", _text_rows(conn, "SELECT detail FROM history WHERE user_id = ?",
-                                           targets.user_id, texts), len(targets.contents))
+        details = (detail for _, detail in history_details(conn, targets.user_id))
+        result.found("history", _holding(texts, details), len(targets.contents))
         if targets.request:
             request = Needles(n.encode("utf-8") for n in text_needles(targets.request))
             result.found("request_text", _request_residues(conn, targets.user_id, request), 1)
@@ -89,57 +96,34 @@ def _row_residues(conn: sqlite3.Connection, targets: EraseTargets, result: Verif
     """The SQLite layers, probed in batches; returns the names of the erased memories' entities
     that no row holds any more (the raw scan looks for them)."""
     user_id, ids = targets.user_id, targets.memory_ids
-    result.found("memories_by_id", _count_in(conn, "SELECT COUNT(*) FROM memories WHERE id IN ({})", ids),
-                 len(ids))
-    result.found("memories_by_content", _count_in(
-        conn, "SELECT COUNT(*) FROM memories WHERE user_id = ? AND content IN ({})", targets.contents,
-        [user_id]), len(targets.contents))
-    result.found("keyword_index_by_row", _count_in(
-        conn, "SELECT COUNT(*) FROM memories_fts f WHERE rowid IN ({}) AND NOT EXISTS "
-        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)", targets.rowids), len(targets.rowids))
+    result.found("memories_by_id", erase_rows.count_memories_by_id(conn, ids), len(ids))
+    result.found("memories_by_content", erase_rows.count_memories_by_content(conn, user_id, targets.contents),
+                 len(targets.contents))
+    result.found("keyword_index_by_row", erase_rows.count_unbacked_keyword_rows(conn, targets.rowids),
+                 len(targets.rowids))
     # FTS rows of the user that no memory backs: what is left of an erased text's keywords.
-    result.found("keyword_index_orphans", conn.execute(
-        "SELECT COUNT(*) FROM memories_fts f WHERE memories_fts MATCH ? AND NOT EXISTS "
-        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
-        (f'scope:"{scope_token(user_id)}"',)).fetchone()[0], 1)
-    result.found("edges", _count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND src IN ({})",
-                                    ids, [user_id])
-                 + _count_in(conn, "SELECT COUNT(*) FROM edges INDEXED BY ix_edges_user_dst "
-                                   "WHERE user_id = ? AND dst IN ({})", ids, [user_id]), len(ids))
-    result.found("history_by_id", _count_in(
-        conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", ids, [user_id]),
-        len(ids))
-    result.found("readings", _count_in(conn, "SELECT COUNT(*) FROM readings WHERE id IN ({})",
-                                       targets.reading_ids), len(targets.reading_ids))
-    kept = {r[0] for chunk in _chunks(targets.entity_ids) for r in conn.execute(
-        f"SELECT id FROM entities WHERE id IN ({_marks(chunk)})", chunk)}
+    result.found("keyword_index_orphans", erase_rows.count_orphan_keyword_rows(conn, user_id), 1)
+    result.found("edges", count_edges_touching(conn, user_id, ids), len(ids))
+    result.found("history_by_id", count_history(conn, user_id, ids), len(ids))
+    result.found("readings", count_readings(conn, targets.reading_ids), len(targets.reading_ids))
+    kept = existing_entity_ids(conn, user_id, targets.entity_ids)
     gone = [n for i, n in zip(targets.entity_ids, targets.entity_names, strict=True) if i not in kept]
-    result.found("entities_by_name", _count_in(
-        conn, "SELECT COUNT(*) FROM entities WHERE user_id = ? AND name IN ({})", gone, [user_id]), len(gone))
+    result.found("entities_by_name", count_entities_named(conn, user_id, gone), len(gone))
     if targets.mode == "user":
-        left = sum(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?",
-                                (user_id,)).fetchone()[0] for table in USER_TABLES)
-        result.found("user_rows", left, len(USER_TABLES))
+        left = sum(erase_rows.count_user_rows(conn, table, user_id) for table in erase_rows.USER_TABLES)
+        result.found("user_rows", left, len(erase_rows.USER_TABLES))
     return gone
 
 
-def _count_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], before: Sequence[Any] = ()) -> int:
-    """Sum of a COUNT(*) query whose ``{}`` is an IN list, over the values in chunks."""
-    return sum(conn.execute(sql.format(_marks(chunk)), [*before, *chunk]).fetchone()[0]
-               for chunk in _chunks(values))
-
-
-def _text_rows(conn: sqlite3.Connection, sql: str, user_id: str, texts: Needles) -> int:
-    """Rows of the user (one text column) holding any of the texts, in one pass."""
-    return sum(1 for (value,) in conn.execute(sql, (user_id,)) if value and texts.scan_text(value))
+def _holding(texts: Needles, values: Iterable[str]) -> int:
+    """How many of the values (stored texts) hold any of the texts, in one pass."""
+    return sum(1 for value in values if value and texts.scan_text(value))
 
 
 def _request_residues(conn: sqlite3.Connection, user_id: str, request: Needles) -> int:
     """The user's memories (content or metadata) and entities that still hold the request text."""
-    return (_text_rows(conn, "SELECT content || char(0) || metadata FROM memories WHERE user_id = ?",
-                       user_id, request)
-            + _text_rows(conn, "SELECT name || char(0) || aliases FROM entities WHERE user_id = ?",
-                         user_id, request))
+    return (_holding(request, erase_rows.memory_text_blobs(conn, user_id))
+            + _holding(request, entity_texts(conn, user_id)))
 
 
 def _cache_residues(engine: Engine, targets: EraseTargets) -> int:
@@ -216,26 +200,10 @@ def _scan_files(engine: Engine, targets: EraseTargets, entity_names: Sequence[st
 
 def _held_elsewhere(engine: Engine, text: str) -> bool:
     """Whether a remaining memory (any scope, content or metadata) or entity still holds this text."""
-    forms = text_needles(text)
     with engine.store.read() as conn:
-        for form in forms:
-            row = conn.execute(
-                "SELECT 1 FROM memories WHERE instr(content, ?) > 0 OR instr(metadata, ?) > 0 UNION ALL "
-                "SELECT 1 FROM entities WHERE instr(name, ?) > 0 OR instr(aliases, ?) > 0 LIMIT 1",
-                (form, form, form, form)).fetchone()
-            if row is not None:
-                return True
-    return False
+        return any(erase_rows.text_held_anywhere(conn, form) for form in text_needles(text))
 
 
 def _stack(vectors: list[np.ndarray]) -> np.ndarray:
     return np.stack([np.asarray(v, dtype=np.float32) for v in vectors])
 
-
-def _marks(values: Sequence[object]) -> str:
-    return ",".join("?" * len(values))
-
-
-def _chunks(values: Sequence[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(values), _CHUNK):
-        yield list(values[start:start + _CHUNK])

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.store.in_lists import count_in, in_chunks
 from ripplemem.store.sqlite import SQLiteStore
 
 EDGE_TYPES = ("MENTIONS", "RELATES", "NEXT", "SIMILAR", "ALIAS", "SUMMARIZES", "SUPERSEDES", "CONTRADICTS")
@@ -234,6 +235,49 @@ def mentioned_entities(conn: sqlite3.Connection, user_id: str, memory_ids: Seque
             "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
             f"AND src IN ({','.join('?' * len(chunk))})", [user_id, *chunk]))
     return found
+
+
+def mentioning_memories(conn: sqlite3.Connection, user_id: str, entity_ids: Sequence[str]) -> list[str]:
+    """Ids of the memories mentioning these entities (once per mention)."""
+    # Named index: without statistics SQLite scans all the user's edges for each chunk instead
+    # (its primary key covers the query but starts with src).
+    return [r[0] for marks, chunk in in_chunks(entity_ids) for r in conn.execute(
+        "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
+        f"WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({marks})", [user_id, *chunk])]
+
+
+def rarely_mentioned(conn: sqlite3.Connection, user_id: str, entity_ids: Sequence[str],
+                     most: int) -> list[str]:
+    """Those of these entities that at most ``most`` memories mention."""
+    return [r[0] for marks, chunk in in_chunks(entity_ids) for r in conn.execute(
+        f"SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({marks}) "
+        "GROUP BY dst HAVING COUNT(*) <= ?", [user_id, *chunk, most])]
+
+
+def user_entities(conn: sqlite3.Connection, user_id: str) -> list[EntityRow]:
+    """Every entity of a user."""
+    rows = conn.execute("SELECT id, name, canonical, type FROM entities WHERE user_id = ?", (user_id,))
+    return [EntityRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def entity_texts(conn: sqlite3.Connection, user_id: str) -> Iterator[str]:
+    """Each of a user's entities as one text, its name and aliases JSON joined by a NUL."""
+    return (r[0] for r in conn.execute("SELECT name || char(0) || aliases FROM entities WHERE user_id = ?",
+                                       (user_id,)))
+
+
+def count_entities_named(conn: sqlite3.Connection, user_id: str, names: Sequence[str]) -> int:
+    """How many of the user's entities have one of these names."""
+    return count_in(conn, "SELECT COUNT(*) FROM entities WHERE user_id = ? AND name IN ({})", names,
+                    [user_id])
+
+
+def count_edges_touching(conn: sqlite3.Connection, user_id: str, node_ids: Sequence[str]) -> int:
+    """How many of the user's edges start at one of these nodes, plus how many end at one."""
+    starting = count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND src IN ({})", node_ids,
+                        [user_id])
+    return starting + count_in(conn, "SELECT COUNT(*) FROM edges INDEXED BY ix_edges_user_dst "
+                                     "WHERE user_id = ? AND dst IN ({})", node_ids, [user_id])
 
 
 def set_entity_vectors(conn: sqlite3.Connection, user_id: str,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ripplemem.store.in_lists import count_in, in_chunks
 from ripplemem.store.memory_rows import READABLE_EPOCHS, from_epoch
 from ripplemem.store.sqlite import SQLiteStore
 
@@ -60,9 +61,27 @@ def read_history(store: SQLiteStore, user_id: str, memory_ids: Sequence[str]) ->
 
 def delete_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> int:
     """Remove the change log of some memories (erasure); returns how many rows went."""
-    if not memory_ids:
-        return 0
-    marks = ",".join("?" * len(memory_ids))
-    cursor = conn.execute(f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({marks})",
-                          [user_id, *memory_ids])
-    return cursor.rowcount
+    return sum(conn.execute(f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({marks})",
+                            [user_id, *chunk]).rowcount for marks, chunk in in_chunks(memory_ids))
+
+
+def delete_user_history(conn: sqlite3.Connection, user_id: str) -> int:
+    """Remove a user's whole change log (a whole-user erase); returns how many rows went."""
+    return conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,)).rowcount
+
+
+def history_details(conn: sqlite3.Connection, user_id: str) -> Iterator[tuple[int, str]]:
+    """(seq, detail JSON) of every event in a user's change log, read as the caller iterates."""
+    return iter(conn.execute("SELECT seq, detail FROM history WHERE user_id = ?", (user_id,)))
+
+
+def delete_history_rows(conn: sqlite3.Connection, seqs: Sequence[int]) -> int:
+    """Remove change-log rows by their seq; returns how many went."""
+    return sum(conn.execute(f"DELETE FROM history WHERE seq IN ({marks})", chunk).rowcount
+               for marks, chunk in in_chunks(seqs))
+
+
+def count_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> int:
+    """How many change-log rows of the user some memories still have."""
+    return count_in(conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", memory_ids,
+                    [user_id])

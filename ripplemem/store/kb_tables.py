@@ -70,6 +70,12 @@ def readers(conn: sqlite3.Connection, kb: str) -> list[str]:
     return [r[0] for r in conn.execute("SELECT user_id FROM kb_grants WHERE kb = ? ORDER BY user_id", (kb,))]
 
 
+def rename_user(conn: sqlite3.Connection, user_id: str, name: str) -> None:
+    """Replace a user's id by ``name`` where bases record who granted or created them (erasure)."""
+    conn.execute("UPDATE kb_grants SET granted_by = ? WHERE granted_by = ?", (name, user_id))
+    conn.execute("UPDATE knowledge_bases SET created_by = ? WHERE created_by = ?", (name, user_id))
+
+
 def granted_kbs(store: SQLiteStore, user_id: str) -> list[str]:
     """The names of the knowledge bases a user may read, sorted."""
     with store.read() as conn:

@@ -7,9 +7,10 @@ seconds; a window is half-open [since, until).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from ripplemem.store.in_lists import count_in, in_chunks
 from ripplemem.store.sqlite import SQLiteStore
 
 
@@ -128,3 +129,23 @@ def delete_readings(conn: sqlite3.Connection, user_id: str, metric: str | None, 
     """Delete a user's readings (of one metric, in a window, if given); returns how many."""
     where, params = _window(user_id, metric, since, until)
     return conn.execute(f"DELETE FROM readings WHERE {where}", params).rowcount
+
+
+def reading_ids(conn: sqlite3.Connection, user_id: str,
+                memory_ids: Collection[str] | None = None) -> list[int]:
+    """Ids of the user's readings, or of those that became part of one of these memories."""
+    if memory_ids is None:
+        return [r[0] for r in conn.execute("SELECT id FROM readings WHERE user_id = ?", (user_id,))]
+    return [r[0] for r in conn.execute("SELECT id, memory_id FROM readings WHERE user_id = ?", (user_id,))
+            if r[1] in memory_ids]
+
+
+def delete_readings_by_id(conn: sqlite3.Connection, user_id: str, ids: Sequence[int]) -> int:
+    """Delete some of a user's readings by id; returns how many went."""
+    return sum(conn.execute(f"DELETE FROM readings WHERE user_id = ? AND id IN ({marks})",
+                            [user_id, *chunk]).rowcount for marks, chunk in in_chunks(ids))
+
+
+def count_readings(conn: sqlite3.Connection, ids: Sequence[int]) -> int:
+    """How many of these reading ids are still stored (of any user)."""
+    return count_in(conn, "SELECT COUNT(*) FROM readings WHERE id IN ({})", ids)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ripplemem.store.in_lists import in_chunks
 from ripplemem.store.sqlite import SQLiteStore
 
 
@@ -66,6 +67,14 @@ def linked_pairs(store: SQLiteStore, user_id: str, ids: Sequence[str],
                 f"SELECT src, dst FROM edges WHERE user_id = ? AND type = ? AND (src IN ({marks}) "
                 f"OR dst IN ({marks}))", [user_id, edge_type, *chunk, *chunk]))
     return found
+
+
+def summaries_of(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[str]:
+    """Ids of the user's summaries of any of these memories (sources of SUMMARIZES edges to them)."""
+    with store.read() as conn:
+        return [r[0] for marks, chunk in in_chunks(ids) for r in conn.execute(
+            "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
+            f"WHERE user_id = ? AND type = 'SUMMARIZES' AND dst IN ({marks})", [user_id, *chunk])]
 
 
 def summarized_ids(store: SQLiteStore, user_id: str) -> set[str]:
