@@ -43,7 +43,7 @@ from ripplemem.store.reconcile import (
     MarkedWriteLock,
     pending_markers,
     reconcile_on_open,
-    sync_numpy_index,
+    sync_index,
 )
 from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.store.vectors.base import NumpyIndex, VectorIndex
@@ -105,11 +105,7 @@ def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
 
 def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
     """Fill an index from the vectors SQLite keeps, replacing what it held; returns the count."""
-    drop_all = getattr(index, "drop_all", None)
-    if drop_all is not None:
-        drop_all()  # also vectors of users erased while the index was not in use
-    for user_id in store.user_ids():
-        index.drop(user_id)
+    index.drop_all()  # also vectors of users erased while the index was not in use
     total = 0
     for ids, metas, vectors in store.iter_embeddings():
         by_user: dict[str, list[int]] = {}
@@ -151,7 +147,7 @@ class Engine:
         self.write_lock = MarkedWriteLock(self.store,
                                           enabled=self.path is not None and vector_index != "numpy")
         self.last_check: CheckReport | None = None
-        self._numpy_stale = False
+        self._index_stale = False  # kept in memory, and another process wrote since
         if vector_index not in VECTOR_INDEXES:
             self.store.close()
             raise InvalidInputError(
@@ -199,15 +195,15 @@ class Engine:
                     index = open_vector_index(self._vector_index_kind, self.path, self._isolation, server,
                                               verify)
                     self._sync_index(index)
-                    if hasattr(index, "on_damage"):  # broken files found on a later reload
-                        index.on_damage = functools.partial(self._sync_index, index)
+                    # Broken files found on a later reload are refilled from SQLite.
+                    index.on_damage = functools.partial(self._sync_index, index)
                     self._index = index
-        elif self._numpy_stale:
+        elif self._index_stale:
             # Another process wrote: bring this process's in-RAM vectors in line with SQLite.
             with self.write_lock:
-                if self._numpy_stale:
-                    sync_numpy_index(self._index, self.store)
-                    self._numpy_stale = False
+                if self._index_stale:
+                    sync_index(self._index, self.store)
+                    self._index_stale = False
         return self._index
 
     def keyword_index(self, user_id: str) -> KeywordIndex:
@@ -326,7 +322,7 @@ class Engine:
                 self._graphs.clear()
                 self._entity_vectors.clear()
                 self._data_version = version
-                self._numpy_stale = self._index is not None and self._index.name == "numpy"
+                self._index_stale = self._index is not None and not self._index.persistent
                 self.media.mark_stale()
 
     def model_settings(self) -> Settings:
@@ -391,18 +387,17 @@ class Engine:
                 "vector_index='chroma' to rebuild them into a local index")
 
     def _sync_index(self, index: VectorIndex) -> None:
-        # A numpy index lives in RAM, and an index of another kind may have been used last time:
-        # either way the index is rebuilt from the vectors SQLite keeps.
+        # An index kept in memory starts empty, and an index of another kind may have been used
+        # last time: either way the index is rebuilt from the vectors SQLite keeps.
         recorded = self.store.get_meta("vector_index")
         # A new or wiped server holds none of this store's vectors: they come back from SQLite.
-        lost = (index.name == "chroma-server" and bool(self.store.user_ids())
-                and index.is_empty())  # type: ignore[attr-defined]
-        if index.name == "numpy" or recorded != index.name or lost:
+        lost = index.remote and bool(self.store.user_ids()) and index.is_empty()
+        if not index.persistent or recorded != index.name or lost:
             rebuild_index(index, self.store)
             self.store.set_meta("vector_index", index.name)
         if self.chroma is not None and self.store.get_meta("chroma_url") != self.chroma.url:
             self.store.set_meta("chroma_url", self.chroma.url)  # named by errors of `ripplemem check`
-        if index.name != "numpy":
+        if index.persistent:
             # A writer killed between SQLite and the index left a marker: check and repair.
             self.last_check = reconcile_on_open(
                 self.store, index, extra=lambda report, repair: self.media.check(report, repair, index))

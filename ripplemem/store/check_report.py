@@ -3,6 +3,7 @@ check itself (reconcile.py), so the indexes that fill it in need not import the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -68,10 +69,20 @@ class CheckReport:
 
 
 def take_damage(report: CheckReport, index: VectorIndex, repair: bool) -> None:
-    """Add the broken parts a Chroma index found on opening to `report`; when repairing, the check
+    """Add the broken parts an index found on opening to `report`; when repairing, the check
     that follows refills them from SQLite, so the index forgets them."""
-    damage = getattr(index, "damage", None)
+    damage = index.damage()
     if damage:
-        report.index_damage += [str(d) for d in damage]
+        report.index_damage += damage
         if repair:
-            damage.clear()
+            index.clear_damage()
+
+
+def take_foreign(report: CheckReport, index: VectorIndex, users: Sequence[str], repair: bool) -> None:
+    """Count the vectors an index holds for anyone outside `users` (e.g. a writer killed while
+    deleting a user's last memories) as stray, and drop them when repairing."""
+    for part, count in index.foreign(users).items():
+        report.stray_vectors += count
+        report.vectors += count
+        if repair:
+            index.drop_foreign(part)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ripplemem.errors import EmbeddingModelMismatchError
-from ripplemem.store.check_report import CheckReport, take_damage
+from ripplemem.store.check_report import CheckReport, take_damage, take_foreign
 from ripplemem.store.lifecycle_rows import index_metadatas
 from ripplemem.store.modality_vectors import (
     ModalitySpace,
@@ -27,16 +27,11 @@ from ripplemem.store.modality_vectors import (
     recorded_space,
 )
 from ripplemem.store.sqlite import SQLiteStore
-from ripplemem.store.vectors.base import NumpyIndex, VectorFilter, VectorIndex
+from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 from ripplemem.store.vectors.chroma import ChromaIndex
-from ripplemem.store.vectors.chroma_files import MODALITY_DIRNAME
+from ripplemem.store.vectors.chroma_files import modality_folder
 
 _INDEX_KEY = "modality_index:"
-
-
-def modality_folder(path: str, modality: str) -> str:
-    """Where a modality's Chroma index lives under a store directory."""
-    return os.path.join(path, MODALITY_DIRNAME, modality)
 
 
 def check_space(store: SQLiteStore, modality: str, model_id: str, dimension: int | None = None) -> None:
@@ -59,10 +54,9 @@ def sync_modality(store: SQLiteStore, modality: str, index: VectorIndex, report:
     and add what is missing and remove what is stray when repairing; counts go into `report`."""
     users = modality_users(store, modality)
     take_damage(report, index, repair)
-    held = getattr(index, "users", None)
-    for user_id in sorted({*users, *(held() if held is not None else ())}):
+    for user_id in sorted(users):
         expected = indexed_ids(store, user_id, modality)
-        present = index.ids(user_id)  # type: ignore[attr-defined]
+        present = index.ids(user_id)
         missing, stray = sorted(expected - present), sorted(present - expected)
         report.memories += len(expected)
         report.vectors += len(present)
@@ -71,13 +65,7 @@ def sync_modality(store: SQLiteStore, modality: str, index: VectorIndex, report:
         if repair:
             index.delete(user_id, stray)
             _add_from_store(store, index, user_id, modality, missing)
-    foreign = getattr(index, "foreign_collections", None)
-    if foreign is not None:  # Chroma collections of users with no vector of this modality left
-        for name, count in foreign(users).items():
-            report.stray_vectors += count
-            report.vectors += count
-            if repair:
-                index.drop_collection(name)  # type: ignore[attr-defined]
+    take_foreign(report, index, users, repair)  # users with no vector of this modality left
 
 
 def _add_from_store(store: SQLiteStore, index: VectorIndex, user_id: str, modality: str,
@@ -90,22 +78,14 @@ def _add_from_store(store: SQLiteStore, index: VectorIndex, user_id: str, modali
     index.add(user_id, found, vectors, [metas[i] for i in found])
 
 
-def open_modality_index(kind: str, path: str | None, modality: str, isolation: str | None,
-                        verify: str = "files", repair: bool = True) -> VectorIndex:
-    """A modality's index: Chroma under the store directory when the text index is Chroma on disk
-    (its files checked to ``verify``, see ChromaIndex), else numpy (rebuilt from SQLite on open)."""
-    if kind == "chroma" and path is not None:
-        return ChromaIndex(modality_folder(path, modality), isolation=isolation, verify=verify, repair=repair)
-    return NumpyIndex()
-
-
 @contextmanager
 def opened_for_check(store: SQLiteStore, path: str,
                      repair: bool) -> Iterator[list[tuple[str, VectorIndex]]]:
     """The Chroma modality indexes of a store on disk, opened for a consistency check (broken files
     are repaired only with ``repair``) and closed after."""
-    opened = [(modality, open_modality_index("chroma", path, modality, None, "probe", repair))
-              for modality in recorded_modalities(store) if os.path.isdir(modality_folder(path, modality))]
+    opened: list[tuple[str, VectorIndex]] = [
+        (modality, ChromaIndex(modality_folder(path, modality), verify="probe", repair=repair))
+        for modality in recorded_modalities(store) if os.path.isdir(modality_folder(path, modality))]
     try:
         yield opened
     finally:
@@ -155,17 +135,15 @@ class ModalityIndexes:
 
     def index(self, modality: str, text_index: VectorIndex | None = None) -> VectorIndex:
         """The modality's index, opened beside the text index (``text_index``: while that one is
-        being opened) and brought in line with SQLite on first use."""
+        being opened; see VectorIndex.open_space) and brought in line with SQLite on first use."""
         engine = self._engine
         with engine.write_lock:
             index = self._indexes.get(modality)
             if index is None:
-                text_index = text_index or engine.index
-                index = open_modality_index(text_index.name, engine.path, modality,
-                                            getattr(text_index, "isolation", None))
+                index = (text_index or engine.index).open_space(modality)
                 store = engine.store
-                if index.name == "numpy" or store.get_meta(_INDEX_KEY + modality) != index.name \
-                        or getattr(index, "damage", None):  # broken files were dropped: refill them
+                if not index.persistent or store.get_meta(_INDEX_KEY + modality) != index.name \
+                        or index.damage():  # broken files were dropped: refill them
                     sync_modality(store, modality, index, CheckReport(engine.path, index.name, True), True)
                     store.set_meta(_INDEX_KEY + modality, index.name)
                 self._indexes[modality] = index
@@ -224,8 +202,8 @@ class ModalityIndexes:
             sync_modality(self._engine.store, modality, self.index(modality, text_index), report, repair)
 
     def mark_stale(self) -> None:
-        """Another process committed: numpy modality indexes resync on their next use."""
-        self._stale = {m for m, index in self._indexes.items() if index.name == "numpy"}
+        """Another process committed: modality indexes kept in memory resync on their next use."""
+        self._stale = {m for m, index in self._indexes.items() if not index.persistent}
 
     def close(self) -> None:
         """Close every opened modality index."""

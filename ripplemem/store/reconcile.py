@@ -26,7 +26,7 @@ import numpy as np
 
 from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import InvalidInputError, StoreError
-from ripplemem.store.check_report import CheckReport, take_damage
+from ripplemem.store.check_report import CheckReport, take_damage, take_foreign
 from ripplemem.store.graph_tables import delete_orphan_entities
 from ripplemem.store.memory_rows import index_metadata, scope_token
 from ripplemem.store.modality_index import check_opened, opened_for_check
@@ -134,15 +134,14 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
     """Compare SQLite with the vector index, the keyword index and the graph; repair if asked.
     ``extra(report, repair)`` checks more indexes (the modality indexes) under the same guard.
 
-    ``index=None`` (a numpy store, rebuilt from SQLite on every open) checks SQLite alone. With
-    Chroma the check holds the index's inter-process lock and reads the index before SQLite, so a
-    concurrent writer (SQLite first, index second) is never mistaken for damage.
+    ``index=None`` (a numpy store, rebuilt from SQLite on every open) checks SQLite alone. The
+    check holds the index exclusively (Chroma on disk: its inter-process lock) and reads the index
+    before SQLite, so a concurrent writer (SQLite first, index second) is never mistaken for damage.
     """
     started = time.perf_counter()
     report = CheckReport(path=store.path, vector_index="none" if index is None else index.name,
                          repaired=repair)
-    guard = index.exclusive() if index is not None and hasattr(index, "exclusive") \
-        else contextlib.nullcontext()
+    guard = contextlib.nullcontext() if index is None else index.exclusive()
     with guard:
         markers = pending_markers(store.path)
         report.interrupted_writes = len(markers)
@@ -150,9 +149,7 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
         report.users = len(users)
         if index is not None:
             take_damage(report, index, repair)
-            for user_id in users:
-                _check_vectors(store, index, user_id, report, repair)
-            _check_foreign_collections(index, users, report, repair)
+            _check_index(store, index, users, report, repair)
         _check_graph(store, report, repair)
         _check_keywords(store, report, repair)
         if extra is not None:
@@ -163,9 +160,17 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
     return report
 
 
+def _check_index(store: SQLiteStore, index: VectorIndex, users: list[str], report: CheckReport,
+                 repair: bool) -> None:
+    """Each user's vectors against SQLite, then the vectors of users SQLite has no row of."""
+    for user_id in users:
+        _check_vectors(store, index, user_id, report, repair)
+    take_foreign(report, index, users, repair)
+
+
 def _check_vectors(store: SQLiteStore, index: VectorIndex, user_id: str, report: CheckReport,
                    repair: bool) -> None:
-    indexed = index.ids(user_id)  # type: ignore[attr-defined]
+    indexed = index.ids(user_id)
     with store.read() as conn:
         expected = {r[0] for r in conn.execute(
             "SELECT id FROM memories WHERE user_id = ? AND status = 'active' AND embedding IS NOT NULL",
@@ -198,19 +203,6 @@ def _stored_vectors(store: SQLiteStore, user_id: str,
         return [], np.zeros((0, 0), dtype=np.float32), []
     vectors = np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
     return [r[0] for r in rows], vectors, [index_metadata(user_id, r[1], r[2], r[3], r[4]) for r in rows]
-
-
-def _check_foreign_collections(index: VectorIndex, users: list[str], report: CheckReport,
-                               repair: bool) -> None:
-    # Vectors of users with no row left at all (e.g. killed while deleting a user's last memories).
-    foreign = getattr(index, "foreign_collections", None)
-    if foreign is None:
-        return
-    for name, count in foreign(users).items():
-        report.stray_vectors += count
-        report.vectors += count
-        if repair:
-            index.drop_collection(name)  # type: ignore[attr-defined]
 
 
 _DANGLING_EDGES = """
@@ -275,12 +267,11 @@ def _clear_markers(store: SQLiteStore, names: list[str]) -> None:
             os.unlink(os.path.join(store.path, PENDING_DIRNAME, name))
 
 
-def sync_numpy_index(index: VectorIndex, store: SQLiteStore) -> int:
-    """Add and remove this process's in-RAM vectors so they match SQLite after another process
-    wrote; returns how many vectors changed."""
+def sync_index(index: VectorIndex, store: SQLiteStore) -> int:
+    """Add and remove the vectors of an index kept in this process's memory so they match SQLite
+    after another process wrote; returns how many vectors changed."""
     report = CheckReport(path=store.path, vector_index=index.name, repaired=True)
-    for user_id in sorted(set(store.user_ids()) | set(index.users())):  # type: ignore[attr-defined]
-        _check_vectors(store, index, user_id, report, repair=True)
+    _check_index(store, index, sorted(store.user_ids()), report, repair=True)
     return report.missing_vectors + report.stray_vectors
 
 
@@ -288,7 +279,7 @@ def reconcile_on_open(store: SQLiteStore, index: VectorIndex,
                       extra: ExtraCheck | None = None) -> CheckReport | None:
     """The open-time hook: a full check and repair only if an interrupted write left a marker or
     the index found broken files (then its vectors are rebuilt from SQLite, with a warning)."""
-    if not pending_markers(store.path) and not getattr(index, "damage", None):
+    if not pending_markers(store.path) and not index.damage():
         return None
     report = check_store(store, index, repair=True, extra=extra)
     if report.index_damage:

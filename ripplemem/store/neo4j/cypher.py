@@ -122,6 +122,13 @@ WHERE m.store = $store AND m.user_id = $user_id AND m.indexed = true
 RETURN m.id AS id
 """
 
+# Vectors of the users outside $user_ids (all of them when it is empty), per user.
+FOREIGN_VECTORS = """
+MATCH (m:Memory)
+WHERE m.store = $store AND NOT m.user_id IN $user_ids AND m.indexed = true
+RETURN m.user_id AS user_id, count(m) AS vectors
+"""
+
 # Lucene's score is BM25 as well; $query is built from escaped terms by neo4j_index.lucene_query.
 QUERY_KEYWORDS = """
 CALL db.index.fulltext.queryNodes('ripplemem_memory_content', $query, {limit: $fetch}) YIELD node, score

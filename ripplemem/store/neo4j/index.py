@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -11,7 +13,7 @@ import numpy as np
 from ripplemem.errors import StoreError
 from ripplemem.store.neo4j import cypher
 from ripplemem.store.neo4j.connection import Neo4jConnection, statement
-from ripplemem.store.vectors.base import VectorFilter
+from ripplemem.store.vectors.base import NumpyIndex, VectorFilter, VectorIndex
 
 _BATCH = 500
 # The vector index covers every store and user: ask for this many neighbours per wanted hit.
@@ -27,9 +29,13 @@ def lucene_query(terms: Sequence[str]) -> str | None:
 
 
 class Neo4jIndex:
-    """Vectors on :Memory nodes in one Neo4j vector index; every statement is scoped to a user."""
+    """Vectors on :Memory nodes in one Neo4j vector index; every statement is scoped to a user.
+    Neo4j keeps its own files, so this index has no broken parts to report (``damage()``)."""
 
     name = "neo4j"
+    persistent = True
+    remote = True
+    on_damage: Callable[[], None] | None = None
 
     def __init__(self, connection: Neo4jConnection, store_id: str, dimensions: int) -> None:
         self._conn = connection
@@ -113,6 +119,41 @@ class Neo4jIndex:
     def drop(self, user_id: str) -> None:
         """Remove every vector of one user (the graph mirror removes their nodes with their rows)."""
         self._conn.write([statement(cypher.UNSET_ALL_VECTORS, store=self._store, user_id=user_id)])
+
+    def is_empty(self) -> bool:
+        """Whether no memory node of this store carries a vector."""
+        return not self.foreign(())
+
+    def drop_all(self) -> None:
+        """Remove every vector of this store, user by user."""
+        for user_id in self.foreign(()):
+            self.drop(user_id)
+
+    def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
+        """{user: vector count} of the users outside `user_ids` whose memory nodes carry vectors."""
+        records = self._conn.read(*statement(cypher.FOREIGN_VECTORS, store=self._store,
+                                             user_ids=list(user_ids)))
+        return {r["user_id"]: int(r["vectors"]) for r in records}
+
+    def drop_foreign(self, part: str) -> None:
+        """Remove every vector of one user foreign() reported."""
+        self.drop(part)
+
+    def damage(self) -> list[str]:
+        """None: Neo4j looks after its own files."""
+        return []
+
+    def clear_damage(self) -> None:
+        """Nothing to forget (see damage)."""
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Nothing beyond the engine's write lock, under which a check runs: Neo4j serves every
+        process from one copy, so none can go stale."""
+        return contextlib.nullcontext()
+
+    def open_space(self, space: str) -> VectorIndex:
+        """A numpy index: Neo4j's one vector index has the text embedder's dimension."""
+        return NumpyIndex()
 
     def close(self) -> None:
         """Nothing to release here: the engine closes the shared connection."""

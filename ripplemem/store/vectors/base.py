@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -21,10 +22,27 @@ class VectorFilter:
     until: float | None = None
 
 
+@runtime_checkable
 class VectorIndex(Protocol):
-    """Nearest-neighbour search over unit vectors, partitioned by user."""
+    """Nearest-neighbour search over unit vectors, partitioned by user: everything the engine,
+    the consistency check and the modality indexes use of a vector backend (docs/architecture.md,
+    "Adding a vector backend"). SQLite keeps every vector; an index can always be refilled from it."""
 
     name: str
+    """A label only: recorded in the store's meta ("vector_index"), shown by stats and check reports.
+    A different label than the one recorded makes the next open refill the index from SQLite."""
+
+    persistent: bool
+    """Whether the vectors outlive this process (files, a server). False: they live in this process's
+    memory, so the index is refilled from SQLite on every open and after another process writes."""
+
+    remote: bool
+    """Whether the vectors live on a server, apart from the store directory: a new or wiped server
+    may hold none of them, so an open that finds it empty while SQLite has users refills it."""
+
+    on_damage: Callable[[], None] | None
+    """Called when broken parts are found after opening (on reloading another process's write);
+    the engine sets it to refill them from SQLite. An index whose files cannot break never calls it."""
 
     def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
             metadatas: Sequence[dict[str, Any]]) -> None:
@@ -48,8 +66,46 @@ class VectorIndex(Protocol):
         """How many vectors one user has."""
         ...
 
+    def ids(self, user_id: str) -> set[str]:
+        """The ids of every vector one user has (compared with SQLite by the consistency check)."""
+        ...
+
     def drop(self, user_id: str) -> None:
         """Remove every vector of one user."""
+        ...
+
+    def is_empty(self) -> bool:
+        """Whether the index holds no vector of this store at all."""
+        ...
+
+    def drop_all(self) -> None:
+        """Remove every vector of this store (before a rebuild from SQLite), users known or not."""
+        ...
+
+    def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
+        """Vectors held for anyone outside `user_ids`, as {part: vector count}; a part (a user, a
+        collection) is what drop_foreign removes."""
+        ...
+
+    def drop_foreign(self, part: str) -> None:
+        """Remove one part that foreign() reported."""
+        ...
+
+    def damage(self) -> list[str]:
+        """Broken parts found in the index's files and not yet refilled from SQLite, described."""
+        ...
+
+    def clear_damage(self) -> None:
+        """Forget the broken parts found: the caller is refilling them from SQLite."""
+        ...
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Hold the index against every other thread and process (for a consistency check)."""
+        ...
+
+    def open_space(self, space: str) -> VectorIndex:
+        """A new index for another vector space (a modality's encoder), kept the way this index
+        keeps its vectors where it can, else in this process's memory."""
         ...
 
     def close(self) -> None:
@@ -131,6 +187,9 @@ class NumpyIndex:
     """Exact cosine search with numpy: no files, no approximation; best for small stores."""
 
     name = "numpy"
+    persistent = False
+    remote = False
+    on_damage: Callable[[], None] | None = None  # nothing on disk to break
 
     def __init__(self) -> None:
         self._users: dict[str, _UserMatrix] = {}
@@ -200,15 +259,48 @@ class NumpyIndex:
             users = self._users.get(user_id)
             return set() if users is None else set(users.ids)
 
-    def users(self) -> list[str]:
-        """Every user with vectors in this index."""
-        with self._lock:
-            return list(self._users)
-
     def drop(self, user_id: str) -> None:
         """Remove every vector of one user."""
         with self._lock:
             self._users.pop(user_id, None)
+
+    def is_empty(self) -> bool:
+        """Whether no user has a vector here."""
+        with self._lock:
+            return not any(users.size for users in self._users.values())
+
+    def drop_all(self) -> None:
+        """Remove every vector."""
+        with self._lock:
+            self._users.clear()
+
+    def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
+        """{user: vector count} of the users outside `user_ids` who have vectors here."""
+        known = set(user_ids)
+        with self._lock:
+            return {user: users.size for user, users in self._users.items()
+                    if user not in known and users.size}
+
+    def drop_foreign(self, part: str) -> None:
+        """Remove every vector of one user foreign() reported."""
+        self.drop(part)
+
+    def damage(self) -> list[str]:
+        """None: the vectors are in memory, no file can break."""
+        return []
+
+    def clear_damage(self) -> None:
+        """Nothing to forget (see damage)."""
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the index against every other thread (no other process sees it)."""
+        with self._lock:
+            yield
+
+    def open_space(self, space: str) -> VectorIndex:
+        """Another numpy index."""
+        return NumpyIndex()
 
     def close(self) -> None:
         """Drop every vector from memory."""

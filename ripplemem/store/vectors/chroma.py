@@ -17,11 +17,12 @@ import numpy as np
 
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
 from ripplemem.store.process_lock import ProcessLock
-from ripplemem.store.vectors.base import VectorFilter
+from ripplemem.store.vectors.base import NumpyIndex, VectorFilter, VectorIndex
 from ripplemem.store.vectors.chroma_files import (
     CHROMA_DIRNAME,
     LOCK_FILENAME,
     IndexDamage,
+    modality_folder,
     remove_broken_files,
     remove_dropped_segments,
 )
@@ -79,11 +80,15 @@ class ChromaIndex:
     On disk, the files are checked before Chroma loads them, at open and whenever another process
     wrote: ``verify`` is "files" (cheap, every open), "graph" (after a crash) or "probe" (also a
     query per collection in a child process), see chroma_health.find_damage. A broken collection
-    is deleted (``repair``: its vectors are to be re-added from SQLite, see ``damage`` and
+    is deleted (``repair``: its vectors are to be re-added from SQLite, see ``damage()`` and
     ``on_damage``) or, without ``repair``, never loaded: it reads as empty and refuses writes.
+    Without a path or client (an in-memory store) Chroma keeps the vectors in this process only.
     """
 
     name = "chroma"
+    persistent = True
+    remote = False
+    on_damage: Callable[[], None] | None = None
 
     def __init__(self, path: str | None = None, *, client: Any = None, namespace: str = "",
                  isolation: str | None = None, temporary: bool = False, verify: str = "files",
@@ -105,15 +110,17 @@ class ChromaIndex:
         self._shared = f"{SHARED_COLLECTION}_{namespace}" if namespace else SHARED_COLLECTION
         self._temporary = temporary
         # Broken parts found and not yet refilled from SQLite; on_damage() is told of later finds.
-        self.damage: list[IndexDamage] = []
-        self.on_damage: Callable[[], None] | None = None
+        self._damage: list[IndexDamage] = []
         self._repair = repair
+        self._path = path
         self._broken: set[str | None] = set()  # left broken (repair=False); None: the whole database
         self._directory = ""
         if client is not None:
             self.name = "chroma-server"
+            self.remote = True
             self._client = client
         elif path is None:
+            self.persistent = False
             self._client = chromadb.EphemeralClient(settings=settings)
         else:
             directory = self._directory = os.path.join(path, CHROMA_DIRNAME)
@@ -150,7 +157,7 @@ class ChromaIndex:
         found = find_damage(self._directory, verify)
         if verify == "probe":
             self._process_lock.mark_written()  # Chroma may have applied its log in the probe
-        self.damage += found
+        self._damage += found
         if not self._repair:
             self._broken |= {d.collection for d in found}
             self._client = None if None in self._broken else self._reopen()
@@ -199,9 +206,9 @@ class ChromaIndex:
         close = getattr(self._client, "close", None)
         if close is not None:
             close()
-        known = len(self.damage)
+        known = len(self._damage)
         self._open_checked("files")
-        if len(self.damage) > known and self.on_damage is not None:
+        if len(self._damage) > known and self.on_damage is not None:
             self.on_damage()
 
     def _scope(self, user_id: str) -> str | None:
@@ -233,7 +240,7 @@ class ChromaIndex:
                                             else collection_name(user_id, self._prefix)}:
             if create:
                 raise StoreError(f"the vector index under {self._directory!r} is damaged "
-                                 f"({self.damage[0].problem}); `ripplemem check` rebuilds it from SQLite")
+                                 f"({self._damage[0].problem}); `ripplemem check` rebuilds it from SQLite")
             return empty
         collection = self._collection(user_id, create)
         if collection is None:
@@ -347,8 +354,9 @@ class ChromaIndex:
             if len(page) < _MAX_BATCH:
                 return found
 
-    def foreign_collections(self, user_ids: Sequence[str]) -> dict[str, int]:
-        """RippleMem collections of no user in `user_ids`, with their vector counts."""
+    def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
+        """This store's per-user collections of no user in `user_ids`, with their vector counts
+        (by name: a collection's name does not give its user back)."""
         known = {collection_name(u, self._prefix) for u in user_ids}
         with self._guard():
             return {name: int(self._client.get_collection(name, embedding_function=None).count())
@@ -371,10 +379,10 @@ class ChromaIndex:
             if self.isolation == "filter":
                 self._create(self._shared)
 
-    def drop_collection(self, name: str) -> None:
-        """Delete one collection by its name (see foreign_collections)."""
+    def drop_foreign(self, part: str) -> None:
+        """Delete one collection foreign() reported, by its name."""
         with self._guard(write=True):
-            self._client.delete_collection(name)
+            self._client.delete_collection(part)
             remove_dropped_segments(self._directory)
 
     def drop(self, user_id: str) -> None:
@@ -390,11 +398,26 @@ class ChromaIndex:
                 self._client.delete_collection(name)
             remove_dropped_segments(self._directory)
 
+    def damage(self) -> list[str]:
+        """Broken parts found in the files (at open or on a reload) not yet refilled from SQLite."""
+        return [str(found) for found in self._damage]
+
+    def clear_damage(self) -> None:
+        """Forget the broken parts found: the caller is refilling them from SQLite."""
+        self._damage.clear()
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the index against every other thread and process (for a consistency check)."""
         with self._guard(write=True):
             yield
+
+    def open_space(self, space: str) -> VectorIndex:
+        """Another Chroma index under the store directory (``<store>/modality-index/<space>``), kept
+        with this one's isolation; numpy for an in-memory store or one on a server."""
+        if self._path is None:
+            return NumpyIndex()
+        return ChromaIndex(modality_folder(self._path, space), isolation=self.isolation)
 
     def close(self) -> None:
         """Forget cached collection handles and release an on-disk client and its lock file

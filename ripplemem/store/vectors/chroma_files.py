@@ -37,6 +37,13 @@ GRAPH_FILES = ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin")
 # link-list walk: a few ms at 10k vectors, run on every open), "graph" (also every link target, the
 # id maps and Chroma's SQLite integrity check: run after a crash and by `check`).
 LEVELS = ("files", "graph")
+
+
+def modality_folder(path: str, modality: str) -> str:
+    """Where a modality's Chroma index lives under a store directory."""
+    return os.path.join(path, MODALITY_DIRNAME, modality)
+
+
 # hnswlib's persisted header (PERSISTENCE_VERSION 1), native byte order, no padding.
 _HEADER = struct.Struct("=i6Qii3QdQ")
 _VERSION = 1
