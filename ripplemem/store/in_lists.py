@@ -12,10 +12,10 @@ CHUNK = 500  # values per IN (...) list
 _T = TypeVar("_T")
 
 
-def in_chunks(values: Sequence[_T], size: int = CHUNK) -> Iterator[tuple[str, list[_T]]]:
-    """(the ``?,?,...`` marks, the values) of each run of at most ``size`` values, in order."""
-    for start in range(0, len(values), size):
-        chunk = list(values[start:start + size])
+def in_chunks(values: Sequence[_T]) -> Iterator[tuple[str, list[_T]]]:
+    """(the ``?,?,...`` marks, the values) of each run of at most CHUNK values, in order."""
+    for start in range(0, len(values), CHUNK):
+        chunk = list(values[start:start + CHUNK])
         yield ",".join("?" * len(chunk)), chunk
 
 
