@@ -1,7 +1,9 @@
 """RippleMem: tiered, associative long-term memory for LLM agents.
 
-Public API: ``RippleMem`` (the facade), the data types ``Memory``, ``Hit``, ``Recall``, ``Scope``,
-``MemoryType``, the ``Settings`` object, embedders, and the errors. Heavy modules load lazily so
+Public API: ``RippleMem`` (the facade) and its ``StoreOptions``, the data types ``Memory``, ``Hit``,
+``Recall``, ``Scope``, ``MemoryType``, ``Answer``, ``Connection`` and the reports, the ``Literal``
+types of the closed choices (``RecallMode``, ``Route``, ...), the ``Settings`` object, embedders,
+and the errors. Heavy modules load lazily so
 ``import ripplemem`` stays fast.
 """
 
@@ -60,6 +62,22 @@ _EXPORTS = {
     "AudioEncoder": "ripplemem.embedding.media_encoders",
     "SentenceTransformerImageEncoder": "ripplemem.embedding.media_encoders",
     "ClapAudioEncoder": "ripplemem.embedding.media_encoders",
+    "Answer": "ripplemem.llm.answer",
+    "Connection": "ripplemem.retrieval.graph_queries",
+    "StoreOptions": "ripplemem.api.options",
+    "MemoryTypeName": "ripplemem.core.choices",
+    "RecallMode": "ripplemem.core.choices",
+    "Route": "ripplemem.core.choices",
+    "ExpandMode": "ripplemem.core.choices",
+    "TimePhraseMode": "ripplemem.core.choices",
+    "ForgetStrategy": "ripplemem.core.choices",
+    "Modality": "ripplemem.core.choices",
+    "MediaKind": "ripplemem.core.choices",
+    "VectorIndexName": "ripplemem.core.choices",
+    "Isolation": "ripplemem.core.choices",
+    "BackendName": "ripplemem.core.choices",
+    "ImportFormat": "ripplemem.core.choices",
+    "Chunker": "ripplemem.core.choices",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -68,7 +86,23 @@ if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
     from ripplemem.api.bulk_import import ImportReport
     from ripplemem.api.history import Predecessor
+    from ripplemem.api.options import StoreOptions
     from ripplemem.config import ScoreProfile, Settings
+    from ripplemem.core.choices import (
+        BackendName,
+        Chunker,
+        ExpandMode,
+        ForgetStrategy,
+        ImportFormat,
+        Isolation,
+        MediaKind,
+        MemoryTypeName,
+        Modality,
+        RecallMode,
+        Route,
+        TimePhraseMode,
+        VectorIndexName,
+    )
     from ripplemem.documents.ingest import IngestReport
     from ripplemem.embedding.embedders import (
         Embedder,
@@ -102,10 +136,12 @@ if TYPE_CHECKING:
     )
     from ripplemem.lifecycle.consolidate import ConsolidationReport
     from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
+    from ripplemem.llm.answer import Answer
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
     from ripplemem.perceptual.rules import MetricStats, Reading
     from ripplemem.privacy.erase import EraseReport
+    from ripplemem.retrieval.graph_queries import Connection
     from ripplemem.store.history_table import HistoryEvent
     from ripplemem.store.reconcile import CheckReport
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
