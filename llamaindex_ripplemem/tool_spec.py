@@ -178,7 +178,7 @@ class RippleMemToolSpec(BaseToolSpec):
         """
         hops = min(check_positive_int("max_hops", max_hops), _MAX_HOPS_LIMIT)
         # Typed here: RippleMem.list shadows the builtin in the facade's class body, so mypy misreads it.
-        paths: list[Connection] = self.memory.find_connections(source, target, max_hops=hops)
+        paths: list[Connection] = self.memory.graph.find_connections(source, target, max_hops=hops)
         found = [{"path": path.explain(), "hops": path.hops, "strength": path.strength} for path in paths]
         artifact = {"source": source, "target": target, "connections": found}
         if not paths:

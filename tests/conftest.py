@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from ripplemem import RippleMem  # noqa: E402
+from ripplemem import RippleMem, StoreOptions  # noqa: E402
 from ripplemem.embedding.embedders import Embedder, resolve_embedder  # noqa: E402
 
 SERVER_START_SECONDS = 60
@@ -139,7 +139,8 @@ def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's handle on a fresh on-disk store, once on each backend."""
-    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder, **backend)
+    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder,
+                       store=StoreOptions(**backend))
     yield handle
     handle.close()
 

@@ -164,7 +164,7 @@ def update_result(memory: RippleMem, memory_id: str, *, content: str | None = No
 
 def connections_result(memory: RippleMem, source: str, target: str, max_hops: int = 3) -> ToolReply:
     """The explained paths between two names or memory ids, shortest first."""
-    connections: list[Connection] = memory.find_connections(source, target, max_hops=max_hops, limit=5)
+    connections: list[Connection] = memory.graph.find_connections(source, target, max_hops=max_hops, limit=5)
     paths = [{"path": path.explain(), "hops": path.hops, "strength": path.strength} for path in connections]
     artifact = {"source": source, "target": target, "connections": paths}
     if not connections:
