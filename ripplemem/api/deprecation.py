@@ -27,6 +27,7 @@ class Moved:
     def __set_name__(self, owner: type, old: str) -> None:
         self.old = old
         self.name = self.name or old
+        self.__doc__ = f"Deprecated (removed in the next release): use {self.new}."
 
     @property
     def new(self) -> str:
