@@ -169,7 +169,7 @@ def test_user_b_gets_nothing_through_the_adapters(alice: RippleMem) -> None:
                      lambda i=memory_id: tools["find_connections"].invoke({"source": i, "target": "Alice"}))
         probes.check(f"li forget_memory {memory_id}", lambda i=memory_id: spec.forget_memory(i))
         probes.check(f"li find_connections {memory_id}",
-                     lambda i=memory_id: spec.graph.find_connections(i, "Alice"))
+                     lambda i=memory_id: spec.find_connections(i, "Alice"))
     calls = [("recall_memory", {"query": "Varkhelm tumour spare key"}),
              ("find_connections", {"source": "Varkhelm", "target": "Thessaly"}),
              *[("forget_memory", {"memory_id": i}) for i in ids]]

@@ -92,7 +92,7 @@ def test_a_clean_graph_scores_higher_and_has_no_defects(mem: RippleMem) -> None:
     assert clean.consistency["score"] == 1.0 and clean.coverage["memory_coverage"] == 1.0
 
     _defective(mem.scope("dora"))
-    assert mem.scope("dora").graph_quality().overall < clean.overall  # type: ignore[operator]
+    assert mem.scope("dora").analysis.graph_quality().overall < clean.overall  # type: ignore[operator]
 
 
 def test_min_confidence_moves_the_threshold(mem: RippleMem) -> None:
