@@ -24,7 +24,7 @@ from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from langchain_ripplemem import RippleMemVectorStore as LangChainStore
 from llamaindex_ripplemem import RippleMemVectorStore as LlamaIndexStore
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 
 USER = "bench"
 EMBEDDER = "hashing"
@@ -34,7 +34,7 @@ NODES_PER_DOC = 5
 def build(path: Path, n: int) -> None:
     """Fill a new store with n // 2 LangChain documents and n // 2 LlamaIndex nodes."""
     half = n // 2
-    with RippleMem(path, user_id=USER, embedder=EMBEDDER, vector_index="numpy") as mem:
+    with RippleMem(path, user_id=USER, embedder=EMBEDDER, store=StoreOptions(vector_index="numpy")) as mem:
         texts = [f"Note {i}: the user filed ticket {i} about topic {i % 97}." for i in range(half)]
         LangChainStore(mem).add_texts(texts, ids=[f"doc-{i}" for i in range(half)])
         nodes = [TextNode(id_=f"node-{i}", text=f"Chunk {i} of manual {i // NODES_PER_DOC}.",
@@ -57,7 +57,7 @@ def median_ms(work: Callable[[], object], runs: int) -> float:
 def measure(path: Path, n: int, runs: int) -> dict[str, float]:
     """The median milliseconds of each lookup on the built store."""
     half, pick = n // 2, random.Random(7)
-    with RippleMem(path, user_id=USER, embedder=EMBEDDER, vector_index="numpy") as mem:
+    with RippleMem(path, user_id=USER, embedder=EMBEDDER, store=StoreOptions(vector_index="numpy")) as mem:
         chain, llama = LangChainStore(mem), LlamaIndexStore(mem)
         some = [f"doc-{pick.randrange(half)}" for _ in range(100)]
         texts = [document.page_content for document in chain.get_by_ids(some)]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from ripplemem import RippleMem  # noqa: E402
+from ripplemem import RippleMem, StoreOptions  # noqa: E402
 from ripplemem.embedding.embedders import resolve_embedder  # noqa: E402
 from ripplemem.index.scope_graph import ScopeGraph  # noqa: E402
 
@@ -100,10 +100,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         stores = {
             "embedded (SQLite -> CSR)": RippleMem(os.path.join(folder, "embedded"), user_id="bench",
-                                                  embedder=embedder, vector_index="numpy"),
+                                                  embedder=embedder,
+                                                  store=StoreOptions(vector_index="numpy")),
             "neo4j (pull -> CSR)": RippleMem(os.path.join(folder, "neo4j"), user_id="bench",
-                                             embedder=embedder, backend="neo4j", uri=uri, auth=auth,
-                                             database=os.environ.get("NEO4J_DATABASE")),
+                                             embedder=embedder,
+                                             store=StoreOptions(backend="neo4j", uri=uri, auth=auth,
+                                                                database=os.environ.get("NEO4J_DATABASE"))),
         }
         ids: dict[str, list[str]] = {}
         for name, handle in stores.items():

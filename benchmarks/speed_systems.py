@@ -87,9 +87,10 @@ def _percentile(values: list[float], q: float) -> float:
 
 # -- the systems -------------------------------------------------------------------------------
 def _ripplemem(tmp: str, embedder: Any, index: str, record_access: bool) -> Callable[[str], Store]:
-    from ripplemem import RippleMem
+    from ripplemem import RippleMem, StoreOptions
 
-    mem = RippleMem(os.path.join(tmp, "db"), user_id="bench", embedder=embedder, vector_index=index)
+    mem = RippleMem(os.path.join(tmp, "db"), user_id="bench", embedder=embedder,
+                    store=StoreOptions(vector_index=index))
     # stats() counts vectors, so it opens the vector index (import chromadb, client): the plain
     # Chroma system also opens its client before the timed ingest.
     mem.stats()

@@ -25,7 +25,7 @@ from trust_inputs import hostile_probe_row
 from trust_privacy import cross_user_row, erase_row, erase_scaling_row
 from trust_processes import ACTIVITIES, KillTrials, LostWrites, kill_trials, lost_writes_row
 
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.errors import RippleMemError
 from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
 from ripplemem.store.sqlite import DB_FILENAME
@@ -44,7 +44,8 @@ def note(writer: int, item: int) -> str:
 
 
 def _open(path: Path, user: str = "alice") -> RippleMem:
-    return RippleMem(path, user_id=user, embedder=HashingEmbedder(), vector_index="chroma")
+    return RippleMem(path, user_id=user, embedder=HashingEmbedder(),
+                     store=StoreOptions(vector_index="chroma"))
 
 
 def _writer_process(path: Path, writer: int, count: int) -> None:

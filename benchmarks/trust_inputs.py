@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem import HashingEmbedder, RippleMem, Settings
+from ripplemem import HashingEmbedder, RippleMem, Settings, StoreOptions
 from ripplemem.errors import RippleMemError
 from ripplemem.interfaces.cli.main import main as cli_main
 from ripplemem.store.reconcile import PENDING_DIRNAME
@@ -162,8 +162,8 @@ def hostile_probes() -> list[tuple[str, Probe]]:
         ("update metadata surrogate", lambda m: m.update(m.list()[0].id, metadata={SURROGATE: 1})),
         ("history id surrogate", lambda m: m.history(SURROGATE)),
         ("erase id surrogate", lambda m: m.erase(SURROGATE)),
-        ("neighbors node surrogate", lambda m: m.neighbors(SURROGATE)),
-        ("find_connections surrogate", lambda m: m.find_connections("Ann", SURROGATE)),
+        ("neighbors node surrogate", lambda m: m.graph.neighbors(SURROGATE)),
+        ("find_connections surrogate", lambda m: m.graph.find_connections("Ann", SURROGATE)),
         ("list limit 2**63", lambda m: m.list(limit=2**63)),
         ("list offset 2**63", lambda m: m.list(offset=2**63)),
         ("list metadata 2**64", lambda m: m.list(metadata={"k": 2**64})),
@@ -177,12 +177,12 @@ def hostile_probes() -> list[tuple[str, Probe]]:
         ("observe importance 10**400", lambda m: m.observe("user", "hello there", importance=HUGE)),
         ("observe metadata surrogate", lambda m: m.observe("user", "Remember that I like tea",
                                                            metadata={"k": SURROGATE})),
-        ("record metric surrogate", lambda m: m.record(SURROGATE, 72)),
-        ("record source surrogate", lambda m: m.record("heart_rate", 72, source=SURROGATE)),
-        ("record source NUL", lambda m: m.record("heart_rate", 72, source="band\x00")),
-        ("record unit surrogate", lambda m: m.record("weight", 72, unit=SURROGATE)),
-        ("record value 10**400", lambda m: m.record("heart_rate", HUGE)),
-        ("readings limit 2**63", lambda m: m.readings("heart_rate", limit=2**63)),
+        ("record metric surrogate", lambda m: m.sensors.record(SURROGATE, 72)),
+        ("record source surrogate", lambda m: m.sensors.record("heart_rate", 72, source=SURROGATE)),
+        ("record source NUL", lambda m: m.sensors.record("heart_rate", 72, source="band\x00")),
+        ("record unit surrogate", lambda m: m.sensors.record("weight", 72, unit=SURROGATE)),
+        ("record value 10**400", lambda m: m.sensors.record("heart_rate", HUGE)),
+        ("readings limit 2**63", lambda m: m.sensors.readings("heart_rate", limit=2**63)),
         ("scope user surrogate", lambda m: m.scope(SURROGATE)),
         ("import JSONL nested 100000", _import(['{"content": "x", "metadata": ' + DEEP_JSON + "}"])),
         ("import JSONL source surrogate", _import([json.dumps({"content": "x", "source": SURROGATE})])),
@@ -205,8 +205,8 @@ def hostile_probes() -> list[tuple[str, Probe]]:
         ("settings of the wrong type", lambda m: RippleMem(user_id="x", embedder="hashing",
                                                            settings={"max_content_chars": 5})),  # type: ignore[arg-type]
         ("Settings.graph of the wrong type", lambda m: Settings(graph={"similar_k": 3})),  # type: ignore[arg-type]
-        ("numpy index with isolation='filter'", lambda m: RippleMem(user_id="x", vector_index="numpy",
-                                                                    isolation="filter", embedder="hashing")),
+        ("numpy index with isolation='filter'", lambda m: RippleMem(
+            user_id="x", store=StoreOptions(vector_index="numpy", isolation="filter"), embedder="hashing")),
         ("CLI list --limit 2**63", _cli("list", "--limit", str(2**63))),
         ("CLI recall -k 2**63", _cli("recall", "-k", str(2**63), "note")),
         ("CLI add --importance 1e400", _cli("add", "--importance", "1e400", "a note")),
@@ -224,8 +224,8 @@ def _state(mem: RippleMem) -> tuple[Any, ...]:
                   for m in mem.list(limit=1_000_000))
     markers = Path(str(mem.path)) / PENDING_DIRNAME
     pending = sorted(os.listdir(markers)) if markers.is_dir() else []
-    return (rows, mem.stats()["vectors"], mem.metrics(), [i.text for i in mem.working().items()],
-            [kb.name for kb in mem.knowledge_bases()], pending)
+    return (rows, mem.stats()["vectors"], mem.sensors.metrics(), [i.text for i in mem.working().items()],
+            [kb.name for kb in mem.kb.list()], pending)
 
 
 def run_probe(mem: RippleMem, probe: Probe) -> str | None:
@@ -247,7 +247,8 @@ def hostile_probe_row() -> tuple[int, int, list[str]]:
     failures = []
     probes = hostile_probes()
     with tempfile.TemporaryDirectory() as folder, RippleMem(
-            Path(folder) / "store", user_id="alice", embedder=HashingEmbedder(), vector_index="chroma"
+            Path(folder) / "store", user_id="alice", embedder=HashingEmbedder(),
+            store=StoreOptions(vector_index="chroma")
     ) as mem:
         mem.add(SENTINEL)
         for label, probe in probes:

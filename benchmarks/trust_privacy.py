@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.errors import RippleMemError
 
 
@@ -35,7 +35,7 @@ def raw_residues(path: str, words: list[str]) -> int:
 
 
 def _store(path: Path, users: int, per_user: int) -> RippleMem:
-    mem = RippleMem(path, user_id="u0", embedder=HashingEmbedder(), vector_index="chroma")
+    mem = RippleMem(path, user_id="u0", embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma"))
     for user in range(users):
         mem.scope(f"u{user}").add_many([secret(user, i) for i in range(per_user)])
     return mem
@@ -103,7 +103,8 @@ def _keep_adding(other: RippleMem, adds: list[tuple[float, float]], stop: thread
 def _erase_while_another_user_writes(size: int) -> tuple[float, float, bool]:
     """(seconds of the erase, longest add of the other user overlapping it, verified)."""
     with tempfile.TemporaryDirectory() as folder, RippleMem(
-            Path(folder) / "s", user_id="big", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+            Path(folder) / "s", user_id="big", embedder=HashingEmbedder(),
+            store=StoreOptions(vector_index="chroma")) as mem:
         for start in range(0, size, 1000):
             mem.add_many([_note(i) for i in range(start, min(size, start + 1000))])
         other = mem.scope("other")
@@ -136,13 +137,13 @@ def cross_user_row(per_user: int = 10) -> tuple[int, int]:
         for memory_id in ids:
             calls += [lambda i=memory_id: bob.get(i), lambda i=memory_id: bob.delete(i),
                       lambda i=memory_id: bob.update(i, content="x"), lambda i=memory_id: bob.history(i),
-                      lambda i=memory_id: bob.erase(i), lambda i=memory_id: bob.neighbors(i),
-                      lambda i=memory_id: bob.find_connections(i, "north locker")]
+                      lambda i=memory_id: bob.erase(i), lambda i=memory_id: bob.graph.neighbors(i),
+                      lambda i=memory_id: bob.graph.find_connections(i, "north locker")]
         for word in (_word(0, item) for item in range(per_user)):
             for mode in ("ripple", "hybrid", "dense", "keyword"):
                 calls.append(lambda w=word, m=mode: bob.recall(f"{w} code locker", mode=m).hits)
             calls.append(lambda w=word: bob.erase(matching=w, dry_run=True).memory_ids)
-        calls += [lambda: bob.list(limit=1000), bob.stats, lambda: bob.communities(min_memories=1)]
+        calls += [lambda: bob.list(limit=1000), bob.stats, lambda: bob.graph.communities(min_memories=1)]
         for call in calls:
             probes += 1
             try:

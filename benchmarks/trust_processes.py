@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
 from ripplemem.store.sqlite import DB_FILENAME
 
@@ -29,7 +29,8 @@ ACTIVITIES = ("erase", "delete", "maintain", "import")
 
 def open_store(path: Path, user: str) -> RippleMem:
     """A handle on the shared Chroma store (hashing embedder: the runs are about storage)."""
-    return RippleMem(path, user_id=user, embedder=HashingEmbedder(), vector_index="chroma")
+    return RippleMem(path, user_id=user, embedder=HashingEmbedder(),
+                     store=StoreOptions(vector_index="chroma"))
 
 
 def carol_note(item: int) -> str:

@@ -76,7 +76,7 @@ def main() -> None:
     mem = RippleMem(path=None, user_id="mei", clock=lambda: NOW)  # path="./health-memdb" keeps it on disk
     mem.add_many(FACTS, type="semantic")
     mem.add_many([{"content": text, "event_time": when} for text, when in LOGS])
-    stored = mem.record_many(wristband_readings())
+    stored = mem.sensors.record_many(wristband_readings())
     mem.observe("user", "For breakfast today I had oatmeal with soy milk and a banana.", session_id="chat")
     print(f"Stored {len(FACTS)} facts, {len(LOGS)} logs and {len(stored)} sensor readings.\n")
 
@@ -93,10 +93,11 @@ def main() -> None:
 
     question = "What is my heart rate now?"
     top = mem.recall(question, 1).hits[0].memory
-    latest = mem.latest("heart_rate")
+    latest = mem.sensors.latest("heart_rate")
     assert latest is not None
     print(f"Q: {question}\n  recall: {top.content}\n"
-          f"A: {latest.value:g} {latest.unit} at {latest.at:%H:%M} ({latest.status}), from mem.latest()\n")
+          f"A: {latest.value:g} {latest.unit} at {latest.at:%H:%M} ({latest.status}), "
+          "from mem.sensors.latest()\n")
 
     question = "What nutrients do vegetarians lack?"
     print(f"Q: {question}")
@@ -104,18 +105,18 @@ def main() -> None:
         print(f"  {hit.score:.2f}  {hit.memory.content}")
     print(f"A: {mem.ask(question, llm=model, k=2, types='semantic').text}\n")
 
-    week = mem.metric_range("heart_rate", period="last week")
+    week = mem.sensors.metric_range("heart_rate", period="last week")
     assert week is not None
     print("Q: How was my heart rate last week?\n"
           f"A: average {week.mean:.1f} bpm over {week.count} readings; lowest {week.lowest.value:g} bpm "
           f"({week.lowest.at:%a %H:%M}), highest {week.highest.value:g} bpm ({week.highest.at:%a %H:%M}).")
-    steps = mem.metric_range("steps", period="last week")
+    steps = mem.sensors.metric_range("steps", period="last week")
     assert steps is not None
     print(f"   steps: {steps.total:,.0f} in total, {steps.mean:,.0f} a day on average.")
     print("   out-of-range episodes remembered:")
     for memory in mem.list("episodic", metadata={"sensor": "episode"}):
         print(f"   - {memory.content}")
-    linked = [n.node.label for n in mem.neighbors("heart rate") if n.node.kind == "memory"]
+    linked = [n.node.label for n in mem.graph.neighbors("heart rate") if n.node.kind == "memory"]
     print(f"   the graph links 'heart rate' to {len(linked)} memories.\n")
 
     print("Q: What did I just say I had for breakfast?\n" + mem.working("chat").context())

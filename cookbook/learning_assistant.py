@@ -3,7 +3,7 @@
     HF_HUB_OFFLINE=1 python cookbook/learning_assistant.py [--offline]
 
 A course guide goes into a knowledge base; a week of questions and notes goes into the learner's
-memory; ``mem.learning_report()`` then says what was studied, what is strong and weak, which
+memory; ``mem.analysis.learning_report()`` then says what was studied, what is strong and weak, which
 sections were never touched, what to review before it is forgotten, and what to do next. The
 numbers come from the data; a chat model (ChatOpenAI when OPENAI_API_KEY / OPENAI_BASE_URL is set,
 else a scripted offline one) only phrases the overview and next steps.
@@ -95,7 +95,7 @@ def main() -> None:
         clock["now"] = START + timedelta(days=REPORT_DAY)
 
         model, label = choose_model([AIMessage(json.dumps(PHRASED))])
-        report = mem.learning_report(llm=model)
+        report = mem.analysis.learning_report(llm=model)
         mem.close()
 
     summary, analysis = report["summary"], report["learning_analysis"]

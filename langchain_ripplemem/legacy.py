@@ -13,7 +13,7 @@ from pydantic import ConfigDict, SkipValidation
 
 from langchain_ripplemem.scopes import check_memory
 from langchain_ripplemem.turns import observe_exchange
-from ripplemem import RippleMem
+from ripplemem import RecallMode, RippleMem
 from ripplemem.core.validation import check_k, check_mode
 from ripplemem.errors import InvalidInputError
 from ripplemem.retrieval.hybrid import RECALL_MODES
@@ -38,7 +38,7 @@ class RippleMemMemory(BaseMemory):
     output_key: str | None = None
     """The output that is the answer; by default the only output."""
     k: int = 8
-    mode: str = "ripple"
+    mode: RecallMode = "ripple"
     token_budget: int = 400
     working_token_budget: int = 300
 

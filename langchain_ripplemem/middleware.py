@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from langchain_ripplemem.scopes import check_memory, run_scope
 from langchain_ripplemem.tools import RippleMemToolkit
 from langchain_ripplemem.turns import observe_exchange
-from ripplemem import RippleMem
+from ripplemem import MemoryTypeName, RecallMode, RippleMem
 from ripplemem.core.validation import check_k, check_mode, check_types
 from ripplemem.retrieval.hybrid import RECALL_MODES
 
@@ -35,8 +35,8 @@ class RippleMemMiddleware(AgentMiddleware):
     the scope, so one agent serves many users.
     """
 
-    def __init__(self, memory: RippleMem, *, k: int = 8, mode: str = "ripple",
-                 types: str | Sequence[str] | None = None, token_budget: int = 400,
+    def __init__(self, memory: RippleMem, *, k: int = 8, mode: RecallMode = "ripple",
+                 types: MemoryTypeName | Sequence[MemoryTypeName] | None = None, token_budget: int = 400,
                  working_token_budget: int = 300, observe: bool = True, with_tools: bool = False,
                  header: str = "Relevant memories:",
                  working_header: str = "Earlier in this conversation:") -> None:

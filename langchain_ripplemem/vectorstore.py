@@ -12,8 +12,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 
 from langchain_ripplemem.scopes import check_memory
-from ripplemem import FrameworkEmbedder, Memory, RippleMem
-from ripplemem.core.validation import check_type
+from ripplemem import FrameworkEmbedder, Memory, RecallMode, RippleMem
+from ripplemem.core.validation import check_mode, check_type
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.interfaces.caller_ids import memories_by_caller_id
 from ripplemem.interfaces.hit_metadata import memory_metadata
@@ -21,7 +21,7 @@ from ripplemem.retrieval.relevance import check_score_threshold
 
 #: The memory metadata key holding a document's LangChain id (hidden from Document.metadata).
 ID_KEY = "langchain_id"
-RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
+RECALL_MODES: tuple[RecallMode, ...] = ("ripple", "hybrid", "dense", "keyword")
 _ADD_OPTIONS = ("batch_size",)  # what LangChain's indexing API passes besides ids
 
 
@@ -188,10 +188,8 @@ def _as_is(relevance: float) -> float:
     return relevance
 
 
-def _check_mode(mode: Any) -> str:
-    if mode not in RECALL_MODES:
-        raise InvalidInputError(f"mode must be one of {', '.join(RECALL_MODES)}; got {mode!r}")
-    return str(mode)
+def _check_mode(mode: Any) -> RecallMode:
+    return check_mode(mode, RECALL_MODES)
 
 
 def _check_id(doc_id: Any) -> str:

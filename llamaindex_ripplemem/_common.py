@@ -14,10 +14,11 @@ from llama_index.core.vector_stores.types import (
     MetadataFilters,
 )
 
-from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem import InvalidInputError, InvalidTypeError, RecallMode, RippleMem
+from ripplemem.core.validation import check_mode as check_recall_mode
 from ripplemem.interfaces.metadata_filters import OPERATORS, Condition, recall_options
 
-RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
+RECALL_MODES: tuple[RecallMode, ...] = ("ripple", "hybrid", "dense", "keyword")
 _WORD = re.compile(r"\w")
 
 
@@ -39,11 +40,9 @@ def check_positive_int(name: str, value: Any) -> int:
     return value
 
 
-def check_mode(mode: Any) -> str:
+def check_mode(mode: Any) -> RecallMode:
     """A recall mode RippleMem knows, or InvalidInputError listing them."""
-    if mode not in RECALL_MODES:
-        raise InvalidInputError(f"mode must be one of {', '.join(RECALL_MODES)}; got {mode!r}")
-    return str(mode)
+    return check_recall_mode(mode, RECALL_MODES)
 
 
 def check_roles(name: str, roles: Any) -> tuple[str, ...]:

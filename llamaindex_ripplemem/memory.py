@@ -30,7 +30,7 @@ from llamaindex_ripplemem._common import (
     role_of,
 )
 from llamaindex_ripplemem.turns import consolidate_due, observe_messages
-from ripplemem import InvalidInputError, InvalidTypeError, Memory, RippleMem
+from ripplemem import InvalidInputError, InvalidTypeError, Memory, RecallMode, RippleMem
 
 CONTEXT_HEADER = "Long-term memories about the user (RippleMem), best first:"
 INSERT_METHODS = ("system", "user")
@@ -43,7 +43,7 @@ class RippleMemMemory(BaseMemory):
     session_id: str = Field(description="The conversation; turns are observed and stored under it.")
     k: int = Field(default=5, description="How many long-term memories to recall per message.")
     token_budget: int = Field(default=500, description="Token budget of the recalled-memories text.")
-    mode: str = Field(default="ripple", description="RippleMem recall mode.")
+    mode: RecallMode = Field(default="ripple", description="RippleMem recall mode.")
     recall_window: int = Field(default=1, description="How many recent user messages form the recall query.")
     observe_roles: tuple[str, ...] = Field(default=("user", "assistant"),
                                            description="Roles whose turns enter working memory.")
@@ -58,7 +58,7 @@ class RippleMemMemory(BaseMemory):
 
     def __init__(self, memory: RippleMem, *, session_id: str | None = None,
                  primary_memory: BaseMemory | None = None, k: int = 5, token_budget: int = 500,
-                 mode: str = "ripple", recall_window: int = 1,
+                 mode: RecallMode = "ripple", recall_window: int = 1,
                  observe_roles: Iterable[str] = ("user", "assistant"), store_roles: Iterable[str] = ("user",),
                  insert_method: str = "system") -> None:
         handle = check_memory(memory)

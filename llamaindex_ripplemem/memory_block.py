@@ -24,7 +24,7 @@ from llamaindex_ripplemem._common import (
 )
 from llamaindex_ripplemem.memory import CONTEXT_HEADER
 from llamaindex_ripplemem.turns import store_turns
-from ripplemem import RippleMem
+from ripplemem import RecallMode, RippleMem
 
 
 class RippleMemMemoryBlock(BaseMemoryBlock[str]):
@@ -34,7 +34,7 @@ class RippleMemMemoryBlock(BaseMemoryBlock[str]):
     description: str | None = Field(default="Long-term memories recalled from RippleMem.")
     k: int = Field(default=5, description="How many memories to recall per read.")
     token_budget: int = Field(default=400, description="Token budget of the recalled-memories text.")
-    mode: str = Field(default="ripple", description="RippleMem recall mode.")
+    mode: RecallMode = Field(default="ripple", description="RippleMem recall mode.")
     recall_window: int = Field(default=1, description="How many recent user messages form the recall query.")
     store_roles: tuple[str, ...] = Field(default=("user", "assistant"),
                                          description="Roles whose overflowing turns are stored.")

@@ -5,14 +5,14 @@
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import Literal, get_args
 
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
 
 from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int
 from llamaindex_ripplemem.retriever import hit_to_node
-from ripplemem import InvalidInputError, RippleMem
+from ripplemem import Connection, InvalidInputError, RippleMem
 from ripplemem.core.text import count_phrase
 from ripplemem.interfaces.tool_replies import (
     TOOL_NAMES,
@@ -24,9 +24,6 @@ from ripplemem.interfaces.tool_replies import (
     renamed,
     update_result,
 )
-
-if TYPE_CHECKING:
-    from ripplemem.retrieval.graph_queries import Connection
 
 _MAX_HOPS_LIMIT = 6
 # What an agent may write: events and lasting facts (working and document memories come from elsewhere).
@@ -178,7 +175,7 @@ class RippleMemToolSpec(BaseToolSpec):
         """
         hops = min(check_positive_int("max_hops", max_hops), _MAX_HOPS_LIMIT)
         # Typed here: RippleMem.list shadows the builtin in the facade's class body, so mypy misreads it.
-        paths: list[Connection] = self.memory.find_connections(source, target, max_hops=hops)
+        paths: list[Connection] = self.memory.graph.find_connections(source, target, max_hops=hops)
         found = [{"path": path.explain(), "hops": path.hops, "strength": path.strength} for path in paths]
         artifact = {"source": source, "target": target, "connections": found}
         if not paths:

@@ -22,7 +22,7 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 
 from llamaindex_ripplemem._common import check_memory, check_mode
-from ripplemem import InvalidInputError, InvalidTypeError, Memory, RippleMem
+from ripplemem import InvalidInputError, InvalidTypeError, Memory, MemoryTypeName, RecallMode, RippleMem
 from ripplemem.core.validation import check_type
 from ripplemem.interfaces.caller_ids import memories_by_caller_id, memories_by_metadata
 from ripplemem.interfaces.hit_metadata import MEMORY_KEYS, memory_metadata
@@ -33,7 +33,8 @@ NODE_KEY = "llamaindex_node_id"
 _NODE_KEYS = (NODE_KEY, "_node_content", "_node_type", "document_id", "doc_id", "ref_doc_id")
 #: RippleMem's keys an answering model sees on a memory written another way; the rest is hidden.
 _SHOWN_TO_LLM = ("type", "source", "time")
-_MODES = {VectorStoreQueryMode.HYBRID: "hybrid", VectorStoreQueryMode.TEXT_SEARCH: "keyword"}
+_MODES: dict[VectorStoreQueryMode, RecallMode] = {VectorStoreQueryMode.HYBRID: "hybrid",
+                                                  VectorStoreQueryMode.TEXT_SEARCH: "keyword"}
 _PAGE = 500
 
 
@@ -50,11 +51,12 @@ class RippleMemVectorStore(BasePydanticVectorStore):
 
     stores_text: bool = True
     is_embedding_query: bool = False
-    mode: str = "ripple"
+    mode: RecallMode = "ripple"
     memory_type: str = "semantic"
     _memory: RippleMem = PrivateAttr()
 
-    def __init__(self, memory: RippleMem, *, mode: str = "ripple", memory_type: str = "semantic") -> None:
+    def __init__(self, memory: RippleMem, *, mode: RecallMode = "ripple",
+                 memory_type: MemoryTypeName = "semantic") -> None:
         super().__init__(  # type: ignore[call-arg]  # pydantic fields; mypy runs without the plugin
             mode=check_mode(mode), memory_type=check_type(memory_type))
         self._memory = check_memory(memory)
@@ -143,7 +145,7 @@ class RippleMemVectorStore(BasePydanticVectorStore):
         await asyncio.to_thread(self.delete, ref_doc_id, **delete_kwargs)
 
     # -- helpers ---------------------------------------------------------------------------------
-    def _mode_of(self, query: VectorStoreQuery) -> str:
+    def _mode_of(self, query: VectorStoreQuery) -> RecallMode:
         if query.mode == VectorStoreQueryMode.DEFAULT:
             return self.mode
         if query.mode in _MODES:

@@ -1,10 +1,11 @@
 """RippleMem: tiered, associative long-term memory for LLM agents.
 
-Public API: ``RippleMem`` (the facade), the data types ``Memory``, ``Hit``, ``Recall``, ``Scope``,
-``MemoryType``, the ``Settings`` objects, embedders, reports, the errors, and the helpers the docs
-use (``hit_metadata``, ``graph_view``, ``write_graph_html``, ``build_server``, ``index_damage``).
-Everything public is exported here; the sub-packages are the implementation. Heavy modules load
-lazily so ``import ripplemem`` stays fast.
+Public API: ``RippleMem`` (the facade) and its ``StoreOptions``, the data types ``Memory``, ``Hit``,
+``Recall``, ``Scope``, ``MemoryType``, ``Answer``, ``Connection`` and the reports, the ``Literal``
+types of the closed choices (``RecallMode``, ``Route``, ...), the ``Settings`` objects, embedders,
+the errors, and the helpers the docs use (``hit_metadata``, ``graph_view``, ``write_graph_html``,
+``build_server``, ``index_damage``). Everything public is exported here; the sub-packages are the
+implementation. Heavy modules load lazily so ``import ripplemem`` stays fast.
 """
 
 from __future__ import annotations
@@ -71,6 +72,22 @@ _EXPORTS = {
     "write_graph_html": "ripplemem.interfaces.viz.page",
     "build_server": "ripplemem.interfaces.mcp_server",
     "index_damage": "ripplemem.store.vectors.chroma_health",
+    "Answer": "ripplemem.llm.answer",
+    "Connection": "ripplemem.retrieval.graph_queries",
+    "StoreOptions": "ripplemem.api.options",
+    "MemoryTypeName": "ripplemem.core.choices",
+    "RecallMode": "ripplemem.core.choices",
+    "Route": "ripplemem.core.choices",
+    "ExpandMode": "ripplemem.core.choices",
+    "TimePhraseMode": "ripplemem.core.choices",
+    "ForgetStrategy": "ripplemem.core.choices",
+    "Modality": "ripplemem.core.choices",
+    "MediaKind": "ripplemem.core.choices",
+    "VectorIndexName": "ripplemem.core.choices",
+    "Isolation": "ripplemem.core.choices",
+    "BackendName": "ripplemem.core.choices",
+    "ImportFormat": "ripplemem.core.choices",
+    "Chunker": "ripplemem.core.choices",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -79,7 +96,23 @@ if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
     from ripplemem.api.bulk_import import ImportReport
     from ripplemem.api.history import Predecessor
+    from ripplemem.api.options import StoreOptions
     from ripplemem.config import ScoreProfile, Settings
+    from ripplemem.core.choices import (
+        BackendName,
+        Chunker,
+        ExpandMode,
+        ForgetStrategy,
+        ImportFormat,
+        Isolation,
+        MediaKind,
+        MemoryTypeName,
+        Modality,
+        RecallMode,
+        Route,
+        TimePhraseMode,
+        VectorIndexName,
+    )
     from ripplemem.documents.ingest import IngestReport
     from ripplemem.embedding.embedders import (
         Embedder,
@@ -118,10 +151,12 @@ if TYPE_CHECKING:
     from ripplemem.lifecycle.consolidate import ConsolidationReport
     from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
     from ripplemem.lifecycle.rules.settings import LifecycleSettings
+    from ripplemem.llm.answer import Answer
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
     from ripplemem.perceptual.rules import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.privacy.erase import EraseReport
+    from ripplemem.retrieval.graph_queries import Connection
     from ripplemem.store.history_table import HistoryEvent
     from ripplemem.store.reconcile import CheckReport
     from ripplemem.store.vectors.chroma_health import index_damage

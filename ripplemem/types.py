@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ripplemem.core.choices import MemoryTypeName
 from ripplemem.core.text import estimate_tokens
 
 
@@ -21,6 +22,9 @@ class MemoryType(str, enum.Enum):
 
 
 MEMORY_TYPES: tuple[str, ...] = tuple(t.value for t in MemoryType)
+
+MemoryTypeChoice = MemoryTypeName | MemoryType
+"""A memory type as the API takes it: its name ("episodic") or the MemoryType member."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from ripplemem import RippleMem  # noqa: E402
+from ripplemem import RippleMem, StoreOptions  # noqa: E402
 from ripplemem.embedding.embedders import Embedder, resolve_embedder  # noqa: E402
 
 SERVER_START_SECONDS = 60
@@ -105,7 +105,7 @@ def neo4j_server() -> dict[str, Any]:
     return {"backend": "neo4j", "uri": options.uri, "auth": options.auth, "database": options.database}
 
 
-# How each backend of the behaviour suite is opened: RippleMem keyword arguments, given the test's
+# How each backend of the behaviour suite is opened: StoreOptions fields, given the test's
 # request (a backend that needs a server asks for its fixture, which may skip the test, visibly).
 # A new backend (e.g. "neo4j") adds an entry here and a name to BACKENDS.
 BACKEND_OPTIONS: dict[str, Callable[[pytest.FixtureRequest], dict[str, Any]]] = {
@@ -132,14 +132,15 @@ def backend_named(request: pytest.FixtureRequest) -> Callable[[str], dict[str, A
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """RippleMem keyword arguments of each backend in turn (for a test file's own store fixture)."""
+    """The StoreOptions fields of each backend in turn (for a test file's own store fixture)."""
     return backend_options(request, request.param)
 
 
 @pytest.fixture
 def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's handle on a fresh on-disk store, once on each backend."""
-    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder, **backend)
+    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder,
+                       store=StoreOptions(**backend))
     yield handle
     handle.close()
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from doc_fixtures import write_md
 
-from ripplemem import RippleMem, RippleMemError
+from ripplemem import RippleMem, RippleMemError, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.interfaces.cli.main import main as cli_main
 
@@ -58,12 +58,12 @@ def _echo(word: str, label: str) -> bool:
 def alice(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's store with secrets, a graph, history, readings and a private knowledge base."""
     index, isolation = request.param
-    mem = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, vector_index=index,
-                    isolation=isolation)
+    mem = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                    store=StoreOptions(vector_index=index, isolation=isolation))
     first = mem.add(SECRETS[0], type="semantic", relations=[("Varkhelm", "treats", "Alice")])
     mem.add(SECRETS[1])
     mem.update(first.id, importance=0.95)
-    mem.record("heart_rate", 188)
+    mem.sensors.record("heart_rate", 188)
     mem.observe("user", "Remember that Varkhelm calls on Fridays")
     (tmp_path / "docs").mkdir()
     write_md(tmp_path / "docs" / "nightjar.md", heading="Nightjar", sentence=KB_TEXT)
@@ -98,33 +98,34 @@ def test_user_b_gets_nothing_from_any_public_call(alice: RippleMem) -> None:
         probes.check(f"delete {memory_id}", lambda i=memory_id: bob.delete(i))
         probes.check(f"history {memory_id}", lambda i=memory_id: bob.history(i))
         probes.check(f"erase {memory_id}", lambda i=memory_id: bob.erase(i))
-        probes.check(f"neighbors {memory_id}", lambda i=memory_id: bob.neighbors(i))
-        probes.check(f"connections {memory_id}", lambda i=memory_id: bob.find_connections(i, "Varkhelm"))
+        probes.check(f"neighbors {memory_id}", lambda i=memory_id: bob.graph.neighbors(i))
+        probes.check(f"connections {memory_id}",
+                     lambda i=memory_id: bob.graph.find_connections(i, "Varkhelm"))
     for name in NAMES:
-        probes.check(f"neighbors {name}", lambda n=name: bob.neighbors(n))
-        probes.check(f"connections {name}", lambda n=name: bob.find_connections(n, "Alice"))
+        probes.check(f"neighbors {name}", lambda n=name: bob.graph.neighbors(n))
+        probes.check(f"connections {name}", lambda n=name: bob.graph.find_connections(n, "Alice"))
     probes.check("list", lambda: bob.list(limit=1000))
     probes.check("stats", bob.stats)
-    probes.check("communities", lambda: bob.communities(min_memories=1))
+    probes.check("communities", lambda: bob.graph.communities(min_memories=1))
     probes.check("erase matching", lambda: bob.erase(matching="Varkhelm tumour", dry_run=True).memory_ids)
     probes.check("erase alice", lambda: bob.erase(user_id="alice"))
     probes.check("working", lambda: bob.working().items())
-    probes.check("readings", lambda: bob.readings("heart_rate"))
-    probes.check("latest", lambda: bob.latest("heart_rate"))
-    probes.check("metrics", bob.metrics)
-    probes.check("knowledge_bases", bob.knowledge_bases)
-    probes.check("chunks alice-private-kb", lambda: bob.chunks("alice-private-kb"))
-    probes.check("grant alice-private-kb", lambda: bob.grant("alice-private-kb", "bob"))
-    probes.check("revoke alice-private-kb", lambda: bob.revoke("alice-private-kb", "alice"))
+    probes.check("readings", lambda: bob.sensors.readings("heart_rate"))
+    probes.check("latest", lambda: bob.sensors.latest("heart_rate"))
+    probes.check("metrics", bob.sensors.metrics)
+    probes.check("knowledge_bases", bob.kb.list)
+    probes.check("chunks alice-private-kb", lambda: bob.kb.chunks("alice-private-kb"))
+    probes.check("grant alice-private-kb", lambda: bob.kb.grant("alice-private-kb", "bob"))
+    probes.check("revoke alice-private-kb", lambda: bob.kb.revoke("alice-private-kb", "alice"))
     probes.check("forget_source alice-private-kb",
-                 lambda: bob.forget_source("nightjar.md", "alice-private-kb"))
+                 lambda: bob.kb.forget_source("nightjar.md", "alice-private-kb"))
     probes.check("delete_knowledge_base alice-private-kb",
-                 lambda: bob.delete_knowledge_base("alice-private-kb"))
-    probes.check("graph_quality", bob.graph_quality)
+                 lambda: bob.kb.delete("alice-private-kb"))
+    probes.check("graph_quality", bob.analysis.graph_quality)
     assert probes.leaks == []
     assert probes.count >= 60
-    assert len(alice.list()) == len(ids) and alice.chunks("alice-private-kb") != []
-    assert [kb.name for kb in bob.knowledge_bases()] == []
+    assert len(alice.list()) == len(ids) and alice.kb.chunks("alice-private-kb") != []
+    assert [kb.name for kb in bob.kb.list()] == []
 
 
 def test_user_b_gets_nothing_through_the_cli(alice: RippleMem) -> None:

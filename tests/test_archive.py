@@ -1,4 +1,4 @@
-"""mem.archive(): the hot / warm / cold migrations (docs/design-notes.md#tiers) on a controlled
+"""mem.lifecycle.archive(): the hot / warm / cold migrations (docs/design-notes.md#tiers) on a controlled
 clock, the compressed archive segments cold vectors live in, and waking a cold memory when a recall
 reaches it."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from manual_clock import ManualClock
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.store.archive import decode_segment
 from ripplemem.store.history_table import read_history
@@ -31,7 +31,8 @@ def clock() -> ManualClock:
 def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
         clock: ManualClock) -> Iterator[RippleMem]:
     """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, **backend)
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock,
+                       store=StoreOptions(**backend))
     yield handle
     handle.close()
 
@@ -65,9 +66,9 @@ def test_hot_to_warm_after_7_idle_days_below_importance_0_7(mem: RippleMem, cloc
     ordinary = mem.add("we talked about the new bakery on Elm Street", importance=0.5)
     important = mem.add("my passport expires in October", importance=0.8)
     clock.advance(6)
-    assert mem.archive().entries == []
+    assert mem.lifecycle.archive().entries == []
     clock.advance(2)
-    report = mem.archive()
+    report = mem.lifecycle.archive()
     assert [(e.id, e.from_tier, e.to_tier) for e in report.entries] == [(ordinary.id, "hot", "warm")]
     assert "8 d idle >= 7 and importance 0.50 < 0.7" in report.entries[0].reason
     assert (tier(mem, ordinary), tier(mem, important)) == ("warm", "hot")
@@ -81,10 +82,10 @@ def test_warm_to_cold_after_30_idle_days_and_fewer_than_3_accesses(mem: RippleMe
     often = mem.add("my dentist is Dr. Okafor on Bridge Road", importance=0.5)
     touch(mem, often, 3)
     clock.advance(10)
-    mem.archive()
+    mem.lifecycle.archive()
     assert (tier(mem, rarely), tier(mem, often)) == ("warm", "warm")
     clock.advance(21)
-    report = mem.archive()
+    report = mem.lifecycle.archive()
     assert [(e.id, e.from_tier, e.to_tier) for e in report.entries] == [(rarely.id, "warm", "cold")]
     assert "0 accesses < 3" in report.entries[0].reason
     assert (tier(mem, rarely), tier(mem, often)) == ("cold", "warm")
@@ -93,7 +94,7 @@ def test_warm_to_cold_after_30_idle_days_and_fewer_than_3_accesses(mem: RippleMe
 def test_one_run_cascades_hot_to_cold(mem: RippleMem, clock: ManualClock) -> None:
     memory = mem.add("the hotel wifi password was seaside42", importance=0.4)
     clock.advance(31)
-    entry = mem.archive().entries[0]
+    entry = mem.lifecycle.archive().entries[0]
     assert (entry.from_tier, entry.to_tier, entry.action) == ("hot", "cold", "cold")
     assert "hot -> warm" in entry.reason and "warm -> cold" in entry.reason
     assert tier(mem, memory) == "cold"
@@ -103,11 +104,11 @@ def test_cold_is_deleted_after_90_idle_days_below_importance_0_3(mem: RippleMem,
     trivial = mem.add("the parking meter took coins only", importance=0.2)
     kept = mem.add("grandma's recipe uses cardamom", importance=0.4)
     clock.advance(40)
-    mem.archive()
+    mem.lifecycle.archive()
     assert (tier(mem, trivial), tier(mem, kept)) == ("cold", "cold")
     assert len(segment_files(mem)) == 1
     clock.advance(50)
-    report = mem.archive()
+    report = mem.lifecycle.archive()
     assert [(e.id, e.action) for e in report.entries] == [(trivial.id, "delete")]
     assert "90 d idle >= 90 and importance 0.20 < 0.3" in report.entries[0].reason
     assert mem.get(trivial.id) is None and tier(mem, kept) == "cold"
@@ -118,7 +119,7 @@ def test_cold_is_deleted_after_90_idle_days_below_importance_0_3(mem: RippleMem,
 def test_the_access_score_is_reported_with_each_move(mem: RippleMem, clock: ManualClock) -> None:
     mem.add("the cat's vet appointment is on Friday", importance=0.5)
     clock.advance(7)
-    entry = mem.archive().entries[0]
+    entry = mem.lifecycle.archive().entries[0]
     # access score: 0.7 x exp(-7 / 7) + 0.3 x min(0 / 10, 1)
     assert entry.score == pytest.approx(0.7 * np.exp(-1.0))
 
@@ -131,7 +132,7 @@ def test_cold_memories_leave_dense_search_but_stay_listed_counted_and_keyword_se
     assert cold.id in dense_ids(mem, "where is the spare key?")
     clock.advance(31)
     touch(mem, hot)
-    mem.archive()
+    mem.lifecycle.archive()
     stats = mem.stats()
     assert stats["by_tier"] == {"cold": 1, "hot": 1} and stats["total"] == 2 and stats["vectors"] == 1
     assert cold.id not in dense_ids(mem, "where is the spare key?")
@@ -150,7 +151,7 @@ def test_cold_vectors_are_in_compressed_segments_not_in_sqlite(mem: RippleMem, c
     stored = mem.add_many(texts)
     original = {m.id: mem._engine.store.embedding_of(m.id, "alice") for m in stored}
     clock.advance(31)
-    mem.archive()
+    mem.lifecycle.archive()
     assert all(mem._engine.store.embedding_of(m.id, "alice") is None for m in stored)
     files = segment_files(mem)
     assert len(files) == 1 and files[0].endswith(".rma")
@@ -168,7 +169,7 @@ def test_deleting_a_cold_memory_removes_it_from_its_segment(mem: RippleMem, cloc
     first = mem.add("the landlord's number is in the blue notebook", importance=0.5)
     second = mem.add("the boiler was serviced in spring", importance=0.5)
     clock.advance(31)
-    mem.archive()
+    mem.lifecycle.archive()
     archive = mem._engine.archive
     (segment,) = archive.segments("alice")
     assert sorted(archive.read("alice", segment)[0]) == sorted([first.id, second.id])
@@ -187,7 +188,7 @@ def ferrari(mem: RippleMem, clock: ManualClock) -> dict[str, Memory]:
     repainted = mem.add("Marco repainted the Ferrari 488 of Calvin in red", importance=0.5)
     clock.advance(35)
     touch(mem, bought)
-    mem.archive()
+    mem.lifecycle.archive()
     assert (tier(mem, bought), tier(mem, repainted)) == ("hot", "cold")
     return {"hot": bought, "cold": repainted}
 
@@ -242,7 +243,7 @@ def test_tiers_and_segments_survive_reopening_the_store(mem: RippleMem, ferrari:
                                                         backend: dict[str, Any]) -> None:
     path = mem.path
     mem.close()
-    again = RippleMem(path, user_id="alice", embedder=embedder, clock=clock, **backend)
+    again = RippleMem(path, user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend))
     try:
         assert again.stats()["by_tier"] == {"hot": 1, "cold": 1} and again.stats()["vectors"] == 1
         assert ferrari["cold"].id not in dense_ids(again, "Ferrari repainted red")
@@ -258,7 +259,7 @@ def test_dry_run_changes_nothing(mem: RippleMem, clock: ManualClock) -> None:
     mem.add_many(["the oven timer is broken", "we planted tulips in the back garden"])
     clock.advance(100)
     before = (mem.list(), {k: v for k, v in mem.stats().items() if k != "disk_bytes"})
-    report = mem.archive(dry_run=True)
+    report = mem.lifecycle.archive(dry_run=True)
     assert report.counts()["cold"] == 2 and report.dry_run
     assert (mem.list(), {k: v for k, v in mem.stats().items() if k != "disk_bytes"}) == before
     assert segment_files(mem) == []
@@ -269,7 +270,7 @@ def test_every_move_is_in_the_history(mem: RippleMem, clock: ManualClock) -> Non
     touch(mem, warm, 3)
     cold = mem.add("the printer needs a new cartridge", importance=0.6)
     clock.advance(31)
-    mem.archive()
+    mem.lifecycle.archive()
     events = {e.memory_id: e for e in read_history(mem._engine.store, "alice", [warm.id, cold.id])}
     assert (events[warm.id].event, events[cold.id].event) == ("cooled", "archived")
     assert events[cold.id].detail["from"] == "hot" and events[cold.id].detail["to"] == "cold"
@@ -281,7 +282,7 @@ def test_archiving_is_scoped_to_the_user(mem: RippleMem, clock: ManualClock) -> 
     alice_note = mem.add("Alice's bike lock code is 5521", importance=0.5)
     bob_note = bob.add("Bob's bike lock code is 7781", importance=0.5)
     clock.advance(31)
-    assert [e.id for e in bob.archive().entries] == [bob_note.id]
+    assert [e.id for e in bob.lifecycle.archive().entries] == [bob_note.id]
     assert tier(mem, alice_note) == "hot" and alice_note.id in dense_ids(mem, "bike lock code")
     assert mem._engine.archive.segments("alice") == [] and len(mem._engine.archive.segments("bob")) == 1
     # Alice's handle cannot wake or read Bob's archived memory.
@@ -294,7 +295,7 @@ def test_an_in_memory_store_archives_and_wakes_in_memory(embedder: Embedder, clo
     with RippleMem(None, user_id="alice", embedder=embedder, clock=clock) as mem:
         memory = mem.add("the museum is closed on Mondays", importance=0.5)
         clock.advance(31)
-        asyncio.run(mem.aarchive())
+        asyncio.run(mem.lifecycle.aarchive())
         assert tier(mem, memory) == "cold" and memory.id not in dense_ids(mem, "museum opening days")
         result = mem.recall("museum closed Mondays", 3, mode="keyword")
         mem._wake_recalled(result, mem._engine.now())

@@ -70,7 +70,7 @@ def test_the_clap_encoder_fills_the_audio_index_in_its_own_space(mem: RippleMem,
     # Random weights put no meaning in cosines: every match is let through (min_similarity=-1).
     encoder = ClapAudioEncoder(str(tiny_clap), min_similarity=-1.0)
     memo = write_tone(tmp_path / "memo.wav", 300)
-    stored = mem.add_audio(memo, encoder=encoder)
+    stored = mem.media.add_audio(memo, encoder=encoder)
     assert mem._engine.media.counts("alice") == {"audio": 1}
     with mem._engine.store.read() as conn:
         [(size,)] = conn.execute("SELECT length(embedding) FROM modality_vectors").fetchall()

@@ -24,6 +24,7 @@ from ripplemem import (
     RippleMemError,
     Settings,
     StoreError,
+    StoreOptions,
 )
 from ripplemem.store.reconcile import PENDING_DIRNAME
 
@@ -131,7 +132,8 @@ def test_unknown_embedder_and_index_names(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="embedder"):
         RippleMem(path=tmp_path, user_id="alice", embedder="word2vec-9000")
     with pytest.raises(InvalidInputError, match="vector_index"):
-        RippleMem(path=tmp_path / "s", user_id="alice", embedder="hashing", vector_index="faiss")
+        RippleMem(path=tmp_path / "s", user_id="alice", embedder="hashing",
+                  store=StoreOptions(vector_index="faiss"))
 
 
 def _untouched(mem: RippleMem) -> None:
@@ -175,11 +177,11 @@ TEXT_FIELDS: dict[str, Callable[[RippleMem], object]] = {
     "update": lambda m: m.update(SURROGATE, content="new text"),
     "history": lambda m: m.history(SURROGATE),
     "erase": lambda m: m.erase(SURROGATE),
-    "neighbors": lambda m: m.neighbors(SURROGATE),
-    "find_connections": lambda m: m.find_connections("Ann", SURROGATE),
-    "reading source": lambda m: m.record("heart_rate", 72, source=SURROGATE),
-    "reading source NUL": lambda m: m.record("heart_rate", 72, source="band\x00"),
-    "reading unit": lambda m: m.record("weight", 72, unit=SURROGATE),
+    "neighbors": lambda m: m.graph.neighbors(SURROGATE),
+    "find_connections": lambda m: m.graph.find_connections("Ann", SURROGATE),
+    "reading source": lambda m: m.sensors.record("heart_rate", 72, source=SURROGATE),
+    "reading source NUL": lambda m: m.sensors.record("heart_rate", 72, source="band\x00"),
+    "reading unit": lambda m: m.sensors.record("weight", 72, unit=SURROGATE),
     "observe role": lambda m: m.observe(SURROGATE, "Remember that I like tea"),
 }
 
@@ -190,7 +192,7 @@ def test_text_that_sqlite_cannot_store_is_refused_up_front(stored: RippleMem,
     with pytest.raises(InvalidInputError, match="surrogate|NUL|limit is"):
         probe(stored)
     _untouched(stored)
-    assert stored.metrics() == {}
+    assert stored.sensors.metrics() == {}
 
 
 NUMBERS: dict[str, Callable[[RippleMem], object]] = {
@@ -199,14 +201,14 @@ NUMBERS: dict[str, Callable[[RippleMem], object]] = {
     "nested metadata -2**70": lambda m: m.add("A counted note", metadata={"a": [{"b": -(2**70)}]}),
     "relation confidence 10**400": lambda m: m.add("Ann likes tea",
                                                    relations=[("Ann", "likes", "tea", 10**400)]),
-    "reading value 10**400": lambda m: m.record("heart_rate", 10**400),
+    "reading value 10**400": lambda m: m.sensors.record("heart_rate", 10**400),
     "update importance 10**400": lambda m: m.update(m.list()[0].id, importance=10**400),
     "list limit 2**63": lambda m: m.list(limit=2**63),
     "list offset 2**63": lambda m: m.list(offset=2**63),
     "recall k 2**63": lambda m: m.recall("note", k=2**63),
     "recall min_importance 10**400": lambda m: m.recall("note", min_importance=10**400),
     "list metadata 2**64": lambda m: m.list(metadata={"count": 2**64}),
-    "readings limit 2**63": lambda m: m.readings("heart_rate", limit=2**63),
+    "readings limit 2**63": lambda m: m.sensors.readings("heart_rate", limit=2**63),
     "ingest max_file_bytes 10**400": lambda m: m.ingest(tempfile.mkdtemp(), max_file_bytes=10**400),
     "ingest ratio 10**400": lambda m: m.ingest(tempfile.mkdtemp(), max_compression_ratio=10**400),
 }
@@ -218,7 +220,7 @@ def test_numbers_beyond_a_float_or_sqlite_integer_are_refused(stored: RippleMem,
     with pytest.raises(InvalidInputError, match="too large|2\\*\\*63"):
         probe(stored)
     _untouched(stored)
-    assert stored.metrics() == {} and stored.knowledge_bases() == []
+    assert stored.sensors.metrics() == {} and stored.kb.list() == []
 
 
 def test_observe_applies_the_rules_of_add(stored: RippleMem) -> None:
@@ -241,8 +243,8 @@ def test_a_closed_handle_says_so_from_every_method(tmp_path: Path) -> None:
         lambda: mem.add("after close"), lambda: mem.add_many(["after close"]), lambda: mem.list(),
         lambda: mem.recall("close"), lambda: mem.get(kept.id), lambda: mem.update(kept.id, importance=0.9),
         lambda: mem.delete(kept.id), lambda: mem.stats(), lambda: mem.observe("user", "Remember that I left"),
-        lambda: mem.working().items(), lambda: mem.record("steps", 10), lambda: mem.history(kept.id),
-        lambda: mem.neighbors("close"), lambda: mem.erase(kept.id), lambda: other.list(),
+        lambda: mem.working().items(), lambda: mem.sensors.record("steps", 10), lambda: mem.history(kept.id),
+        lambda: mem.graph.neighbors("close"), lambda: mem.erase(kept.id), lambda: other.list(),
     ]
     for call in calls:
         with pytest.raises(ClosedError, match="handle is closed"):
@@ -260,7 +262,8 @@ def test_settings_of_the_wrong_type_and_a_filtered_numpy_index_are_refused(tmp_p
         Settings(graph={"similar_k": 3})  # type: ignore[arg-type]
     for path in (tmp_path / "b", None):
         with pytest.raises(InvalidInputError, match="isolation='filter'"):
-            RippleMem(path, user_id="alice", embedder="hashing", vector_index="numpy", isolation="filter")
+            RippleMem(path, user_id="alice", embedder="hashing",
+                      store=StoreOptions(vector_index="numpy", isolation="filter"))
     assert not (tmp_path / "b" / "chroma").exists()
 
 
@@ -294,7 +297,7 @@ class FaultyEmbedder:
 def test_a_faulty_embedder_is_named_before_anything_is_stored(tmp_path: Path, vector_index: str, fault: str,
                                                              problem: str) -> None:
     with RippleMem(tmp_path / "store", user_id="alice", embedder=FaultyEmbedder(fault),
-                   vector_index=vector_index) as mem:
+                   store=StoreOptions(vector_index=vector_index)) as mem:
         mem.add("the one memory that must survive")
         with pytest.raises(EmbedderOutputError, match=f"faulty-{fault}.*{problem}"):
             mem.add_many(["a fine note", "a faulty note"])
@@ -326,7 +329,8 @@ def test_a_full_disk_is_a_store_error_and_keeps_every_committed_memory(tiny_disk
                                                                        vector_index: str) -> None:
     path, ballast = tiny_disk / "store", tiny_disk / "ballast"
     ballast.write_bytes(b"\0" * 1_000_000)
-    with RippleMem(path, user_id="alice", embedder="hashing", vector_index=vector_index) as mem:
+    with RippleMem(path, user_id="alice", embedder="hashing",
+                   store=StoreOptions(vector_index=vector_index)) as mem:
         stored = [mem.add("The sentinel memory must survive a full disk").id]
         with pytest.raises(StoreError, match="disk is full"):
             for batch in range(1000):
@@ -339,7 +343,8 @@ def test_a_full_disk_is_a_store_error_and_keeps_every_committed_memory(tiny_disk
             mem.update(stored[0], content="The sentinel moved to a roomier disk")
         sentinel = mem.get(stored[0]).content
     ballast.unlink()  # the owner frees space: reopened, the store holds every committed memory, once
-    with RippleMem(path, user_id="alice", embedder="hashing", vector_index=vector_index) as mem:
+    with RippleMem(path, user_id="alice", embedder="hashing",
+                   store=StoreOptions(vector_index=vector_index)) as mem:
         assert sorted(m.id for m in mem.list(limit=100_000)) == sorted(set(stored))
         assert mem.stats()["vectors"] == len(set(stored))
         assert mem.recall(sentinel, k=1, mode="dense").hits[0].memory.id == stored[0]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import HashingEmbedder
 from ripplemem.interfaces.caller_ids import memories_by_metadata
 from ripplemem.store.schema import INDEXED_METADATA_KEYS, SCHEMA_VERSION
@@ -32,7 +32,8 @@ with RippleMem(path, user_id="alice", embedder=HashingEmbedder(), vector_index="
 
 def open_store(path: Path, user: str = "alice", agent: str | None = None) -> RippleMem:
     """A handle on an on-disk store that embeds with no model (lookups never embed)."""
-    return RippleMem(path, user_id=user, agent_id=agent, embedder=HashingEmbedder(), vector_index="numpy")
+    return RippleMem(path, user_id=user, agent_id=agent, embedder=HashingEmbedder(),
+                     store=StoreOptions(vector_index="numpy"))
 
 
 def fill(path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.interfaces.cli.main import main
@@ -40,7 +40,7 @@ def recalled(mem: RippleMem, query: str) -> list[str]:
 
 def open_store(path: Path | None, url: str, embedder: Embedder, **options: Any) -> RippleMem:
     """Alice's handle on a store whose vectors are on the server."""
-    return RippleMem(path, user_id="alice", embedder=embedder, chroma_url=url, **options)
+    return RippleMem(path, user_id="alice", embedder=embedder, store=StoreOptions(chroma_url=url, **options))
 
 
 @pytest.mark.parametrize("isolation_b", ["collection", "filter"])
@@ -115,7 +115,8 @@ def test_a_reembedded_store_refills_the_server_with_the_new_vectors_on_its_next_
         mem.add_many(["The cat's vet is Dr. Okafor", "The dentist appointment is on Monday"])
     assert RippleMem.reembed(path, "hashing") == 2
     assert "chroma" not in os.listdir(path)  # no local index built on the way
-    with RippleMem(path, user_id="alice", embedder="hashing", chroma_url=chroma_server_url) as mem:
+    with RippleMem(path, user_id="alice", embedder="hashing",
+                   store=StoreOptions(chroma_url=chroma_server_url)) as mem:
         top = mem.recall("The cat's vet is Dr. Okafor", k=1, mode="dense").hits[0]
         # The server now answers with the hashing vectors: the same text is a perfect match.
         assert top.memory.content == "The cat's vet is Dr. Okafor" and top.components["dense"] > 0.999
@@ -136,7 +137,8 @@ def test_an_in_memory_store_leaves_nothing_on_the_server(
 def test_an_embedded_store_moves_to_the_server_and_is_not_opened_locally_by_accident(
         tmp_path: Path, chroma_server_url: str, embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         mem.add("The boat is moored at pier seven")
     with open_store(path, chroma_server_url, embedder) as mem:
         assert recalled(mem, "where is the boat") == ["The boat is moored at pier seven"]
@@ -145,7 +147,8 @@ def test_an_embedded_store_moves_to_the_server_and_is_not_opened_locally_by_acci
     with pytest.raises(InvalidInputError, match="chroma_url"):
         RippleMem.check(path)
     # Chosen explicitly, a local index is rebuilt from SQLite.
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         assert recalled(mem, "where is the boat") == ["The boat is moored at pier seven"]
 
 
@@ -169,7 +172,8 @@ def test_an_unreachable_server_is_named_with_how_to_start_one(tmp_path: Path, em
 def test_a_wrong_server_option_is_refused_before_anything_is_written(
         tmp_path: Path, embedder: Embedder, url: str | None, options: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
-        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, chroma_url=url, **options)
+        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                  store=StoreOptions(chroma_url=url, **options))
     assert not (tmp_path / "store").exists()
 
 
@@ -212,7 +216,8 @@ def test_headers_such_as_a_token_go_with_every_request(chroma_server_url: str, e
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{proxy.server_address[1]}"
-        with open_store(None, url, embedder, chroma_headers={"Authorization": "Bearer s3cret"}) as mem:
+        with open_store(None, url, embedder,
+                        chroma_headers={"Authorization": "Bearer s3cret"}) as mem:
             mem.add("Headers travel with each call")
             assert recalled(mem, "headers") == ["Headers travel with each call"]
             assert "s3cret" not in repr(mem._engine.chroma)

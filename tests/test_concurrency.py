@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.store.reconcile import check_path
 from ripplemem.store.sqlite import DB_FILENAME
@@ -40,7 +40,8 @@ def test_threads_writing_and_reading_one_store_lose_and_duplicate_nothing(
     returned: dict[str, str] = {}
     errors: list[BaseException] = []
     guard = threading.Lock()
-    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         def work(writer: int) -> None:
             handle = mem if writer % 2 else mem.scope("bob")
             try:
@@ -99,7 +100,8 @@ print(json.dumps({"ids": stored, "seen": seen}))
 def test_processes_writing_one_store_at_once_lose_nothing_and_see_each_other(tmp_path: Path,
                                                                             index: str) -> None:
     path, writers = tmp_path / "store", 2
-    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(), vector_index=index) as mem:
+    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(),
+                   store=StoreOptions(vector_index=index)) as mem:
         mem.add("The store exists before the writers start")
     children = [subprocess.Popen([sys.executable, "-c", PROCESS, str(path), index, str(w), str(writers),
                                   str(Path(__file__).parent)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -131,7 +133,7 @@ def test_async_api_under_300_concurrent_tasks(tmp_path: Path) -> None:
         return everything[:150], everything[150:]
 
     with RippleMem(tmp_path / "store", user_id="alice", embedder=HashingEmbedder(),
-                   vector_index="chroma") as mem:
+                   store=StoreOptions(vector_index="chroma")) as mem:
         written, recalled = asyncio.run(run(mem))
         assert not [r for r in [*written, *recalled] if isinstance(r, BaseException)]
         assert sorted(m.content for m in written) == sorted(note(t % 10, t) for t in range(150))

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.interfaces.cli.main import main
 from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
 from ripplemem.store.sqlite import DB_FILENAME
@@ -138,7 +138,8 @@ def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_sto
     for kill in range(kills):
         zygote.kill_during_writes(path, log_path, seed=kill, delay=rng.uniform(0.0, 0.5))
         # An ordinary open finds the killed writer's marker and repairs what the kill left behind.
-        with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+        with RippleMem(path, user_id="alice", embedder=embedder,
+                       store=StoreOptions(vector_index="chroma")) as mem:
             stats = mem.stats()
             assert stats["vectors"] == stats["total"]
             damaged += mem._engine.last_check is not None
@@ -157,7 +158,7 @@ def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_sto
     with sqlite3.connect(path / DB_FILENAME) as conn:
         user, content = conn.execute(
             "SELECT user_id, content FROM memories ORDER BY rowid DESC LIMIT 1").fetchone()
-    with RippleMem(path, user_id=user, embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id=user, embedder=embedder, store=StoreOptions(vector_index="chroma")) as mem:
         top = mem.recall(content, k=1, mode="dense", record_access=False).hits[0].memory
         assert top.content == content
         assert mem.stats()["total"] == sum(1 for i, u in _rows(path).items() if u == user)
@@ -182,7 +183,8 @@ with engine.unit_of_work("alice"):
 def test_a_write_killed_between_sqlite_and_chroma_is_repaired_on_open(tmp_path: Path) -> None:
     path = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         mem.add("The ferry to Inis Mor leaves at nine")
     done = subprocess.run([sys.executable, "-c", KILL_AFTER_SQLITE, str(path)], capture_output=True,
                           text=True, timeout=120)
@@ -192,7 +194,8 @@ def test_a_write_killed_between_sqlite_and_chroma_is_repaired_on_open(tmp_path: 
     damage = check_path(path, repair=False)
     assert (damage.missing_vectors, damage.interrupted_writes) == (1, 1)
 
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         hit = mem.recall("red lamp lighthouse Skellig", k=1, mode="dense").hits[0]
         assert hit.memory.id == lost_vector
         report = mem._engine.last_check
@@ -204,11 +207,13 @@ def test_a_write_killed_between_sqlite_and_chroma_is_repaired_on_open(tmp_path: 
 def test_a_clean_open_skips_the_check(tmp_path: Path) -> None:
     path = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         mem.add_many(["Olive trees need little water", "The kiln reached 1200 degrees"])
         mem.delete(mem.list()[0].id)
     assert not os.listdir(path / PENDING_DIRNAME)
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         assert mem.stats()["vectors"] == 1
         assert mem._engine.last_check is None
 
@@ -238,7 +243,8 @@ def _damage(path: Path) -> dict[str, str]:
 def test_check_reports_then_repairs_every_kind_of_damage(tmp_path: Path) -> None:
     path = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         mem.add_many(["Maya adopted a grey cat named Pixel", "The boiler was serviced in March",
                       "Grandma's recipe uses three eggs", "The garage code is 4417"])
         mem.scope("bob").add("Bob keeps bees on the roof")
@@ -255,7 +261,8 @@ def test_check_reports_then_repairs_every_kind_of_damage(tmp_path: Path) -> None
     again = RippleMem.check(path, repair=False)
     assert again.consistent and again.memories == again.vectors == 5
 
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         dense = mem.recall("Grandma's recipe uses three eggs", k=1, mode="dense").hits[0].memory
         assert dense.id == ids["unindexed"]
         keyword = mem.recall("boiler serviced March", k=1, mode="keyword").hits[0].memory
@@ -268,7 +275,8 @@ def test_check_reports_then_repairs_every_kind_of_damage(tmp_path: Path) -> None
 def test_check_command_reports_and_exits_nonzero_on_damage_without_repair(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(),
+                   store=StoreOptions(vector_index="chroma")) as mem:
         mem.add_many(["The spare key is under the blue pot", "Swim practice moved to Thursdays",
                       "The router password was changed"])
     _damage(path)

@@ -13,7 +13,7 @@ import pytest
 from doc_fixtures import write_md
 from manual_clock import ManualClock
 
-from ripplemem import InvalidInputError, MemoryNotFoundError, RippleMem, UserMismatchError
+from ripplemem import InvalidInputError, MemoryNotFoundError, RippleMem, StoreOptions, UserMismatchError
 from ripplemem.embedding.embedders import Embedder
 
 # Made-up words: nothing else in a store (or in Chroma's own files) can contain them by chance.
@@ -38,8 +38,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder, cl
           backend_named: Callable[[str], dict[str, Any]]) -> Iterator[RippleMem]:
     """Alice's on-disk store on each backend (conftest.BACKENDS) and Chroma isolation."""
     backend, isolation = request.param
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, isolation=isolation,
-                       clock=clock, **backend_named(backend))
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                       store=StoreOptions(isolation=isolation, **backend_named(backend)), clock=clock)
     yield handle
     handle.close()
 
@@ -85,7 +85,7 @@ def test_erase_one_memory_leaves_no_byte_of_it(store: RippleMem) -> None:
     assert "Quellwarden" not in raw_hits(store.path)
     assert contents(store) == {MEDICATION, HOBBY}
     assert [h.memory.content for h in store.recall("Quellwarden", mode="keyword").hits] == []
-    assert store.neighbors("Quellwarden") == []
+    assert store.graph.neighbors("Quellwarden") == []
     assert store.scope("bob").get(ids["bob"]) is not None
 
 
@@ -112,22 +112,22 @@ def test_erase_matching_takes_what_the_text_points_to(store: RippleMem) -> None:
 
 def test_forget_me_erases_a_user_everywhere_and_keeps_others(store: RippleMem, tmp_path: Path) -> None:
     ids = fill(store)
-    store.record("heart_rate", 72)
+    store.sensors.record("heart_rate", 72)
     (tmp_path / "docs").mkdir()
     write_md(tmp_path / "docs" / "travel.md", heading="Travel", sentence=KB_FACT)
     store.ingest(tmp_path / "docs", "shared-handbook")
-    store.grant("shared-handbook", "bob")
+    store.kb.grant("shared-handbook", "bob")
     store.observe("user", "Remember: Zelpratrexol makes me dizzy")
     report = store.erase(user_id="alice")
     assert report.verified, {k: v for k, v in report.verification["residues"].items() if v}
     assert report.removed["readings"] == 1 and report.removed["knowledge_base_grants"] == 1
     assert report.removed["working_items"] == 1
-    assert store.list() == [] and store.stats()["vectors"] == 0 and store.metrics() == {}
-    assert store.knowledge_bases() == []
+    assert store.list() == [] and store.stats()["vectors"] == 0 and store.sensors.metrics() == {}
+    assert store.kb.list() == []
     assert raw_hits(store.path) == {}
     bob = store.scope("bob")
     assert bob.get(ids["bob"]) is not None
-    assert [kb.name for kb in bob.knowledge_bases()] == ["shared-handbook"]
+    assert [kb.name for kb in bob.kb.list()] == ["shared-handbook"]
     assert any(KB_FACT in h.memory.content for h in bob.recall("train tickets travel policy").hits)
 
 
@@ -145,8 +145,8 @@ def test_cold_archived_memories_and_history_are_erased(store: RippleMem, clock: 
     ids = fill(store)
     store.update(ids["hobby"], importance=0.2)
     clock.advance(45)
-    store.archive()
-    store.archive()
+    store.lifecycle.archive()
+    store.lifecycle.archive()
     assert store.get(ids["hobby"]).tier == "cold"  # type: ignore[union-attr]
     report = store.erase(matching="Granitewerk bouldering gym")
     assert ids["hobby"] in report.memory_ids
@@ -288,7 +288,8 @@ def test_python_without_serialize_still_searches_every_stored_value(alice: Rippl
 
 def test_forget_me_leaves_no_graph_folder_of_the_user(tmp_path: Path, embedder: Embedder) -> None:
     # Chroma deletes a collection but leaves its graph folder, with every vector of the user in it.
-    with RippleMem(tmp_path / "s", user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(tmp_path / "s", user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         fill(mem)
         folders = _graph_folders(tmp_path / "s")
         assert len(folders) == 2  # alice's collection and bob's

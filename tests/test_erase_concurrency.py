@@ -10,7 +10,7 @@ import threading
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.store.sqlite import DB_FILENAME
 
 # Fresh interpreters (no fork of a process that runs Chroma's threads), as benchmarks/trust.py does.
@@ -21,7 +21,8 @@ PATIENCE = 300.0  # seconds a process may take before the test gives up on it
 
 def open_store(path: str, user: str) -> RippleMem:
     """A handle on the shared Chroma store (hashing embedder: this is about storage)."""
-    return RippleMem(path, user_id=user, embedder=HashingEmbedder(), vector_index="chroma")
+    return RippleMem(path, user_id=user, embedder=HashingEmbedder(),
+                     store=StoreOptions(vector_index="chroma"))
 
 
 def carol_note(item: int) -> str:

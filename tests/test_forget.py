@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from manual_clock import ManualClock
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.store.history_table import read_history
@@ -28,7 +28,8 @@ def clock() -> ManualClock:
 def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
         clock: ManualClock) -> Iterator[RippleMem]:
     """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, **backend)
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock,
+                       store=StoreOptions(**backend))
     yield handle
     handle.close()
 
@@ -201,7 +202,7 @@ def test_forgetting_is_scoped_to_the_user(mem: RippleMem, clock: ManualClock) ->
     clock.advance(120)
     report = bob.forget()
     assert report.considered == 1 and report.ids("delete") == [bob_old.id]
-    assert bob.archive().considered == 0
+    assert bob.lifecycle.archive().considered == 0
     assert mem.get(alice_old.id) is not None and mem.get(alice_old.id).tier == "hot"
     assert bob.list() == []
 

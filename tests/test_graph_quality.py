@@ -37,7 +37,7 @@ def _defective(mem: RippleMem) -> dict[str, str]:
 
 def test_each_known_defect_is_found_with_its_fix(mem: RippleMem) -> None:
     ids = _defective(mem)
-    report = mem.graph_quality()
+    report = mem.analysis.graph_quality()
 
     isolated = {issue.nodes[0] for issue in report.of_kind("isolated_entity")}
     assert "Zanzibar" in isolated and "Bob" not in isolated and "Paris" not in isolated
@@ -85,27 +85,27 @@ def test_a_clean_graph_scores_higher_and_has_no_defects(mem: RippleMem) -> None:
     mem.add("Marie Curie won the Nobel Prize.", relations=[("Marie Curie", "won", "Nobel Prize")])
     mem.add("Pierre Curie married Marie Curie.", relations=[("Pierre Curie", "married_to", "Marie Curie"),
                                                             ("Marie Curie", "married_to", "Pierre Curie")])
-    clean = mem.graph_quality()
+    clean = mem.analysis.graph_quality()
     kinds = {issue.kind for issue in clean.issues}
     assert not kinds & {"relation_direction", "duplicate_relation", "type_conflict", "low_confidence",
                         "isolated_entity", "isolated_memory"}
     assert clean.consistency["score"] == 1.0 and clean.coverage["memory_coverage"] == 1.0
 
     _defective(mem.scope("dora"))
-    assert mem.scope("dora").graph_quality().overall < clean.overall  # type: ignore[operator]
+    assert mem.scope("dora").analysis.graph_quality().overall < clean.overall  # type: ignore[operator]
 
 
 def test_min_confidence_moves_the_threshold(mem: RippleMem) -> None:
     mem.add("Ada might know Grace.", relations=[{"subject": "Ada", "predicate": "knows", "object": "Grace",
                                                  "confidence": 0.7}])
-    assert mem.graph_quality().confidence["low_confidence_edges"] == 0
-    assert mem.graph_quality(min_confidence=0.8).confidence["low_confidence_edges"] == 1
+    assert mem.analysis.graph_quality().confidence["low_confidence_edges"] == 0
+    assert mem.analysis.graph_quality(min_confidence=0.8).confidence["low_confidence_edges"] == 1
     with pytest.raises(InvalidInputError, match="min_confidence must be in"):
-        mem.graph_quality(min_confidence=1.5)
+        mem.analysis.graph_quality(min_confidence=1.5)
 
 
 def test_an_empty_graph_has_no_overall_score_and_users_are_apart(mem: RippleMem) -> None:
-    empty = mem.graph_quality()
+    empty = mem.analysis.graph_quality()
     assert empty.overall is None and empty.issues == [] and empty.entities == 0
     _defective(mem.scope("bob"))
-    assert mem.graph_quality().issues == []
+    assert mem.analysis.graph_quality().issues == []

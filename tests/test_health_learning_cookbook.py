@@ -17,7 +17,7 @@ def test_health_assistant_answers_from_each_kind_of_memory() -> None:
     assert run.split("\n")[2].endswith("2024-01-17  Ran 5 km along the river in 31 minutes.")
     assert "A: Last Wednesday (17 January) you ran 5 km" in run
     assert "recall: Latest heart rate reading (current heart rate): 76 bpm at 09:25" in now
-    assert "A: 76 bpm at 09:25 (normal), from mem.latest()" in now
+    assert "A: 76 bpm at 09:25 (normal), from mem.sensors.latest()" in now
     assert nutrients.split("\n")[1].split("  ", 2)[2].startswith("Vegetarians often lack vitamin B12")
     assert "A: Vegetarians most often lack vitamin B12" in nutrients
     average = re.search(r"average (\d+\.\d) bpm over (\d+) readings", week)

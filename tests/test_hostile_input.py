@@ -244,7 +244,7 @@ def test_a_models_entities_with_lone_surrogates_are_dropped_not_written(tmp_path
                    llm=ScriptedChatModel(replies=[reply])) as mem:
         stored = mem.add("Ann drinks oolong tea every morning")
         assert [m.content for m in mem.list()] == [stored.content]
-        labels = {n.node.label for n in mem.neighbors(stored.id)}
+        labels = {n.node.label for n in mem.graph.neighbors(stored.id)}
         assert "Oolong" in labels and not any("\ud800" in label for label in labels)
         assert not (tmp_path / "store" / PENDING_DIRNAME).exists() or \
             list((tmp_path / "store" / PENDING_DIRNAME).iterdir()) == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.store.sqlite import DB_FILENAME
@@ -21,7 +21,7 @@ HOSTILE_IDS = ["../../etc/passwd", "x'; DROP TABLE memories; --", "x}) DETACH DE
 def test_hostile_ids_are_data_and_every_user_sees_only_their_own(tmp_path: Path, embedder: Embedder,
                                                                   index: str) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index=index) as alice:
+    with RippleMem(path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index=index)) as alice:
         alice.add("Alice keeps her spare key under the blue flowerpot")
         for number, user in enumerate(HOSTILE_IDS):
             alice.scope(user, session_id=user).add(f"Secret number {number} belongs to {user!r}")
@@ -52,7 +52,8 @@ def test_unclean_ids_are_refused_before_anything_is_created(tmp_path: Path, embe
     with pytest.raises(InvalidInputError, match=problem):
         RippleMem(tmp_path / "store", user_id=bad, embedder=embedder)
     assert not (tmp_path / "store").exists()
-    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, vector_index="numpy") as mem:
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="numpy")) as mem:
         with pytest.raises(InvalidInputError, match=problem):
             mem.add("A note for a bad session", session_id=bad)
         if bad:  # scope("") means "this handle's user", like scope(None)

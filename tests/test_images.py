@@ -17,7 +17,13 @@ from media_encoders import (
     write_tone,
 )
 
-from ripplemem import EmbeddingModelMismatchError, InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem import (
+    EmbeddingModelMismatchError,
+    InvalidInputError,
+    InvalidTypeError,
+    RippleMem,
+    StoreOptions,
+)
 from ripplemem.embedding.media_encoders import ClapAudioEncoder, SentenceTransformerImageEncoder
 
 
@@ -26,15 +32,15 @@ def photo_album(mem: RippleMem, folder: Path) -> dict[str, Path]:
     encoder = ColourSpaceImageEncoder()
     files = {name: write_ppm(folder / f"IMG_{i:04}.ppm", COLOURS[name]) for i, name in enumerate(COLOURS)}
     for file in files.values():
-        mem.add_image(file, encoder=encoder)
+        mem.media.add_image(file, encoder=encoder)
     return files
 
 
 def test_a_captioned_image_is_recalled_with_its_file(mem: RippleMem, tmp_path: Path) -> None:
     beach = write_ppm(tmp_path / "IMG_0001.ppm", COLOURS["yellow"])
     menu = write_ppm(tmp_path / "IMG_0002.ppm", COLOURS["white"])
-    mem.add_image(beach, "Our dog Rex running on the beach at sunset", event_time="2024-06-01T19:00:00")
-    mem.add_image(menu, "The dinner menu of the trattoria in Florence")
+    mem.media.add_image(beach, "Our dog Rex running on the beach at sunset", event_time="2024-06-01T19:00:00")
+    mem.media.add_image(menu, "The dinner menu of the trattoria in Florence")
     mem.add("I booked the train to Florence for Friday.")
 
     hit = mem.recall("the photo of Rex on the beach", 3).hits[0].memory
@@ -72,8 +78,8 @@ def test_caption_and_image_are_both_embedded(mem: RippleMem, tmp_path: Path) -> 
     red = write_ppm(tmp_path / "IMG_0100.ppm", COLOURS["red"])
     blue = write_ppm(tmp_path / "IMG_0101.ppm", COLOURS["blue"])
     encoder = ColourSpaceImageEncoder()
-    mem.add_image(red, "Grandma's birthday cake on the kitchen table", encoder=encoder)
-    mem.add_image(blue, "The view from the hotel balcony in Lisbon", encoder=encoder)
+    mem.media.add_image(red, "Grandma's birthday cake on the kitchen table", encoder=encoder)
+    mem.media.add_image(blue, "The view from the hotel balcony in Lisbon", encoder=encoder)
     by_caption = mem.recall("grandma's birthday", 2, mode="hybrid").hits[0].memory
     assert by_caption.metadata["file"] == str(red.resolve())
     assert by_caption.metadata["embedded"] == ["caption", "image"]
@@ -84,15 +90,15 @@ def test_caption_and_image_are_both_embedded(mem: RippleMem, tmp_path: Path) -> 
 
 def test_audio_by_transcript_and_by_its_own_encoder(mem: RippleMem, tmp_path: Path) -> None:
     memo = write_tone(tmp_path / "memo.wav", 440)
-    mem.add_audio(memo, "Voice memo: remember to buy oat milk and call the plumber")
+    mem.media.add_audio(memo, "Voice memo: remember to buy oat milk and call the plumber")
     hit = mem.recall("what did my voice memo say about the plumber?", 2).hits[0].memory
     assert hit.modality == "audio" and hit.metadata["file"] == str(memo.resolve())
     assert hit.metadata["transcript"].startswith("Voice memo")
 
-    mem.use_encoder("audio", PitchSpaceAudioEncoder())
+    mem.media.use_encoder("audio", PitchSpaceAudioEncoder())
     low, high = write_tone(tmp_path / "rec1.wav", 90), write_tone(tmp_path / "rec2.wav", 3000)
-    mem.add_audio(low)
-    mem.add_audio(high)
+    mem.media.add_audio(low)
+    mem.media.add_audio(high)
     assert mem._engine.media.counts("alice") == {"audio": 2}
     top = mem.recall("the high-pitched whistle recording", 3).hits[0].memory
     assert top.metadata["file"] == str(high.resolve()) and top.metadata["encoder"] == "test-pitch-space"
@@ -103,28 +109,28 @@ def test_audio_by_transcript_and_by_its_own_encoder(mem: RippleMem, tmp_path: Pa
 def test_bad_media_input_is_refused_and_nothing_is_stored(mem: RippleMem, tmp_path: Path) -> None:
     image = write_ppm(tmp_path / "IMG_0200.ppm", COLOURS["green"])
     with pytest.raises(InvalidInputError, match="needs a caption .* or an encoder"):
-        mem.add_image(image)
+        mem.media.add_image(image)
     with pytest.raises(InvalidInputError, match="needs a transcript"):
-        mem.add_audio(write_tone(tmp_path / "a.wav", 300))
+        mem.media.add_audio(write_tone(tmp_path / "a.wav", 300))
     with pytest.raises(InvalidInputError, match="no image file at"):
-        mem.add_image(tmp_path / "missing.jpg", "a caption")
+        mem.media.add_image(tmp_path / "missing.jpg", "a caption")
     with pytest.raises(InvalidTypeError, match="embed_image"):
-        mem.add_image(image, "a caption", encoder=PitchSpaceAudioEncoder())
+        mem.media.add_image(image, "a caption", encoder=PitchSpaceAudioEncoder())
     with pytest.raises(InvalidInputError, match="could not read"):
-        mem.add_image(write_tone(tmp_path / "not_an_image.ppm", 200), encoder=ColourSpaceImageEncoder())
+        mem.media.add_image(write_tone(tmp_path / "not_an_image.ppm", 200), encoder=ColourSpaceImageEncoder())
     with pytest.raises(InvalidInputError, match="caption must be a non-empty string"):
-        mem.add_image(image, "   ")
+        mem.media.add_image(image, "   ")
 
     class Blank(ColourSpaceImageEncoder):
         def embed_image(self, path: Path) -> np.ndarray:
             return np.zeros(6, dtype=np.float32)
 
     with pytest.raises(InvalidInputError, match="no usable vector"):
-        mem.add_image(image, "a caption", encoder=Blank())
+        mem.media.add_image(image, "a caption", encoder=Blank())
     with pytest.raises(InvalidTypeError, match="model_id"):
-        mem.add_image(image, "a caption", encoder=ColourSpaceImageEncoder(model_id=""))
+        mem.media.add_image(image, "a caption", encoder=ColourSpaceImageEncoder(model_id=""))
     with pytest.raises(InvalidInputError, match="modality must be one of image, audio"):
-        mem.use_encoder("video", ColourSpaceImageEncoder())
+        mem.media.use_encoder("video", ColourSpaceImageEncoder())
     assert mem.list() == [] and mem._engine.media.counts("alice") == {}
 
 
@@ -134,9 +140,9 @@ def test_another_encoder_is_refused_and_nothing_stored_is_lost(mem: RippleMem, t
     with pytest.raises(EmbeddingModelMismatchError,
                        match=r"built with encoder 'test-colour-space' \(6 dimensions\).*'test-512' "
                              r"\(512 dimensions\)"):
-        mem.add_image(extra, "a red car", encoder=ClipSizedEncoder())
+        mem.media.add_image(extra, "a red car", encoder=ClipSizedEncoder())
     with pytest.raises(EmbeddingModelMismatchError, match="'test-colour-space'.*'another-colour-model'"):
-        mem.use_encoder("image", ColourSpaceImageEncoder(model_id="another-colour-model"))
+        mem.media.use_encoder("image", ColourSpaceImageEncoder(model_id="another-colour-model"))
     assert len(mem.list()) == len(COLOURS) and mem._engine.media.counts("alice") == {"image": len(COLOURS)}
     top = mem.recall("a red picture", 3).hits[0].memory
     assert top.metadata["file"] == str(files["red"].resolve())
@@ -144,7 +150,7 @@ def test_another_encoder_is_refused_and_nothing_stored_is_lost(mem: RippleMem, t
 
 def test_images_are_isolated_per_user(mem: RippleMem, tmp_path: Path) -> None:
     files = photo_album(mem, tmp_path)
-    mem.add_image(write_ppm(tmp_path / "IMG_0300.ppm", COLOURS["black"]), "Alice's passport scan")
+    mem.media.add_image(write_ppm(tmp_path / "IMG_0300.ppm", COLOURS["black"]), "Alice's passport scan")
     bob = mem.scope("bob")
     assert bob.recall("passport scan", 5).hits == [] and bob.list() == []
     assert bob.recall("a red picture", 5).hits == []
@@ -154,11 +160,12 @@ def test_images_are_isolated_per_user(mem: RippleMem, tmp_path: Path) -> None:
 
 
 def test_images_are_isolated_in_one_shared_collection_too(tmp_path: Path, embedder: object) -> None:
-    with RippleMem(tmp_path / "shared", user_id="alice", embedder=embedder, vector_index="chroma",  # type: ignore[arg-type]
-                   isolation="filter") as alice:
+    with RippleMem(tmp_path / "shared", user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma", isolation="filter")) as alice:
         files = photo_album(alice, tmp_path)
         bob = alice.scope("bob")
-        bob.add_image(write_ppm(tmp_path / "BOB_0001.ppm", COLOURS["red"]), encoder=ColourSpaceImageEncoder())
+        bob.media.add_image(write_ppm(tmp_path / "BOB_0001.ppm", COLOURS["red"]),
+                            encoder=ColourSpaceImageEncoder())
         assert alice._engine.media.index("image").isolation == "filter"  # type: ignore[attr-defined]
         alice_hits = alice.recall("a red picture", 5).hits
         bob_hits = bob.recall("a red picture", 5).hits
@@ -174,7 +181,8 @@ def test_images_are_isolated_in_one_shared_collection_too(tmp_path: Path, embedd
 def test_the_clip_and_clap_encoders_name_a_model_they_cannot_load(mem: RippleMem, tmp_path: Path) -> None:
     image = write_ppm(tmp_path / "IMG_0400.ppm", COLOURS["red"])
     with pytest.raises(InvalidInputError, match="cannot load the image model '/nonexistent/clip' from disk"):
-        mem.add_image(image, encoder=SentenceTransformerImageEncoder("/nonexistent/clip"))
+        mem.media.add_image(image, encoder=SentenceTransformerImageEncoder("/nonexistent/clip"))
     with pytest.raises(InvalidInputError, match="cannot load the audio model '/nonexistent/clap' from disk"):
-        mem.add_audio(write_tone(tmp_path / "a.wav", 300), encoder=ClapAudioEncoder("/nonexistent/clap"))
+        mem.media.add_audio(write_tone(tmp_path / "a.wav", 300),
+                            encoder=ClapAudioEncoder("/nonexistent/clap"))
     assert mem.list() == []

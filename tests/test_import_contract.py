@@ -33,7 +33,6 @@ SHARED_MODULES = {"ripplemem.interfaces.tool_replies"}
 # until then this list only shrinks: a new reach into ripplemem's internals fails the test.
 KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
     "ripplemem.interfaces.caller_ids": {"memories_by_caller_id", "memories_by_metadata"},
-    "ripplemem.retrieval.graph_queries": {"Connection"},
     "ripplemem.interfaces.hit_metadata": {"DEFAULT_SOURCE", "MEMORY_KEYS", "RIPPLEMEM_KEYS",
                                           "memory_metadata"},
     "ripplemem.retrieval.relevance": {"check_score_threshold"},

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.store.reconcile import PENDING_DIRNAME
 from ripplemem.store.sqlite import DB_FILENAME
 from ripplemem.store.vectors.chroma import CHROMA_DIRNAME, collection_name
@@ -64,7 +64,8 @@ RESUMED = [_note(ALICE_NOTES + i) for i in range(30)]  # what the resumed import
 def healthy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A closed store: alice with a persisted Chroma graph, bob with a few memories."""
     path = tmp_path_factory.mktemp("healthy") / "store"
-    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(),
+                   store=StoreOptions(vector_index="chroma")) as mem:
         mem.add_many([_note(i) for i in range(ALICE_NOTES)])
         mem.scope("bob").add_many(["Bob keeps bees on the roof", "Bob's boat is moored at Howth"])
     return path
@@ -227,7 +228,8 @@ def test_an_open_store_survives_another_process_breaking_the_graph(healthy: Path
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
-    with RippleMem(path, user_id="bob", embedder=HashingEmbedder(), vector_index="chroma") as writer:
+    with RippleMem(path, user_id="bob", embedder=HashingEmbedder(),
+                   store=StoreOptions(vector_index="chroma")) as writer:
         writer.add("Bob's kayak is stored in the boathouse")
     _phantom_elements(_graph(path))  # as a writer killed inside Chroma's persist would leave it
     out, err = reader.communicate("go\n", timeout=600)

@@ -28,7 +28,7 @@ from doc_fixtures import (
     write_txt,
 )
 
-from ripplemem import InvalidInputError, RippleMem
+from ripplemem import InvalidInputError, RippleMem, StoreOptions
 from ripplemem.documents.ingest import IngestReport
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.types import Memory
@@ -49,7 +49,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
     root = tmp_path_factory.mktemp("ingest")
     files = write_corpus(root / "docs")
     write_corrupt(root / "docs" / "broken.docx")
-    handle = RippleMem(root / "store", user_id="alice", embedder=embedder, vector_index="chroma")
+    handle = RippleMem(root / "store", user_id="alice", embedder=embedder,
+                       store=StoreOptions(vector_index="chroma"))
     report = handle.ingest(root / "docs")
     yield handle, files, report
     handle.close()
@@ -68,24 +69,24 @@ def test_every_format_is_stored_and_the_corrupt_file_is_reported(corpus) -> None
     assert [(f.path.name, f.kind) for f in report.failed] == [("broken.docx", "corrupt")]
     assert "corrupt" in report.failed[0].reason
     assert report.created and report.replaced == [] and report.unchanged == []
-    chunks = by_source(mem.chunks())
+    chunks = by_source(mem.kb.chunks())
     assert report.chunks == sum(len(group) for group in chunks.values())
     for fmt, path in files.items():
         text = "\n".join(c.content for c in chunks[str(path.resolve())])
         assert PLANTED[fmt] in text, fmt
-    [kb] = mem.knowledge_bases()
+    [kb] = mem.kb.list()
     assert (kb.name, kb.sources, kb.chunks, kb.readers) == ("default", len(files), report.chunks, ("alice",))
     assert kb.pages == report.pages >= len(PDF_PAGES) + len(PPTX_SLIDES)
 
 
 def test_chunks_carry_source_headings_offsets_and_pages(corpus) -> None:
     mem, files, _ = corpus
-    pdf = mem.chunks(source=files["pdf"])
+    pdf = mem.kb.chunks(source=files["pdf"])
     assert pdf and all(c.type == "document" and c.source == str(files["pdf"].resolve()) for c in pdf)
     for number, sentence in enumerate(PDF_PAGES, start=1):
         [holder] = [c for c in pdf if sentence in c.content]
         assert holder.metadata["page"] <= number <= holder.metadata["end_page"]
-    docx = mem.chunks(source=str(files["docx"]))
+    docx = mem.kb.chunks(source=str(files["docx"]))
     [tomatoes] = [c for c in docx if DOCX_PARAGRAPHS[0] in c.content]
     assert DOCX_HEADINGS[0] in tomatoes.metadata["heading_path"]
     assert all(heading in tomatoes.content for heading in tomatoes.metadata["heading_path"])
@@ -95,16 +96,16 @@ def test_chunks_carry_source_headings_offsets_and_pages(corpus) -> None:
     assert meta["knowledge_base"] == "default" and len(meta["content_hash"]) == 64
     assert [c.metadata["chunk_index"] for c in docx] == list(range(len(docx)))
     # Users never see the reserved scope id a knowledge base is stored under.
-    assert {c.user_id for c in mem.chunks()} == {"kb:default"}
+    assert {c.user_id for c in mem.kb.chunks()} == {"kb:default"}
 
 
 def test_reingesting_unchanged_files_writes_nothing(corpus) -> None:
     mem, files, first = corpus
-    before = [c.id for c in mem.chunks()]
+    before = [c.id for c in mem.kb.chunks()]
     again = mem.ingest(files["md"].parent)
     assert sorted(again.unchanged) == sorted(first.ingested)
     assert again.ingested == again.replaced == [] and again.chunks == 0
-    assert [c.id for c in mem.chunks()] == before
+    assert [c.id for c in mem.kb.chunks()] == before
 
 
 def test_a_changed_file_replaces_its_old_chunks(tmp_path: Path, embedder: Embedder) -> None:
@@ -115,17 +116,17 @@ def test_a_changed_file_replaces_its_old_chunks(tmp_path: Path, embedder: Embedd
     other = write_txt(docs / "other.txt", "The spare key hangs behind the kitchen door.")
     with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as mem:
         mem.ingest(docs)
-        old_ids = {c.id for c in mem.chunks(source=notes)}
-        kept = [c.id for c in mem.chunks(source=other)]
+        old_ids = {c.id for c in mem.kb.chunks(source=notes)}
+        kept = [c.id for c in mem.kb.chunks(source=other)]
         write_md(notes, heading="Boiler", sentence="The boiler pressure must now stay at 2.0 bar.")
         report = mem.ingest(docs)
         assert report.replaced == [notes.resolve()] and report.unchanged == [other.resolve()]
-        new = mem.chunks(source=notes)
+        new = mem.kb.chunks(source=notes)
         assert new and not old_ids & {c.id for c in new}
-        text = "\n".join(c.content for c in mem.chunks())
+        text = "\n".join(c.content for c in mem.kb.chunks())
         assert "2.0 bar" in text and "1.5 bar" not in text
-        assert [c.id for c in mem.chunks(source=other)] == kept
-        assert mem.knowledge_bases()[0].sources == 2
+        assert [c.id for c in mem.kb.chunks(source=other)] == kept
+        assert mem.kb.list()[0].sources == 2
 
 
 def test_progress_callback_sees_every_file(tmp_path: Path, embedder: Embedder) -> None:
@@ -154,8 +155,8 @@ def test_globs_recursion_and_force(tmp_path: Path, embedder: Embedder) -> None:
         assert [p.name for p in deep.ingested] == ["inner.md"]
         forced = mem.ingest(docs, "deep", include="*.md", exclude="top.md", force=True, chunker="markdown")
         assert [p.name for p in forced.replaced] == ["inner.md"]
-        assert {c.metadata["chunker"] for c in mem.chunks("deep")} == {"markdown"}
-        assert sorted(kb.name for kb in mem.knowledge_bases()) == ["deep", "flat"]
+        assert {c.metadata["chunker"] for c in mem.kb.chunks("deep")} == {"markdown"}
+        assert sorted(kb.name for kb in mem.kb.list()) == ["deep", "flat"]
 
 
 def test_bad_input_fails_before_anything_is_stored(tmp_path: Path, embedder: Embedder) -> None:
@@ -168,10 +169,10 @@ def test_bad_input_fails_before_anything_is_stored(tmp_path: Path, embedder: Emb
             mem.ingest(tmp_path / "a.txt", knowledge_base="  ")
         with pytest.raises(InvalidInputError, match="max_tokens"):
             mem.ingest(tmp_path / "a.txt", max_tokens=0)
-        assert mem.knowledge_bases() == []
+        assert mem.kb.list() == []
 
 
 def test_aingest(tmp_path: Path, embedder: Embedder) -> None:
     with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as mem:
         report = asyncio.run(mem.aingest([write_txt(tmp_path / "a.txt")], "notes"))
-        assert len(report.ingested) == 1 and TXT_SENTENCE in mem.chunks("notes")[0].content
+        assert len(report.ingested) == 1 and TXT_SENTENCE in mem.kb.chunks("notes")[0].content

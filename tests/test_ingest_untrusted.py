@@ -17,7 +17,7 @@ import pytest
 from doc_fixtures import DOCX_PARAGRAPHS, write_docx, write_md, write_txt
 from test_cli import cli, run_cli
 
-from ripplemem import HashingEmbedder, InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem import HashingEmbedder, InvalidInputError, InvalidTypeError, RippleMem, StoreOptions
 from ripplemem.documents.convert.file_limits import FileLimits
 from ripplemem.documents.ingest import IngestReport
 
@@ -43,7 +43,7 @@ def _failures(report: IngestReport) -> dict[str, str]:
 
 
 def _stored_text(mem: RippleMem, kb: str = "default") -> str:
-    return "\n".join(chunk.content for chunk in mem.chunks(kb))
+    return "\n".join(chunk.content for chunk in mem.kb.chunks(kb))
 
 
 def _zipped(entries: dict[str, bytes]) -> bytes:
@@ -130,7 +130,7 @@ def test_loops_broken_links_and_undecodable_names_fail_per_file(tmp_path: Path) 
         named = mem.ingest([docs / "a.md", docs / "broken.md", docs / "good.md"], "named")
         assert [p.name for p in named.ingested] == ["good.md"]
         assert _failures(named) == {"a.md": "symlink", "broken.md": "symlink"}
-        assert [kb.sources for kb in mem.knowledge_bases()] == [1, 1, 1]
+        assert [kb.sources for kb in mem.kb.list()] == [1, 1, 1]
 
 
 def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
@@ -193,13 +193,13 @@ def test_a_refused_file_leaves_what_was_stored_unchanged(tmp_path: Path) -> None
     notes = write_md(docs / "notes.md", heading="Keys", sentence="The spare key hangs behind the door.")
     with _store(tmp_path) as mem:
         mem.ingest(docs)
-        before = [(c.id, c.content) for c in mem.chunks()]
+        before = [(c.id, c.content) for c in mem.kb.chunks()]
         notes.unlink()
         os.symlink(write_txt(tmp_path / "passwd.txt", SECRET), notes)
         report = mem.ingest(docs)
         assert _failures(report) == {"notes.md": "symlink"} and report.unchanged == [docs / "good.md"]
-        assert [(c.id, c.content) for c in mem.chunks()] == before
-        assert mem.knowledge_bases()[0].sources == 2
+        assert [(c.id, c.content) for c in mem.kb.chunks()] == before
+        assert mem.kb.list()[0].sources == 2
 
 
 def test_the_default_limits_are_the_documented_ones(tmp_path: Path) -> None:
@@ -222,7 +222,7 @@ def test_bad_limits_fail_before_anything_is_stored(tmp_path: Path) -> None:
         for wrong in ({"max_file_bytes": "1e6"}, {"max_file_bytes": True}, {"follow_outside_symlinks": 1}):
             with pytest.raises(InvalidTypeError, match=next(iter(wrong))):
                 mem.ingest(docs, **wrong)
-        assert mem.knowledge_bases() == []
+        assert mem.kb.list() == []
 
 
 def test_the_command_line_reports_refused_files_and_takes_the_limits(tmp_path: Path) -> None:
@@ -258,7 +258,8 @@ def test_the_store_s_own_files_are_never_ingested(tmp_path: Path) -> None:
     # A store kept inside the folder being ingested: its database, log and index files are not
     # documents, and reading a live SQLite file with open() would drop this process's locks on it.
     docs = _docs(tmp_path)
-    with RippleMem(docs / "memdb", user_id="alice", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+    with RippleMem(docs / "memdb", user_id="alice", embedder=HashingEmbedder(),
+                   store=StoreOptions(vector_index="chroma")) as mem:
         mem.add("My locker code is 4417")
         report = mem.ingest(docs, include=["*"])
         refused = {f.path.name for f in report.failed if f.kind == "store_file"}

@@ -48,7 +48,7 @@ def kb_hits(result, name: str = "handbook") -> list:
 def test_a_granted_base_is_read_by_its_readers_and_nobody_else(mem: RippleMem, tmp_path: Path) -> None:
     report = mem.ingest(handbook(tmp_path / "docs"), "handbook")
     assert report.ok and report.chunks >= 2
-    assert mem.grant("handbook", "bob") is True and mem.grant("handbook", "bob") is False
+    assert mem.kb.grant("handbook", "bob") is True and mem.kb.grant("handbook", "bob") is False
     bob, carol = mem.scope("bob"), mem.scope("carol")
     carol.add("Carol's parental leave starts in June.")
     for reader in (mem, bob):
@@ -60,27 +60,27 @@ def test_a_granted_base_is_read_by_its_readers_and_nobody_else(mem: RippleMem, t
         assert kb_hits(carol.recall("parental leave weeks encryption budget", k=10, mode=mode)) == []
     assert [h.memory.content for h in carol.recall("parental leave", k=10).hits] == [
         "Carol's parental leave starts in June."]
-    assert carol.knowledge_bases() == [] and {kb.name for kb in bob.knowledge_bases()} == {"handbook"}
+    assert carol.kb.list() == [] and {kb.name for kb in bob.kb.list()} == {"handbook"}
     # Guessing a chunk's id reaches nothing, and nothing is changed by trying.
     assert carol.get(chunk.id) is None and carol.delete(chunk.id) is False
     with pytest.raises(MemoryNotFoundError):
         carol.update(chunk.id, content="rewritten by carol")
-    for attempt in (lambda: carol.chunks("handbook"),
+    for attempt in (lambda: carol.kb.chunks("handbook"),
                     lambda: carol.recall("leave", knowledge_bases="handbook"),
-                    lambda: carol.grant("handbook", "carol"), lambda: carol.revoke("handbook", "bob"),
-                    lambda: carol.forget_source(tmp_path / "docs" / "security.md", "handbook"),
-                    lambda: carol.delete_knowledge_base("handbook"),
+                    lambda: carol.kb.grant("handbook", "carol"), lambda: carol.kb.revoke("handbook", "bob"),
+                    lambda: carol.kb.forget_source(tmp_path / "docs" / "security.md", "handbook"),
+                    lambda: carol.kb.delete("handbook"),
                     lambda: carol.ingest(tmp_path / "docs", "handbook")):
         with pytest.raises(KnowledgeBaseAccessError, match="handbook"):
             attempt()
-    assert LEAVE in "\n".join(c.content for c in bob.chunks("handbook"))
-    assert mem.knowledge_bases()[0].chunks == report.chunks
+    assert LEAVE in "\n".join(c.content for c in bob.kb.chunks("handbook"))
+    assert mem.kb.list()[0].chunks == report.chunks
 
 
 def test_personal_memories_never_travel_through_a_shared_base(mem: RippleMem, tmp_path: Path) -> None:
     mem.ingest(handbook(tmp_path / "docs"), "handbook")
     mem.add(ALICE_SECRET)
-    mem.grant("handbook", "bob")
+    mem.kb.grant("handbook", "bob")
     bob = mem.scope("bob")
     bob.add("I asked HR about parental leave for my partner.")
     for mode in ("ripple", "hybrid", "dense", "keyword"):
@@ -95,18 +95,18 @@ def test_personal_memories_never_travel_through_a_shared_base(mem: RippleMem, tm
 
 def test_revoke_and_delete(mem: RippleMem, tmp_path: Path) -> None:
     mem.ingest(handbook(tmp_path / "docs"), "handbook")
-    mem.grant("handbook", "bob")
+    mem.kb.grant("handbook", "bob")
     bob = mem.scope("bob")
     assert kb_hits(bob.recall("laptop encryption", k=3))
-    assert mem.revoke("handbook", "bob") is True and mem.revoke("handbook", "bob") is False
-    assert kb_hits(bob.recall("laptop encryption", k=3)) == [] and bob.knowledge_bases() == []
+    assert mem.kb.revoke("handbook", "bob") is True and mem.kb.revoke("handbook", "bob") is False
+    assert kb_hits(bob.recall("laptop encryption", k=3)) == [] and bob.kb.list() == []
     with pytest.raises(InvalidInputError, match="last reader"):
-        mem.revoke("handbook", "alice")
-    removed = mem.forget_source(tmp_path / "docs" / "security.md", "handbook")
-    assert removed >= 1 and all(LAPTOPS not in c.content for c in mem.chunks("handbook"))
-    assert mem.knowledge_bases()[0].sources == 1
-    assert mem.delete_knowledge_base("handbook") >= 1
-    assert mem.knowledge_bases() == [] and kb_hits(mem.recall("parental leave", k=5)) == []
+        mem.kb.revoke("handbook", "alice")
+    removed = mem.kb.forget_source(tmp_path / "docs" / "security.md", "handbook")
+    assert removed >= 1 and all(LAPTOPS not in c.content for c in mem.kb.chunks("handbook"))
+    assert mem.kb.list()[0].sources == 1
+    assert mem.kb.delete("handbook") >= 1
+    assert mem.kb.list() == [] and kb_hits(mem.recall("parental leave", k=5)) == []
     # The name is free again: whoever ingests next creates (and owns) it.
     assert bob.ingest(tmp_path / "docs" / "security.md", "handbook").created
 
@@ -145,7 +145,7 @@ def test_knowledge_bases_narrow_and_route(mem: RippleMem, tmp_path: Path) -> Non
     assert only_docs.hits and all(h.memory.type == "document" for h in only_docs.hits)
     # A sparse memory (a new user) is topped up from the documents, its own hits first.
     bob = mem.scope("bob")
-    mem.grant("handbook", "bob")
+    mem.kb.grant("handbook", "bob")
     bob.add("I asked HR whether the travel portal covers trains.")
     topped_up = bob.recall("What did I ask about parental leave?", k=4, route="auto")
     assert topped_up.route is not None and topped_up.route["order"] == ["memory", "documents"]
@@ -159,7 +159,7 @@ def test_recall_walks_from_a_conversation_to_a_document(tmp_path: Path, embedder
         write_md(projects / name, heading=heading, sentence=sentence)
     with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as alice:
         alice.ingest(projects, "projects")
-        alice.grant("projects", "dave")
+        alice.kb.grant("projects", "dave")
         alice.add("I'm leading Halcyon at work this quarter, it's my first big project.")
         alice.add("My sister visits in June.")
         dave = alice.scope("dave")
@@ -171,7 +171,7 @@ def test_recall_walks_from_a_conversation_to_a_document(tmp_path: Path, embedder
             assert f"[{project}]" in first.why  # reached through the project's entity in the base's graph
         # Without a conversation about a project, the same question has nothing to walk from.
         erin = alice.scope("erin")
-        alice.grant("projects", "erin")
+        alice.kb.grant("projects", "erin")
         erin.add("My sister visits in June.")
         first = kb_hits(erin.recall(question, k=5, record_access=False), "projects")[0]
         assert "[" not in first.why

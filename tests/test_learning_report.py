@@ -13,7 +13,7 @@ import pytest
 from chat_fakes import ScriptedChatModel
 from manual_clock import ManualClock
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import KnowledgeBaseAccessError
 
@@ -74,7 +74,8 @@ def _learn(mem: RippleMem, clock: ManualClock, tmp_path: Path) -> None:
 @pytest.fixture
 def learner(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[RippleMem, ManualClock]]:
     clock = ManualClock(START)
-    mem = RippleMem(path=tmp_path / "store", user_id="lin", embedder=embedder, vector_index="numpy",
+    mem = RippleMem(path=tmp_path / "store", user_id="lin", embedder=embedder,
+                    store=StoreOptions(vector_index="numpy"),
                     clock=clock)
     _learn(mem, clock, tmp_path)
     yield mem, clock
@@ -84,7 +85,7 @@ def learner(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[RippleMem, Man
 def test_the_report_has_the_seed_shape_and_numbers_from_the_data(
         learner: tuple[RippleMem, ManualClock]) -> None:
     mem, _ = learner
-    report = mem.learning_report()
+    report = mem.analysis.learning_report()
     assert set(report) == KEYS
     assert report["report_id"] == "report_20240117_lin" and report["generated_at"] == "2024-01-17T09:00:00Z"
 
@@ -99,7 +100,7 @@ def test_the_report_has_the_seed_shape_and_numbers_from_the_data(
     assert analysis["strengths"] == ["Backpropagation"]  # the one concept of three or more memories
     assert "Encoder" in analysis["weaknesses"]  # asked about, never noted
     graph = analysis["knowledge_graph"]
-    assert graph["nodes"] == mem.graph_quality().entities
+    assert graph["nodes"] == mem.analysis.graph_quality().entities
     assert graph["central_concepts"][0] in {"Backpropagation", "Transformer"}
 
     gaps = {gap["topic"]: gap for gap in report["knowledge_gaps"]}
@@ -123,20 +124,21 @@ def test_the_report_has_the_seed_shape_and_numbers_from_the_data(
 
 def test_recalling_a_concept_resets_its_forgetting_curve(learner: tuple[RippleMem, ManualClock]) -> None:
     mem, _ = learner
-    before = {r["topic"]: r["retention"] for r in mem.learning_report()["review_suggestions"]}
+    before = {r["topic"]: r["retention"] for r in mem.analysis.learning_report()["review_suggestions"]}
     assert "Neural Networks" in before
     for _ in range(2):
         mem.recall("What do Neural Networks stack?", 1)
-    after = {r["topic"]: r["retention"] for r in mem.learning_report()["review_suggestions"]}
+    after = {r["topic"]: r["retention"] for r in mem.analysis.learning_report()["review_suggestions"]}
     assert "Neural Networks" not in after  # just reviewed: retention back near 1
 
 
 def test_recorded_minutes_are_the_study_time(tmp_path: Path, embedder: Embedder) -> None:
-    with RippleMem(path=tmp_path / "s", user_id="kim", embedder=embedder, vector_index="numpy") as mem:
+    with RippleMem(path=tmp_path / "s", user_id="kim", embedder=embedder,
+                   store=StoreOptions(vector_index="numpy")) as mem:
         mem.add("Read the chapter on Photosynthesis.", metadata={"activity": "study", "minutes": 50})
         mem.add("Note: Photosynthesis turns light into chemical energy.", type="semantic",
                 metadata={"minutes": 25})
-        report = mem.learning_report()
+        report = mem.analysis.learning_report()
     assert report["summary"]["total_study_time"] == "1.2 hours"  # 75 minutes
     assert report["summary"]["notes_created"] == 1 and report["summary"]["questions_asked"] == 0
     assert report["basis"]["study_time"] == "the minutes recorded with study memories"
@@ -152,7 +154,7 @@ def test_a_scripted_model_phrases_the_overview_and_next_steps(learner: tuple[Rip
                        "Write a note on what an Encoder block contains.",
                        "Review Neural Networks before moving on."]})
     model = ScriptedChatModel(replies=[f"```json\n{reply}\n```"])
-    report = mem.learning_report(llm=model)
+    report = mem.analysis.learning_report(llm=model)
     assert report["phrasing"] == {"by": "llm"}
     assert report["overview"].startswith("You asked 3 questions")
     assert report["next_steps"][0] == "Work through Self-Attention and Multi-Head Attention."
@@ -163,30 +165,30 @@ def test_a_scripted_model_phrases_the_overview_and_next_steps(learner: tuple[Rip
 
 def test_broken_replies_fall_back_to_the_data_only_text(learner: tuple[RippleMem, ManualClock]) -> None:
     mem, _ = learner
-    data_only = mem.learning_report()
+    data_only = mem.analysis.learning_report()
     invented = json.dumps({"overview": "You studied for 12 hours this week.", "next_steps": ["Keep going."]})
     model = ScriptedChatModel(replies=["Sure! Here is your report: you are doing great.", invented])
-    report = mem.learning_report(llm=model)
+    report = mem.analysis.learning_report(llm=model)
     assert report["phrasing"]["by"] == "data"
     assert "numbers the data does not hold: 12" in report["phrasing"]["error"]
     assert report["overview"] == data_only["overview"] and report["next_steps"] == data_only["next_steps"]
     assert len(model.seen) == 2 and "not usable: the reply holds no JSON object" in model.seen[1][-1].content
 
     failing = ScriptedChatModel(replies=[TimeoutError("Request timed out")] * 2)
-    assert "timed out" in mem.learning_report(llm=failing)["phrasing"]["error"]
+    assert "timed out" in mem.analysis.learning_report(llm=failing)["phrasing"]["error"]
 
 
 def test_users_are_apart_and_unshared_bases_are_refused(learner: tuple[RippleMem, ManualClock]) -> None:
     mem, _ = learner
     bob = mem.scope("bob")
-    report = bob.learning_report()
+    report = bob.analysis.learning_report()
     assert report["summary"] == {"total_study_time": "0.0 hours", "documents_studied": 0,
                                  "questions_asked": 0, "notes_created": 0}
     assert report["learning_analysis"]["knowledge_graph"]["nodes"] == 0 and report["knowledge_gaps"] == []
     with pytest.raises(KnowledgeBaseAccessError, match="deep-learning"):
-        bob.learning_report(knowledge_base="deep-learning")
-    mem.grant("deep-learning", "bob")
-    gaps = bob.learning_report(knowledge_base="deep-learning")["knowledge_gaps"]
+        bob.analysis.learning_report(knowledge_base="deep-learning")
+    mem.kb.grant("deep-learning", "bob")
+    gaps = bob.analysis.learning_report(knowledge_base="deep-learning")["knowledge_gaps"]
     assert {g["topic"] for g in gaps} == {"Neural Networks", "Transformer Architecture",
                                           "Attention Mechanism"}
     assert all(g["priority"] == "medium" for g in gaps)  # bob has not started the guide

@@ -31,7 +31,7 @@ def test_observe_consolidate_age_archive_recall_back_forget(tmp_path: Path, embe
 
     # A month and a half without a look: hot -> warm -> cold; its vector leaves the index.
     clock.advance(45)
-    mem.archive()
+    mem.lifecycle.archive()
     cold = mem.get(memory.id)
     assert cold is not None and cold.tier == "cold"
     assert memory.id not in {h.memory.id for h in mem.recall(fact, mode="dense", record_access=False).hits}
@@ -66,7 +66,7 @@ def test_the_history_follows_each_step(tmp_path: Path, embedder: Embedder) -> No
         memory = mem.add("Oskar repairs vintage Vespa scooters in Lisbon", importance=0.6)
         mem.add("Oskar is coming to dinner on Saturday", importance=0.9)
         clock.advance(45)
-        mem.archive()  # 0.6 < 0.7 and idle: hot -> warm -> cold; the 0.9 one stays hot
+        mem.lifecycle.archive()  # 0.6 < 0.7 and idle: hot -> warm -> cold; the 0.9 one stays hot
         mem.recall("what do I know about Oskar?", k=5)
         events = [event.event for event in mem.history(memory.id)]
         assert events == ["added", "archived", "woken"]

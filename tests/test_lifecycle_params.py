@@ -94,13 +94,14 @@ def test_the_ends_of_each_range_are_accepted(mem: RippleMem) -> None:
     assert len(mem.list()) == 2
 
 
-@pytest.mark.parametrize("call", ["consolidate", "maintain", "archive", "forget"])
+@pytest.mark.parametrize("call", ["consolidate", "maintain", "lifecycle.archive", "forget"])
 @pytest.mark.parametrize("flag", [0, 1, "no", None])
 def test_dry_run_must_be_a_real_bool(mem: RippleMem, call: str, flag: Any) -> None:
     mem.observe("user", "Remember that my locker code is 4411", session_id="s1")
     before, working = contents(mem), [item.text for item in mem.working("s1").items()]
     with pytest.raises(InvalidTypeError, match=f"dry_run must be True or False, got {flag!r}"):
-        getattr(mem, call)(dry_run=flag)
+        owner: Any = mem.lifecycle if call == "lifecycle.archive" else mem
+        getattr(owner, call.rsplit(".", 1)[-1])(dry_run=flag)
     assert contents(mem) == before
     assert [item.text for item in mem.working("s1").items()] == working
 

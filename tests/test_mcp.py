@@ -117,7 +117,7 @@ def test_a_server_for_bob_sees_and_deletes_nothing_of_alices(tmp_path: Path, emb
     assert by_id.startswith("No connection")
     with RippleMem(store, user_id="alice", embedder=embedder) as alice:
         assert alice.get(secret.id) is not None
-        assert alice.find_connections("Miso", "Lyon")
+        assert alice.graph.find_connections("Miso", "Lyon")
 
 
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path: Path,

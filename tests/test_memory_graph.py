@@ -46,36 +46,36 @@ def test_add_builds_mentions_next_alias_and_relates_edges(mem: RippleMem) -> Non
     kinds = {(src, dst, kind) for src, dst, kind, _ in _edges(mem)}
     assert (first.id, second.id, "NEXT") in kinds and (third.id, fourth.id, "NEXT") in kinds
     assert (second.id, third.id, "NEXT") not in kinds  # another session
-    assert {n.node.label for n in mem.neighbors("Frank Ocean")} >= {first.content, "Frank"}
-    assert [n.edge_type for n in mem.neighbors("frank") if n.node.label == "Frank Ocean"] == ["ALIAS"]
+    assert {n.node.label for n in mem.graph.neighbors("Frank Ocean")} >= {first.content, "Frank"}
+    assert [n.edge_type for n in mem.graph.neighbors("frank") if n.node.label == "Frank Ocean"] == ["ALIAS"]
     # 《三体》 and 三体 are one entity, mentioned by both Chinese memories.
-    assert {n.node.label for n in mem.neighbors("三体") if n.edge_type == "MENTIONS"} == {third.content,
+    assert {n.node.label for n in mem.graph.neighbors("三体") if n.edge_type == "MENTIONS"} == {third.content,
                                                                                       fourth.content}
-    relates = [n for n in mem.neighbors("Calvin") if n.edge_type == "RELATES"]
+    relates = [n for n in mem.graph.neighbors("Calvin") if n.edge_type == "RELATES"]
     assert [(n.node.label, n.predicate) for n in relates] == [("Ferrari 488", "bought")]
 
 
 def test_find_connections_explains_the_path(memory_only: RippleMem) -> None:
     memory_only.add("Calvin bought a Ferrari 488 last spring.")
     memory_only.add("The Ferrari 488 broke down on the highway to Monza.")
-    paths = memory_only.find_connections("Calvin", "Monza", max_hops=4)
+    paths = memory_only.graph.find_connections("Calvin", "Monza", max_hops=4)
     assert paths and paths[0].hops == 4
     text = paths[0].explain()
     assert text.startswith("Calvin -MENTIONS- Calvin bought") and text.endswith("-MENTIONS- Monza")
     assert "Ferrari 488" in text
-    assert memory_only.find_connections("Calvin", "Monza", max_hops=3) == []
-    assert memory_only.find_connections("Calvin", "Atlantis") == []
+    assert memory_only.graph.find_connections("Calvin", "Monza", max_hops=3) == []
+    assert memory_only.graph.find_connections("Calvin", "Atlantis") == []
 
 
 def test_deletes_remove_edges_and_orphan_entities(mem: RippleMem) -> None:
     kept = mem.add("Lena adopted a cat named Miso.")
     gone = mem.add("Lena flew to Reykjavik for the aurora.")
-    assert {n.node.label for n in mem.neighbors("Reykjavik")} == {gone.content}
+    assert {n.node.label for n in mem.graph.neighbors("Reykjavik")} == {gone.content}
     mem.delete(gone.id)
-    assert mem.neighbors("Reykjavik") == []
+    assert mem.graph.neighbors("Reykjavik") == []
     assert all(gone.id not in (src, dst) for src, dst, _, _ in _edges(mem))
-    assert {n.node.label for n in mem.neighbors("Lena")} == {kept.content}
-    assert mem.find_connections("Lena", "Reykjavik") == []
+    assert {n.node.label for n in mem.graph.neighbors("Lena")} == {kept.content}
+    assert mem.graph.find_connections("Lena", "Reykjavik") == []
 
 
 def test_in_memory_graph_stays_equal_to_the_stored_one(tmp_path: Path, embedder: Embedder) -> None:
@@ -162,7 +162,7 @@ def test_communities_separate_topics(memory_only: RippleMem) -> None:
         {"content": "Priya is learning the cello with Mrs Kowalski.", "session_id": "music"},
         {"content": "Mrs Kowalski says Priya should practise the cello daily.", "session_id": "music"},
     ])
-    groups = memory_only.communities()
+    groups = memory_only.graph.communities()
     assert len(groups) == 2
     labels = [group.label for group in groups]
     assert "Berlin Marathon" in labels[0] and "Priya" in labels[1] or "Kowalski" in labels[1]
@@ -179,8 +179,9 @@ def test_llm_extraction_adds_relations_and_broken_output_still_stores(embedder: 
     llm = _ScriptedExtractor(responses=[good, "Sorry, I cannot help with that.", "still not JSON", "nope"])
     with RippleMem(path=None, user_id="alice", embedder=embedder, llm=llm) as mem:
         mem.add("calvin finally got the car he wanted")
-        assert [(n.node.label, n.predicate) for n in mem.neighbors("Calvin") if n.edge_type == "RELATES"] == \
-            [("Ferrari 488", "owns")]
+        relates = [(n.node.label, n.predicate) for n in mem.graph.neighbors("Calvin")
+                   if n.edge_type == "RELATES"]
+        assert relates == [("Ferrari 488", "owns")]
         kept = mem.add("an unremarkable sentence")
         assert mem.get(kept.id) is not None
 
@@ -188,16 +189,16 @@ def test_llm_extraction_adds_relations_and_broken_output_still_stores(embedder: 
 def test_graph_calls_reject_bad_input_and_keep_users_apart(memory_only: RippleMem) -> None:
     memory_only.add("Calvin bought a Ferrari 488.")
     with pytest.raises(InvalidTypeError, match="source"):
-        memory_only.find_connections(42, "Ferrari 488")  # type: ignore[arg-type]
+        memory_only.graph.find_connections(42, "Ferrari 488")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="max_hops"):
-        memory_only.find_connections("Calvin", "Ferrari 488", max_hops=0)
+        memory_only.graph.find_connections("Calvin", "Ferrari 488", max_hops=0)
     bad: list[Any] = [("Calvin", "", "Ferrari")]
     with pytest.raises(InvalidInputError, match="predicate"):
         memory_only.add("Calvin again", relations=bad)
     assert [m.content for m in memory_only.list()] == ["Calvin bought a Ferrari 488."]
     bob = memory_only.scope(user_id="bob")
-    assert bob.neighbors("Calvin") == [] and bob.find_connections("Calvin", "Ferrari 488") == []
-    assert bob.communities() == [] and bob.recall("Calvin Ferrari").hits == []
+    assert bob.graph.neighbors("Calvin") == [] and bob.graph.find_connections("Calvin", "Ferrari 488") == []
+    assert bob.graph.communities() == [] and bob.recall("Calvin Ferrari").hits == []
 
 
 def test_context_groups_linked_memories_under_the_best_hit(memory_only: RippleMem) -> None:
@@ -218,9 +219,9 @@ def test_alias_edges_join_names_that_embed_alike(mem: RippleMem) -> None:
     mem.add("We flew to New York City for the marathon.")
     mem.add("NYC was freezing in November.")
     mem.add("Rome was sunny all week.")
-    aliases = [n.node.label for n in mem.neighbors("NYC") if n.edge_type == "ALIAS"]
+    aliases = [n.node.label for n in mem.graph.neighbors("NYC") if n.edge_type == "ALIAS"]
     assert aliases == ["New York City"]
-    assert [n for n in mem.neighbors("Rome") if n.edge_type == "ALIAS"] == []
-    path = mem.find_connections("NYC", "New York City")[0]
+    assert [n for n in mem.graph.neighbors("Rome") if n.edge_type == "ALIAS"] == []
+    path = mem.graph.find_connections("NYC", "New York City")[0]
     assert path.hops == 1 and path.steps[0].edge_type == "ALIAS"
 

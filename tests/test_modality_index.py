@@ -14,7 +14,7 @@ import pytest
 from manual_clock import ManualClock
 from media_encoders import COLOURS, ColourSpaceImageEncoder, PitchSpaceAudioEncoder, write_ppm, write_tone
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.types import Memory
 
@@ -41,7 +41,7 @@ def cross_modal(mem: RippleMem, query: str) -> list[str]:
 
 def add_photos(mem: RippleMem, folder: Path, colours: tuple[str, ...] = ("red", "blue")) -> dict[str, Memory]:
     """Uncaptioned photos, embedded by the colour encoder only."""
-    return {c: mem.add_image(write_ppm(folder / f"{mem.user_id}_{c}.ppm", COLOURS[c]), encoder=ENCODER)
+    return {c: mem.media.add_image(write_ppm(folder / f"{mem.user_id}_{c}.ppm", COLOURS[c]), encoder=ENCODER)
             for c in colours}
 
 
@@ -59,8 +59,8 @@ def test_delete_leaves_no_vector_in_the_image_index(mem: RippleMem, tmp_path: Pa
 @pytest.mark.parametrize("how", ["memory", "matching", "user"])
 def test_erase_removes_image_vectors_and_verifies_it(mem: RippleMem, tmp_path: Path, how: str) -> None:
     photos = add_photos(mem, tmp_path)
-    secret = mem.add_image(write_ppm(tmp_path / "scan.ppm", COLOURS["green"]), "scan of my passport page",
-                           encoder=ENCODER)
+    secret = mem.media.add_image(write_ppm(tmp_path / "scan.ppm", COLOURS["green"]),
+                                 "scan of my passport page", encoder=ENCODER)
     bob_photos = add_photos(mem.scope("bob"), tmp_path)
     if how == "memory":
         report = mem.erase(secret.id)
@@ -82,11 +82,13 @@ def test_erase_removes_image_vectors_and_verifies_it(mem: RippleMem, tmp_path: P
 
 def test_erase_user_as_an_administrator_clears_the_image_index(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         add_photos(mem, tmp_path)
     report = RippleMem.erase_user(path, "alice", embedder=embedder)
     assert report.verified and report.removed["modality_vectors"] == 2
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         assert image_ids(mem) == set() and mem._engine.media.counts("alice") == {"image": 0}
 
 
@@ -100,7 +102,8 @@ def clock() -> ManualClock:
 def aging(tmp_path: Path, embedder: Embedder, backend: dict[str, Any],
           clock: ManualClock) -> Iterator[RippleMem]:
     """Alice's on-disk store on each backend, on the manual clock."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, **backend)
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock,
+                       store=StoreOptions(**backend))
     yield handle
     handle.close()
 
@@ -108,10 +111,10 @@ def aging(tmp_path: Path, embedder: Embedder, backend: dict[str, Any],
 def test_a_cold_image_leaves_its_index_and_comes_back_when_recalled(aging: RippleMem, clock: ManualClock,
                                                                     tmp_path: Path) -> None:
     mem = aging
-    beach = mem.add_image(write_ppm(tmp_path / "beach.ppm", COLOURS["yellow"]), "Rex on the beach at sunset",
-                          encoder=ENCODER, importance=0.4)
+    beach = mem.media.add_image(write_ppm(tmp_path / "beach.ppm", COLOURS["yellow"]),
+                                "Rex on the beach at sunset", encoder=ENCODER, importance=0.4)
     clock.advance(31)
-    assert [e.to_tier for e in mem.archive().entries] == ["cold"]
+    assert [e.to_tier for e in mem.lifecycle.archive().entries] == ["cold"]
     assert image_ids(mem) == set() and cross_modal(mem, "a yellow picture") == []
     with mem._engine.store.read() as conn:  # the image's own vector waits in SQLite
         assert conn.execute("SELECT COUNT(*) FROM modality_vectors").fetchone()[0] == 1
@@ -125,16 +128,17 @@ def test_the_image_index_persists_across_a_reopen(mem: RippleMem, tmp_path: Path
                                                   backend: dict[str, Any]) -> None:
     add_photos(mem, tmp_path)
     mem.close()
-    with RippleMem(mem.path, user_id="alice", embedder=embedder, **backend) as again:
+    with RippleMem(mem.path, user_id="alice", embedder=embedder, store=StoreOptions(**backend)) as again:
         assert again._engine.media.counts("alice") == {"image": 2}
         assert cross_modal(again, "a red picture") == []  # no encoder registered in this process yet
-        again.use_encoder("image", ColourSpaceImageEncoder())
+        again.media.use_encoder("image", ColourSpaceImageEncoder())
         assert cross_modal(again, "a red picture") == [str((tmp_path / "alice_red.ppm").resolve())]
 
 
 def test_check_finds_and_repairs_the_image_index_and_keeps_it(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         photos = add_photos(mem, tmp_path, ("red", "blue", "green"))
         add_photos(mem.scope("bob"), tmp_path, ("white",))
         index = mem._engine.media.index("image")
@@ -148,21 +152,24 @@ def test_check_finds_and_repairs_the_image_index_and_keeps_it(tmp_path: Path, em
     again = RippleMem.check(path, repair=False)
     # The check keeps every user's image collection (they are not the text index's departed users).
     assert again.consistent and again.memories == again.vectors == 2 * 4
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         assert image_ids(mem) == {m.id for m in photos.values()} and len(image_ids(mem, "bob")) == 1
 
 
 def test_a_crash_between_sqlite_and_the_image_index_is_repaired_on_open(tmp_path: Path,
                                                                         embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         photos = add_photos(mem, tmp_path)
         mem._engine.media.index("image").delete("alice", [photos["blue"].id])
     # A dead writer's marker (pid 2**22 + 1 is above Linux's pid_max default) asks the next open to check.
     folder = os.path.join(path, "pending-writes")
     os.makedirs(folder, exist_ok=True)
     open(os.path.join(folder, f"{os.uname().nodename}:{2 ** 22 + 1}:deadbeef0000"), "w").close()
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         assert mem._engine.index is not None and mem._engine.last_check is not None
         assert mem._engine.last_check.missing_vectors == 1
         assert image_ids(mem) == {m.id for m in photos.values()}
@@ -170,25 +177,29 @@ def test_a_crash_between_sqlite_and_the_image_index_is_repaired_on_open(tmp_path
 
 def test_reembed_changes_text_vectors_only(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         photos = add_photos(mem, tmp_path)
-        mem.use_encoder("audio", PitchSpaceAudioEncoder())
-        mem.add_audio(write_tone(tmp_path / "hum.wav", 80), "the fridge humming at night")
+        mem.media.use_encoder("audio", PitchSpaceAudioEncoder())
+        mem.media.add_audio(write_tone(tmp_path / "hum.wav", 80), "the fridge humming at night")
         before = mem._engine.media.counts("alice")
     assert RippleMem.reembed(path, embedder) == 3
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         assert mem._engine.media.counts("alice") == before == {"audio": 1, "image": 2}
         assert image_ids(mem) == {m.id for m in photos.values()}
-        mem.use_encoder("image", ColourSpaceImageEncoder())
+        mem.media.use_encoder("image", ColourSpaceImageEncoder())
         assert cross_modal(mem, "a blue picture") == [str((tmp_path / "alice_blue.ppm").resolve())]
 
 
 def test_a_numpy_store_sees_images_another_handle_wrote(tmp_path: Path, embedder: Embedder) -> None:
     # Two engines on one path stand for two processes: each keeps its numpy indexes in its own RAM.
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder, vector_index="numpy") as reader, \
-            RippleMem(path, user_id="alice", embedder=embedder, vector_index="numpy") as writer:
-        reader.use_encoder("image", ColourSpaceImageEncoder())
+    with RippleMem(path, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="numpy")) as reader, \
+            RippleMem(path, user_id="alice", embedder=embedder,
+                      store=StoreOptions(vector_index="numpy")) as writer:
+        reader.media.use_encoder("image", ColourSpaceImageEncoder())
         add_photos(writer, tmp_path, ("blue",))
         assert cross_modal(reader, "a blue picture") == [str((tmp_path / "alice_blue.ppm").resolve())]
         red = add_photos(writer, tmp_path, ("red",))["red"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.store.graph_tables import iter_edges
@@ -26,8 +26,8 @@ def test_an_unreachable_server_fails_the_constructor_naming_the_uri_and_how_to_s
         tmp_path: Path, embedder: Embedder) -> None:
     """The error names the URI, the docker image and Aura, and no store is left behind."""
     with pytest.raises(StoreError) as caught:
-        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, backend="neo4j",
-                  uri=DEAD_URI, auth=("neo4j", "password"))
+        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                  store=StoreOptions(backend="neo4j", uri=DEAD_URI, auth=("neo4j", "password")))
     message = str(caught.value)
     assert DEAD_URI in message and "docker run" in message and "neo4j:5" in message and "Aura" in message
     assert not (tmp_path / "store").exists()
@@ -46,19 +46,20 @@ def test_bad_neo4j_options_are_refused_naming_the_problem(tmp_path: Path, embedd
                                                          options: dict[str, Any], named: str) -> None:
     """Each mistake gets an error that says what to change, before any connection is tried."""
     with pytest.raises(InvalidInputError, match=named):
-        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, **options)
+        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(**options))
 
 
 def test_neo4j_needs_a_store_directory_for_its_ledger(embedder: Embedder) -> None:
     """path=None is refused: history, tiers and working memory live in SQLite beside Neo4j."""
     with pytest.raises(InvalidInputError, match="ledger"):
-        RippleMem(None, user_id="alice", embedder=embedder, backend="neo4j", uri=DEAD_URI)
+        RippleMem(None, user_id="alice", embedder=embedder, store=StoreOptions(backend="neo4j", uri=DEAD_URI))
 
 
 def test_a_store_served_by_neo4j_is_not_opened_as_an_embedded_one_by_default(
         tmp_path: Path, embedder: Embedder) -> None:
     """Opening it without backend='neo4j' would build a second, local index; the error says so."""
-    RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, vector_index="numpy").close()
+    RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+              store=StoreOptions(vector_index="numpy")).close()
     ledger = SQLiteStore(str(tmp_path / "store"))
     ledger.set_meta("vector_index", "neo4j")  # what an open with backend="neo4j" records
     ledger.close()
@@ -70,7 +71,8 @@ def test_a_store_served_by_neo4j_is_not_opened_as_an_embedded_one_by_default(
 @pytest.fixture
 def store(tmp_path: Path, embedder: Embedder, neo4j_server: dict[str, Any]) -> Iterator[RippleMem]:
     """Alice's handle on a fresh store served by the Neo4j at $NEO4J_URI."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, **neo4j_server)
+    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                       store=StoreOptions(**neo4j_server))
     yield handle
     handle.close()
 
@@ -97,7 +99,8 @@ def test_another_user_and_another_store_see_nothing(store: RippleMem, tmp_path: 
     """Scope is (store, user) in every query: Bob and a second store on the same database find nothing."""
     store.add("The vault code is 4711.")
     assert store.scope("bob").recall("vault code", k=5).hits == []
-    other = RippleMem(tmp_path / "other", user_id="alice", embedder=embedder, **neo4j_server)
+    other = RippleMem(tmp_path / "other", user_id="alice", embedder=embedder,
+                      store=StoreOptions(**neo4j_server))
     try:
         assert other.recall("vault code", k=5).hits == []
     finally:
@@ -146,7 +149,8 @@ def test_reopening_repairs_what_neo4j_lost(store: RippleMem, tmp_path: Path, emb
     backend.connection.write_count(*statement(cypher.SWEEP_NODES, store=store_id, user_id="alice",
                                               stamp="none", batch=10_000))
     store.close()
-    reopened = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, **neo4j_server)
+    reopened = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
+                         store=StoreOptions(**neo4j_server))
     try:
         hits = reopened.recall("when does the passport expire?", k=1, mode="dense").hits
         assert hits[0].memory.id == memory.id

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from ripplemem import EmbeddingModelMismatchError, HashingEmbedder, RippleMem, SchemaVersionError
+from ripplemem import (
+    EmbeddingModelMismatchError,
+    HashingEmbedder,
+    RippleMem,
+    SchemaVersionError,
+    StoreOptions,
+)
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.store.schema import SCHEMA_VERSION
 from ripplemem.store.sqlite import DB_FILENAME
@@ -58,9 +64,11 @@ def test_write_in_one_process_recall_in_another(tmp_path: Path, index: str) -> N
 def test_switching_vector_index_rebuilds_it(tmp_path: Path) -> None:
     store = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path=store, user_id="alice", embedder=embedder, vector_index="numpy") as mem:
+    with RippleMem(path=store, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="numpy")) as mem:
         mem.add("The lighthouse keeper waved at the passing ferry")
-    with RippleMem(path=store, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+    with RippleMem(path=store, user_id="alice", embedder=embedder,
+                   store=StoreOptions(vector_index="chroma")) as mem:
         assert mem.stats()["vectors"] == 1
         hit = mem.recall("lighthouse ferry", mode="dense").hits[0]
         assert hit.memory.content.startswith("The lighthouse keeper")
@@ -119,7 +127,8 @@ def test_a_version_1_store_is_migrated_and_keeps_its_memories(tmp_path: Path, em
         assert mem.get(kept.id) is not None
         mem.add("We flew to New York City")
         mem.add("NYC was freezing")
-        assert [n.node.label for n in mem.neighbors("NYC") if n.edge_type == "ALIAS"] == ["New York City"]
+        aliases = [n.node.label for n in mem.graph.neighbors("NYC") if n.edge_type == "ALIAS"]
+        assert aliases == ["New York City"]
     with sqlite3.connect(path / "ripplemem.db") as conn:
         version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
     assert version == str(SCHEMA_VERSION)

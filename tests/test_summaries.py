@@ -67,7 +67,7 @@ def test_runs_become_one_semantic_habit_linked_to_each_run(runs_store: tuple[Rip
     assert (summary.type, summary.content) == ("semantic", HABIT)
     assert summary.importance == pytest.approx(0.65)
     assert summary.when == mem.get(runs[-1]).when
-    linked = {n.node.id for n in mem.neighbors(summary.id) if n.edge_type == "SUMMARIZES"}
+    linked = {n.node.id for n in mem.graph.neighbors(summary.id) if n.edge_type == "SUMMARIZES"}
     assert linked == set(runs)
     assert [e.event for e in mem.history(runs[0])][-1] == "summarized"
     assert mem.history(summary.id)[-1].detail["sources"] == runs

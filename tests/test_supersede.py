@@ -21,7 +21,7 @@ from ripplemem.lifecycle.rules.statements import parse_statement
 
 
 def _edges(mem: RippleMem, memory_id: str, kind: str) -> set[tuple[str, str]]:
-    return {(n.node.id, n.edge_type) for n in mem.neighbors(memory_id) if n.edge_type == kind}
+    return {(n.node.id, n.edge_type) for n in mem.graph.neighbors(memory_id) if n.edge_type == kind}
 
 
 def test_a_dose_changed_twice_recalls_the_latest_first(tmp_path: Path, embedder: Embedder) -> None:

@@ -48,7 +48,7 @@ ENTRIES: dict[str, Callable[[RippleMem], Any]] = {
     "recall now=datetime.max": lambda mem: mem.recall("green tea", now=LATE),
     "recall since": lambda mem: mem.recall("green tea", since=EARLY_WITH_OFFSET),
     "list until": lambda mem: mem.list(until=LATE),
-    "record at=datetime.max": lambda mem: mem.record(metric="heart_rate", value=70, at=LATE),
+    "record at=datetime.max": lambda mem: mem.sensors.record(metric="heart_rate", value=70, at=LATE),
     "import_file": import_line,
 }
 
@@ -56,7 +56,7 @@ ENTRIES: dict[str, Callable[[RippleMem], Any]] = {
 def snapshot(mem: RippleMem) -> list[tuple[Any, ...]]:
     """What a user can see of the store: every memory with its times, and the readings."""
     return [(m.id, m.content, m.event_time, m.last_accessed, m.access_count) for m in mem.list()] + \
-        [(r.metric, r.value, r.at) for r in mem.readings("heart_rate")]
+        [(r.metric, r.value, r.at) for r in mem.sensors.readings("heart_rate")]
 
 
 @pytest.mark.parametrize("entry", list(ENTRIES))
@@ -74,7 +74,7 @@ def test_the_error_names_the_field(mem: RippleMem) -> None:
     with pytest.raises(InvalidInputError, match="^event_time 9999-12-31T23:59:59.999999 is outside"):
         mem.add("I bought a kettle", event_time=LATE)
     with pytest.raises(InvalidInputError, match="^at 9999"):
-        mem.record(metric="heart_rate", value=70, at=LATE)
+        mem.sensors.record(metric="heart_rate", value=70, at=LATE)
 
 
 def test_the_command_line_refuses_the_time_and_stores_nothing(
@@ -134,7 +134,7 @@ def test_a_stored_time_out_of_range_does_not_break_reads(tmp_path: Path, caplog:
         recalled = mem.recall("what do I drink")
         assert mem.recall("black coffee").memories[0].id == bad.id
         mem.forget(dry_run=True)
-        mem.archive(dry_run=True)
+        mem.lifecycle.archive(dry_run=True)
     assert stats["total"] == 2 and stats["oldest"] is not None
     assert set(listed) == {good.id, bad.id}
     assert getattr(listed[bad.id], column) is None  # unknown, not a wrong date
@@ -147,13 +147,13 @@ def test_a_stored_time_out_of_range_does_not_break_reads(tmp_path: Path, caplog:
 def test_a_stored_reading_out_of_range_does_not_break_reads(tmp_path: Path) -> None:
     path = tmp_path / "store"
     with RippleMem(path, user_id="alice", embedder=HashingEmbedder()) as mem:
-        mem.record(metric="heart_rate", value=70, at="2025-03-01T08:00:00+00:00")
+        mem.sensors.record(metric="heart_rate", value=70, at="2025-03-01T08:00:00+00:00")
     with sqlite3.connect(path / "ripplemem.db") as conn:
         conn.execute("UPDATE readings SET at = ?", (253402300800.0,))
     conn.close()
     with RippleMem(path, user_id="alice", embedder=HashingEmbedder()) as mem:
-        mem.record(metric="heart_rate", value=72, at="2025-03-01T09:00:00+00:00")
-        assert sorted(r.value for r in mem.readings("heart_rate")) == [70.0, 72.0]
+        mem.sensors.record(metric="heart_rate", value=72, at="2025-03-01T09:00:00+00:00")
+        assert sorted(r.value for r in mem.sensors.readings("heart_rate")) == [70.0, 72.0]
         assert mem.stats()["total"] >= 1
 
 

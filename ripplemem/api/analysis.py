@@ -1,4 +1,4 @@
-"""RippleMem's analysis: knowledge-graph quality and the learning report (mixed into the facade)."""
+"""RippleMem's analyses (``mem.analysis``): knowledge-graph quality and the learning report."""
 
 from __future__ import annotations
 
@@ -7,16 +7,14 @@ from typing import Any
 from ripplemem.analysis.graph_quality import GraphQualityReport, assess_graph
 from ripplemem.analysis.graph_snapshot import load_graph
 from ripplemem.analysis.learning_report import build_learning_report
-from ripplemem.api.handle import HandleState
+from ripplemem.api.handle import Namespace
 from ripplemem.engine.knowledge_bases import check_kb_name
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import require_llm
 
 
-class AnalysisMethods(HandleState):
-    """The analysis methods of a RippleMem handle."""
-
-    llm: Any
+class Analysis(Namespace):
+    """``mem.analysis``: how sound the user's knowledge graph is, and their learning report."""
 
     def graph_quality(self, *, min_confidence: float = 0.5) -> GraphQualityReport:
         """How sound this user's knowledge graph is (docs/design-notes.md#analyses): completeness

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.choices import ImportFormat, literal_values
 from ripplemem.core.relations import coerce_relations
 from ripplemem.core.validation import MAX_METADATA_DEPTH, check_k
 from ripplemem.engine.graph_rows import GraphInput
@@ -32,7 +33,7 @@ from ripplemem.types import Memory, Scope
 if TYPE_CHECKING:
     from ripplemem.engine.engine import Engine
 
-FORMATS = ("auto", "jsonl", "text")
+FORMATS = literal_values(ImportFormat)
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 _META_PREFIX = "import:"
 

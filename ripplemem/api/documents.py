@@ -1,13 +1,15 @@
-"""RippleMem's document ingestion into knowledge bases and their grants (mixed into the RippleMem facade)."""
+"""RippleMem's document ingestion into knowledge bases (mixed into the RippleMem facade), and the
+knowledge bases themselves, their chunks and grants (``mem.kb``)."""
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 from collections.abc import Iterable
-from typing import Any
 
-from ripplemem.api.handle import HandleState
+from ripplemem.api.handle import HandleState, Namespace
+from ripplemem.core.choices import Chunker
 from ripplemem.core.validation import check_identifier, check_k
 from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS
 from ripplemem.documents.convert.discover import PathLike
@@ -25,11 +27,11 @@ from ripplemem.types import Memory
 
 
 class DocumentMethods(HandleState):
-    """ingest, grant, revoke, knowledge_bases, forget_source, delete_knowledge_base of a RippleMem handle."""
+    """ingest of a RippleMem handle and its async twin."""
 
     def ingest(self, paths: PathLike | Iterable[PathLike], knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *,
                include: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
-               recursive: bool = True, chunker: str = "auto", max_tokens: int = DEFAULT_MAX_TOKENS,
+               recursive: bool = True, chunker: Chunker = "auto", max_tokens: int = DEFAULT_MAX_TOKENS,
                force: bool = False, progress: bool | FileProgress = False,
                follow_outside_symlinks: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
                max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
@@ -60,11 +62,25 @@ class DocumentMethods(HandleState):
         return ingest_paths(self._engine, self.user_id, kb, paths, options, progress)
 
     async def aingest(self, paths: PathLike | Iterable[PathLike],
-                      knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, **kwargs: Any) -> IngestReport:
+                      knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *,
+                      include: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
+                      recursive: bool = True, chunker: Chunker = "auto", max_tokens: int = DEFAULT_MAX_TOKENS,
+                      force: bool = False, progress: bool | FileProgress = False,
+                      follow_outside_symlinks: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                      max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+                      max_compression_ratio: float = DEFAULT_MAX_COMPRESSION_RATIO) -> IngestReport:
         """Async twin of ingest (runs in a worker thread)."""
         if not isinstance(paths, (str, os.PathLike)):
             paths = list(paths)
-        return await asyncio.to_thread(self.ingest, paths, knowledge_base, **kwargs)
+        return await asyncio.to_thread(
+            self.ingest, paths, knowledge_base, include=include, exclude=exclude, recursive=recursive,
+            chunker=chunker, max_tokens=max_tokens, force=force, progress=progress,
+            follow_outside_symlinks=follow_outside_symlinks, max_file_bytes=max_file_bytes,
+            max_unpacked_bytes=max_unpacked_bytes, max_compression_ratio=max_compression_ratio)
+
+
+class KnowledgeBases(Namespace):
+    """``mem.kb``: the knowledge bases this user can read, their chunks and who may read them."""
 
     def grant(self, knowledge_base: str, user_id: str) -> bool:
         """Share a knowledge base this user can read with another user (read and ingest); False if
@@ -80,12 +96,12 @@ class DocumentMethods(HandleState):
         assert target is not None
         return kbs.revoke(self._engine, check_kb_name(knowledge_base), self.user_id, target)
 
-    def knowledge_bases(self) -> list[KnowledgeBase]:
+    def list(self) -> builtins.list[KnowledgeBase]:
         """The knowledge bases this user can read, with chunk, file and page counts and readers."""
         return kbs.describe(self._engine, self.user_id)
 
     def chunks(self, knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *, source: PathLike | None = None,
-               limit: int = 1000, offset: int = 0) -> list[Memory]:
+               limit: int = 1000, offset: int = 0) -> builtins.list[Memory]:
         """The chunks of a knowledge base this user can read (of one file if ``source`` is given), in
         the order they were stored; ``Memory.metadata`` holds source, heading path, offsets, pages."""
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -98,6 +114,6 @@ class DocumentMethods(HandleState):
         how many chunks were deleted. The path may be the file's path or its stored source key."""
         return kbs.forget_source(self._engine, check_kb_name(knowledge_base), self.user_id, path)
 
-    def delete_knowledge_base(self, knowledge_base: str) -> int:
+    def delete(self, knowledge_base: str) -> int:
         """Delete a knowledge base this user can read, for every reader; returns the chunks deleted."""
         return kbs.delete_knowledge_base(self._engine, check_kb_name(knowledge_base), self.user_id)

@@ -1,10 +1,10 @@
-"""RippleMem's graph questions: neighbours, explained paths and communities (mixed into the facade)."""
+"""RippleMem's graph questions (``mem.graph``): neighbours, explained paths and communities."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ripplemem.api.handle import HandleState
+from ripplemem.api.handle import Namespace
 from ripplemem.core.validation import check_k, check_text
 from ripplemem.errors import InvalidTypeError
 from ripplemem.retrieval.graph_queries import (
@@ -17,8 +17,8 @@ from ripplemem.retrieval.graph_queries import (
 )
 
 
-class GraphMethods(HandleState):
-    """The graph methods of a RippleMem handle."""
+class Graph(Namespace):
+    """``mem.graph``: what the user's memory graph links, how two things connect, its topic clusters."""
 
     def neighbors(self, node: str, *, limit: int = 20) -> list[Neighbor]:
         """What an entity (by name) or a memory (by id) is linked to, strongest edges first."""
@@ -28,7 +28,7 @@ class GraphMethods(HandleState):
                          limit: int = 5) -> list[Connection]:
         """Explained paths between two entities (by name) or memories (by id), shortest first.
 
-        ``mem.find_connections("Calvin", "Ferrari 488")`` -> paths such as
+        ``mem.graph.find_connections("Calvin", "Ferrari 488")`` -> paths such as
         [Calvin] -MENTIONS- "Calvin bought a Ferrari 488" -MENTIONS- [Ferrari 488].
         """
         return connections_in(self._engine, self.user_id, _check_node(source, "source"),

@@ -1,31 +1,30 @@
-"""RippleMem's forgetting, tiers and archive, and scheduled maintenance (mixed into the facade)."""
+"""RippleMem's forgetting and scheduled maintenance (mixed into the facade), and the tier migrations
+(``mem.lifecycle``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ripplemem.api.handle import HandleState
+from ripplemem.api.handle import Namespace
+from ripplemem.api.working import WorkingMethods
+from ripplemem.core.choices import ForgetStrategy
 from ripplemem.core.validation import check_flag
-from ripplemem.lifecycle.archive import run_tier_moves, wake_memories
+from ripplemem.lifecycle.archive import run_tier_moves
 from ripplemem.lifecycle.forget import check_strategy, run_forget
 from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
 
 if TYPE_CHECKING:
     from ripplemem.lifecycle.consolidate import ConsolidationReport
-    from ripplemem.types import Recall
-
-WAKE_CAUSE = "recall reached it (a cold memory an associated query touches becomes active again)"
 
 
-class LifecycleMethods(HandleState):
-    """forget, archive and maintain of a RippleMem handle (and their async twins)."""
+class LifecycleMethods(WorkingMethods):
+    """forget and maintain of a RippleMem handle (and their async twins)."""
 
-    consolidate: Any
-
-    def forget(self, strategy: str = "score", *, dry_run: bool = False, threshold: float | None = None,
-               max_age_days: float | None = None, capacity: int | None = None) -> LifecycleReport:
+    def forget(self, strategy: ForgetStrategy = "score", *, dry_run: bool = False,
+               threshold: float | None = None, max_age_days: float | None = None,
+               capacity: int | None = None) -> LifecycleReport:
         """Forget what is no longer worth keeping; returns what happened to which memory and why.
 
         ``strategy="score"`` is the forgetting score of docs/design-notes.md#forgetting (importance .30,
@@ -42,18 +41,7 @@ class LifecycleMethods(HandleState):
                           check_flag(dry_run), threshold=threshold, max_age_days=max_age_days,
                           capacity=capacity)
 
-    def archive(self, *, dry_run: bool = False) -> LifecycleReport:
-        """Run the tier migrations (docs/design-notes.md#tiers) and return every move with its reason.
-
-        hot -> warm after 7 days without access and importance < 0.7; warm -> cold after 30 days
-        without access and fewer than 3 accesses (the vector leaves the vector index for a compressed
-        archive segment; the memory stays listed, counted and keyword-searchable); cold -> deleted
-        after 90 days without access and importance < 0.3. A recall that reaches a cold memory
-        brings it back to hot. ``dry_run=True`` changes nothing.
-        """
-        return run_tier_moves(self._engine, self.user_id, self.scope_info.agent_id, check_flag(dry_run))
-
-    def maintain(self, *, dry_run: bool = False, strategy: str = "score",
+    def maintain(self, *, dry_run: bool = False, strategy: ForgetStrategy = "score",
                  session_id: str | None = None) -> MaintenanceReport:
         """The scheduled job: consolidate, then forget (``strategy``), then archive; one report.
 
@@ -70,7 +58,7 @@ class LifecycleMethods(HandleState):
         seconds["consolidate"] = time.perf_counter() - started
         forgotten = self.forget(strategy, dry_run=dry)
         seconds["forget"] = forgotten.seconds
-        moved = self.archive(dry_run=dry)
+        moved = Lifecycle(self).archive(dry_run=dry)
         seconds["archive"] = moved.seconds
         return MaintenanceReport(user_id=self.user_id, dry_run=dry, consolidation=consolidation,
                                  forget=forgotten, archive=moved, seconds=seconds, tiers_before=tiers_before,
@@ -79,23 +67,35 @@ class LifecycleMethods(HandleState):
     def _tier_counts(self) -> dict[str, int]:
         return dict(self._engine.store.counts(self.user_id)["by_tier"])
 
-    def _wake_recalled(self, result: Recall, now: float) -> None:
-        """Bring a recall's warm and cold hits back to hot, logging each move."""
-        hits = [hit for hit in result.hits if hit.memory.tier != "hot"]
-        if hits:
-            wake_memories(self._engine, self.user_id, [hit.memory.id for hit in hits],
-                          [hit.memory.tier for hit in hits], now, WAKE_CAUSE)
-
     # -- async twins -------------------------------------------------------------------------
-    async def aforget(self, strategy: str = "score", **kwargs: Any) -> LifecycleReport:
+    async def aforget(self, strategy: ForgetStrategy = "score", *, dry_run: bool = False,
+                      threshold: float | None = None, max_age_days: float | None = None,
+                      capacity: int | None = None) -> LifecycleReport:
         """Async twin of forget."""
-        return await asyncio.to_thread(self.forget, strategy, **kwargs)
+        return await asyncio.to_thread(self.forget, strategy, dry_run=dry_run, threshold=threshold,
+                                       max_age_days=max_age_days, capacity=capacity)
 
-    async def aarchive(self, **kwargs: Any) -> LifecycleReport:
-        """Async twin of archive."""
-        return await asyncio.to_thread(self.archive, **kwargs)
-
-    async def amaintain(self, **kwargs: Any) -> MaintenanceReport:
+    async def amaintain(self, *, dry_run: bool = False, strategy: ForgetStrategy = "score",
+                        session_id: str | None = None) -> MaintenanceReport:
         """Async twin of maintain."""
-        return await asyncio.to_thread(self.maintain, **kwargs)
+        return await asyncio.to_thread(self.maintain, dry_run=dry_run, strategy=strategy,
+                                       session_id=session_id)
 
+
+class Lifecycle(Namespace):
+    """``mem.lifecycle``: the tier migrations that maintain() runs, on their own."""
+
+    def archive(self, *, dry_run: bool = False) -> LifecycleReport:
+        """Run the tier migrations (docs/design-notes.md#tiers) and return every move with its reason.
+
+        hot -> warm after 7 days without access and importance < 0.7; warm -> cold after 30 days
+        without access and fewer than 3 accesses (the vector leaves the vector index for a compressed
+        archive segment; the memory stays listed, counted and keyword-searchable); cold -> deleted
+        after 90 days without access and importance < 0.3. A recall that reaches a cold memory
+        brings it back to hot. ``dry_run=True`` changes nothing.
+        """
+        return run_tier_moves(self._engine, self.user_id, self.scope_info.agent_id, check_flag(dry_run))
+
+    async def aarchive(self, *, dry_run: bool = False) -> LifecycleReport:
+        """Async twin of archive."""
+        return await asyncio.to_thread(self.archive, dry_run=dry_run)

@@ -1,4 +1,4 @@
-"""RippleMem's perceptual memory: sensor readings, images and audio (mixed into the facade)."""
+"""RippleMem's perceptual memory: images and audio (``mem.media``), sensor readings (``mem.sensors``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.api.handle import HandleState
+from ripplemem.api.handle import Namespace
+from ripplemem.core.choices import MediaKind
 from ripplemem.core.validation import check_datetime, check_k
 from ripplemem.embedding.media_encoders import AudioEncoder, ImageEncoder
 from ripplemem.engine.writes import delete_memories
@@ -28,10 +29,9 @@ if TYPE_CHECKING:
     from ripplemem.types import Memory
 
 
-class PerceptualMethods(HandleState):
-    """The perceptual memory methods of a RippleMem handle: sensor streams, images and audio."""
+class Media(Namespace):
+    """``mem.media``: images and audio as perceptual memories, and the encoders that embed them."""
 
-    # -- images and audio --------------------------------------------------------------------
     def add_image(self, path: str | os.PathLike[str], caption: str | None = None, *,
                   encoder: ImageEncoder | None = None, importance: float | None = None,
                   metadata: Mapping[str, Any] | None = None, event_time: datetime | str | None = None,
@@ -61,7 +61,7 @@ class PerceptualMethods(HandleState):
                          importance=importance, metadata=metadata, event_time=event_time,
                          session_id=session_id)
 
-    def use_encoder(self, modality: str, encoder: ImageEncoder | AudioEncoder) -> None:
+    def use_encoder(self, modality: MediaKind, encoder: ImageEncoder | AudioEncoder) -> None:
         """Use an encoder for "image" or "audio" on this handle and those made by its ``scope()``:
         add_image / add_audio embed files with it, and recall embeds each query with its text
         side (``embed_text``) to search that modality's index (cross-modal recall). An encoder
@@ -71,10 +71,13 @@ class PerceptualMethods(HandleState):
             raise InvalidInputError(f"modality must be one of {', '.join(MEDIA)}; got {modality!r}")
         use_encoder(self._engine, modality, encoder)
 
-    # -- sensor streams ----------------------------------------------------------------------
+
+class Sensors(Namespace):
+    """``mem.sensors``: sensor streams (heart rate, steps, SpO2, ...) as exact time series."""
+
     def record(self, metric: str, value: float, *, unit: str | None = None, at: datetime | str | None = None,
                source: str | None = None) -> Reading:
-        """Store one sensor reading (``mem.record("heart_rate", 85, unit="bpm")``; ``at`` defaults to now).
+        """Store one sensor reading: ``mem.sensors.record("heart_rate", 85, unit="bpm")`` (``at``: now).
 
         A reading outside the metric's normal range (``Settings.sensors``; heart rate 60-100 bpm,
         SpO2 >= 95 %, body temperature 36.1-37.2 °C, steps none) becomes an episodic memory that
@@ -132,8 +135,8 @@ class PerceptualMethods(HandleState):
         return {name: {"unit": unit, "readings": count}
                 for name, (unit, count) in metric_units(self._engine.store, self.user_id).items()}
 
-    def delete_readings(self, metric: str | None = None, *, since: datetime | str | None = None,
-                        until: datetime | str | None = None) -> int:
+    def delete(self, metric: str | None = None, *, since: datetime | str | None = None,
+               until: datetime | str | None = None) -> int:
         """Delete this user's readings (of one metric, in [since, until), if given); returns how many.
         Deleting every reading of a metric also deletes its latest-reading memory."""
         name = None if metric is None else check_metric(metric)

@@ -4,7 +4,6 @@ handle's whole user (the admin entry point, RippleMem.erase_user, is on the faca
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from ripplemem.api.handle import HandleState
 from ripplemem.core.validation import check_text
@@ -40,6 +39,9 @@ class PrivacyMethods(HandleState):
         return erase(self._engine, self.user_id, memory_id=memory_id, matching=matching,
                      whole_user=user_id is not None, dry_run=dry_run, min_similarity=min_similarity)
 
-    async def aerase(self, memory_id: str | None = None, **kwargs: Any) -> EraseReport:
+    async def aerase(self, memory_id: str | None = None, *, user_id: str | None = None,
+                     matching: str | None = None, dry_run: bool = False,
+                     min_similarity: float = DEFAULT_MIN_SIMILARITY) -> EraseReport:
         """Async twin of erase."""
-        return await asyncio.to_thread(self.erase, memory_id, **kwargs)
+        return await asyncio.to_thread(self.erase, memory_id, user_id=user_id, matching=matching,
+                                       dry_run=dry_run, min_similarity=min_similarity)

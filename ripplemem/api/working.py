@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ripplemem.api.handle import HandleState
+from ripplemem.api.crud import CrudMethods
 from ripplemem.core.validation import check_flag, check_identifier
 from ripplemem.errors import InvalidTypeError
 from ripplemem.lifecycle.consolidate import (
@@ -20,11 +20,8 @@ from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemory
 from ripplemem.llm.chat import require_llm
 
 
-class WorkingMethods(HandleState):
+class WorkingMethods(CrudMethods):
     """observe, working and consolidate of a RippleMem handle."""
-
-    llm: Any
-    add: Any
 
     # -- working memory ----------------------------------------------------------------------
     def observe(self, role: str, text: str, *, session_id: str | None = None, importance: float | None = None,

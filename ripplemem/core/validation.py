@@ -7,10 +7,13 @@ import math
 import re
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from ripplemem.core.choices import MemoryTypeName
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.types import MEMORY_TYPES, MemoryType
+
+Mode = TypeVar("Mode", bound=str)
 
 MAX_ID_LENGTH = 128
 MAX_METADATA_CHARS = 1_000_000
@@ -108,16 +111,16 @@ def check_importance(value: Any) -> float:
     return number
 
 
-def check_type(value: Any) -> str:
+def check_type(value: Any) -> MemoryTypeName:
     """A memory type name (or MemoryType)."""
     if isinstance(value, MemoryType):
-        return value.value
+        value = value.value
     if not isinstance(value, str) or value not in MEMORY_TYPES:
         raise InvalidInputError(f"type must be one of {', '.join(MEMORY_TYPES)}; got {value!r}")
-    return value
+    return cast(MemoryTypeName, value)
 
 
-def check_types(value: Any) -> tuple[str, ...] | None:
+def check_types(value: Any) -> tuple[MemoryTypeName, ...] | None:
     """One type, several, or None for all."""
     if value is None:
         return None
@@ -253,11 +256,11 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def check_mode(value: Any, modes: tuple[str, ...]) -> str:
-    """A recall mode name."""
+def check_mode(value: Any, modes: tuple[Mode, ...]) -> Mode:
+    """A recall mode name, one of ``modes``."""
     if value not in modes:
         raise InvalidInputError(f"mode must be one of {', '.join(modes)}; got {value!r}")
-    return str(value)
+    return cast(Mode, str(value))
 
 
 def check_flag(value: Any, name: str = "dry_run") -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import Settings
+from ripplemem.core.choices import VectorIndexName, literal_values
 from ripplemem.core.clock import utc_now
 from ripplemem.core.validation import checked_clock
 from ripplemem.embedding.auto import AUTO, AutoEmbedder, is_auto, model_for
@@ -51,7 +52,7 @@ from ripplemem.store.vectors.chroma import ISOLATIONS, ChromaIndex
 from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
 from ripplemem.types import Memory
 
-VECTOR_INDEXES = ("auto", "chroma", "numpy")
+VECTOR_INDEXES = literal_values(VectorIndexName)
 Clock = Callable[[], datetime]
 # What happens to a working item that expires or is evicted: (engine, user_id, item, reason). The
 # facade passes consolidating.consolidate_dropped, which writes it to long-term memory when due.

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ripplemem.config import Settings
+from ripplemem.core.choices import Modality, literal_values
 from ripplemem.core.validation import (
     check_content,
     check_datetime,
@@ -22,7 +23,7 @@ from ripplemem.types import Memory, Scope
 
 ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
                         "source", "modality", "relations"})
-MODALITIES = ("text", "image", "audio", "sensor")
+MODALITIES = literal_values(Modality)
 
 
 def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str, now: datetime,

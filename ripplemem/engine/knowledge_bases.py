@@ -78,7 +78,7 @@ def check_kb_names(value: object) -> tuple[str, ...] | None:
 def _not_shared(kb: str, user_id: str) -> KnowledgeBaseAccessError:
     return KnowledgeBaseAccessError(
         f"no knowledge base {kb!r} is shared with user {user_id!r}; "
-        "a user it is granted to can share it with mem.grant(knowledge_base, user_id)")
+        "a user it is granted to can share it with mem.kb.grant(knowledge_base, user_id)")
 
 
 def require_reader(engine: Engine, kb: str, user_id: str) -> None:
@@ -108,7 +108,7 @@ def open_for_ingest(engine: Engine, kb: str, user_id: str) -> bool:
         if not kb_tables.has_grant(conn, kb, user_id):
             raise KnowledgeBaseAccessError(
                 f"the knowledge base {kb!r} exists and is not shared with user {user_id!r}; ask one "
-                "of its readers to grant it (mem.grant), or ingest into another knowledge base")
+                "of its readers to grant it (mem.kb.grant), or ingest into another knowledge base")
     return False
 
 
@@ -128,7 +128,7 @@ def revoke(engine: Engine, kb: str, revoker: str, user_id: str) -> bool:
         if kb_tables.readers(conn, kb) == [user_id]:
             raise InvalidInputError(
                 f"{user_id!r} is the last reader of knowledge base {kb!r}; revoking would leave it "
-                "unreachable: delete it instead (mem.delete_knowledge_base)")
+                "unreachable: delete it instead (mem.kb.delete)")
         return kb_tables.remove_grant(conn, kb, user_id)
 
 

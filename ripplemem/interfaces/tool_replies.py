@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from ripplemem.core.choices import MemoryTypeName, RecallMode
 from ripplemem.core.text import count_phrase
 from ripplemem.errors import InvalidInputError, MemoryNotFoundError
 from ripplemem.interfaces.hit_metadata import memory_metadata
@@ -105,8 +106,9 @@ def memory_record(memory: Memory) -> dict[str, Any]:
 def store_result(memory: RippleMem, content: str, type: str = "episodic", importance: float | None = None,
                  event_time: str | None = None, *, stored_by: str) -> ToolReply:
     """Store one memory and say so with its id: 'Stored memory <id> (semantic): <text>'."""
-    stored = memory.add(content, type=type, importance=importance, event_time=event_time,
-                        metadata={"stored_by": stored_by})
+    # A model's tool call gives plain strings; the facade checks each choice at run time (the casts below).
+    stored = memory.add(content, type=cast(MemoryTypeName, type), importance=importance,
+                        event_time=event_time, metadata={"stored_by": stored_by})
     return ToolReply(f"Stored memory {stored.id} ({stored.type}): {stored.content}", memory_record(stored))
 
 
@@ -128,7 +130,8 @@ def hits_reply(query: str, hits: Sequence[Hit]) -> str:
 def recall_result(memory: RippleMem, query: str, k: int = 5, types: Sequence[str] | None = None,
                   mode: str = "ripple") -> ToolReply:
     """The best memories for a query: the lines of hits_reply, and the hits as the artifact."""
-    hits = memory.recall(query, k=k, mode=mode, types=list(types) if types else None).hits
+    hits = memory.recall(query, k=k, mode=cast(RecallMode, mode),
+                         types=[cast(MemoryTypeName, t) for t in types] if types else None).hits
     return ToolReply(hits_reply(query, hits), hits)
 
 
@@ -152,7 +155,8 @@ def update_result(memory: RippleMem, memory_id: str, *, content: str | None = No
         merged = {key: value for key, value in {**found.metadata, **metadata}.items() if value is not None}
     if content is None and importance is None and type is None and event_time is None and merged is None:
         raise InvalidInputError("nothing to update: give content, type, importance, event_time or metadata")
-    updated = memory.update(found.id, content=content, importance=importance, type=type,
+    updated = memory.update(found.id, content=content, importance=importance,
+                            type=cast(MemoryTypeName | None, type),
                             event_time=event_time, metadata=merged)
     return ToolReply(f"Updated memory {updated.id} ({updated.type}): {updated.content}",
                      memory_record(updated))
@@ -160,7 +164,7 @@ def update_result(memory: RippleMem, memory_id: str, *, content: str | None = No
 
 def connections_result(memory: RippleMem, source: str, target: str, max_hops: int = 3) -> ToolReply:
     """The explained paths between two names or memory ids, shortest first."""
-    connections: list[Connection] = memory.find_connections(source, target, max_hops=max_hops, limit=5)
+    connections: list[Connection] = memory.graph.find_connections(source, target, max_hops=max_hops, limit=5)
     paths = [{"path": path.explain(), "hops": path.hops, "strength": path.strength} for path in connections]
     artifact = {"source": source, "target": target, "connections": paths}
     if not connections:

@@ -12,7 +12,9 @@ are when the plan says "archive". A dry run returns the same report and changes 
 from __future__ import annotations
 
 import time
+from typing import cast
 
+from ripplemem.core.choices import ForgetStrategy
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError
@@ -28,11 +30,11 @@ from ripplemem.store.lifecycle_rows import (
 )
 
 
-def check_strategy(strategy: object) -> str:
+def check_strategy(strategy: object) -> ForgetStrategy:
     """The forgetting strategy, or a clear error naming the valid ones."""
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise InvalidInputError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    return strategy
+    return cast(ForgetStrategy, strategy)
 
 
 def plan_for(engine: Engine, user_id: str, rows: LifecycleRows, strategy: str, now: float, *,

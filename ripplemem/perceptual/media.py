@@ -87,7 +87,7 @@ def add_media(engine: Engine, scope: Scope, kind: str, path: Any, text: str | No
     if encoder is None and text is None:
         raise InvalidInputError(
             f"add_{kind} needs a {text_field} (embedded as text) or an encoder=... that embeds "
-            f"{kind}s (e.g. {'CLIP' if kind == 'image' else 'CLAP'}; see mem.use_encoder)")
+            f"{kind}s (e.g. {'CLIP' if kind == 'image' else 'CLAP'}; see mem.media.use_encoder)")
     encoded = None if encoder is None else encode_file(kind, file, encoder)
     if encoded is not None:
         check_space(engine.store, kind, encoded[0].model_id, encoded[0].dimension)

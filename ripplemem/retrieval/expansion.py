@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.choices import ExpandMode, literal_values
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import (
     ChatTask,
@@ -43,7 +44,7 @@ __all__ = [
 
 logger = logging.getLogger("ripplemem.retrieval.expansion")
 
-EXPAND_MODES = ("mqe", "hyde", "both")
+EXPAND_MODES = literal_values(ExpandMode)
 # The HelloAgents memory chapter's "candidate_pool_multiplier=4"; issue 8: pool = max(4 x k, 20).
 POOL_MULTIPLIER = 4
 POOL_MINIMUM = 20

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import Settings
+from ripplemem.core.choices import RecallMode, literal_values
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex, query_terms
 from ripplemem.retrieval.scoring import access_heat, profile_scores, profile_weights, recency
@@ -21,7 +22,7 @@ from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
 
-RECALL_MODES = ("ripple", "hybrid", "dense", "keyword")
+RECALL_MODES: tuple[RecallMode, ...] = literal_values(RecallMode)
 
 
 def vector_filter(flt: MemoryFilter) -> VectorFilter:

@@ -10,6 +10,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ripplemem.core.choices import TimePhraseMode, literal_values
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError
@@ -20,7 +21,7 @@ from ripplemem.retrieval.ripple import RippleParts, ripple_recall
 from ripplemem.store.memory_rows import MemoryFilter, to_epoch
 from ripplemem.types import Hit, Recall, Subgraph
 
-TIME_PHRASE_MODES = ("boost", "filter", "off")
+TIME_PHRASE_MODES = literal_values(TimePhraseMode)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ripplemem.core.choices import RouteTarget, literal_values
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import check_count, check_text
 
@@ -24,7 +25,7 @@ __all__ = [
     "Router", "RuleRouter", "check_route", "classify_query", "decide", "route",
 ]
 
-ROUTE_TARGETS = ("memory", "documents", "both")
+ROUTE_TARGETS = literal_values(RouteTarget)
 QUERY_LABELS = ("memory_primary", "documents_primary", "hybrid")
 # Below this many memories a user's memory is "sparse" and memory-first queries also search the
 # documents. Not from the routing source (it only says "context richness high / low"): about a

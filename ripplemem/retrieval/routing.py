@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ripplemem.core.choices import MemoryTypeName
+from ripplemem.core.validation import check_type
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import chunk_count, readable
 from ripplemem.language.entities import query_entity_keys
@@ -15,7 +17,7 @@ from ripplemem.retrieval.route_rules import RuleRouter
 from ripplemem.store.graph_tables import entity_id, get_entities
 from ripplemem.types import MemoryType, Recall
 
-PERSONAL_TYPES = tuple(t.value for t in MemoryType if t.value != "document")
+PERSONAL_TYPES: tuple[MemoryTypeName, ...] = tuple(check_type(t) for t in MemoryType if t.value != "document")
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class RoutePlan:
     memories to search (None: all), and the knowledge bases to search."""
 
     decision: dict[str, Any] | None
-    types: tuple[str, ...] | None
+    types: tuple[MemoryTypeName, ...] | None
     knowledge_bases: tuple[str, ...]
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ripplemem.core.choices import Chunker, literal_values
 from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
 from ripplemem.documents.chunk.markdown_chunker import check_text, chunk_with_profile
 from ripplemem.documents.chunk.semantic_chunker import chunk_semantic
@@ -31,7 +32,7 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 
 ChunkerName = Literal["auto", "markdown", "semantic", "novel", "legal", "paper", "technical", "news"]
-CHUNKERS: tuple[str, ...] = ("auto", "markdown", "semantic", "novel", "legal", "paper", "technical", "news")
+CHUNKERS: tuple[str, ...] = literal_values(Chunker)
 _SEMANTIC = frozenset({"semantic", "news"})
 
 

@@ -7,6 +7,7 @@ import json
 import os
 from typing import Any
 
+from ripplemem.api.options import StoreOptions
 from ripplemem.errors import InvalidInputError
 
 HEADERS_ENV = "RIPPLEMEM_CHROMA_HEADERS"
@@ -44,3 +45,9 @@ def chroma_server(args: argparse.Namespace) -> dict[str, Any]:
             raise InvalidInputError(f"${HEADERS_ENV} must be a JSON object such as "
                                     f'{{"Authorization": "Bearer TOKEN"}}: {exc}') from exc
     return {"chroma_url": args.chroma_url, "chroma_headers": headers}
+
+
+def server_store(args: argparse.Namespace) -> StoreOptions:
+    """The store options of RippleMem(store=...): the Chroma server the options or the environment
+    name, or the embedded index without one."""
+    return StoreOptions(**chroma_server(args))

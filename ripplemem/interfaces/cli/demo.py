@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ripplemem.core.choices import MemoryTypeName
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli import formatting as fmt
 from ripplemem.interfaces.cli.env import quiet_third_party
@@ -32,7 +33,7 @@ class DemoQuery:
     k: int = 3
     since: str | None = None
     until: str | None = None
-    types: tuple[str, ...] | None = None
+    types: tuple[MemoryTypeName, ...] | None = None
     context_budget: int | None = None
 
     def label(self) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ripplemem.errors import StoreError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import chroma_server
+from ripplemem.interfaces.cli.chroma import server_store
 from ripplemem.store.info import recorded_embedder, store_exists
 
 
@@ -21,7 +21,7 @@ def cmd_erase(args: argparse.Namespace) -> None:
     if not store_exists(args.path):
         raise StoreError(f"no RippleMem store at {args.path!r} to erase from; pass --path")
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    with RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args)) as mem:
+    with RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args)) as mem:
         whole = args.id is None and args.matching is None
         report = mem.erase(args.id, matching=args.matching, user_id=args.user if whole else None,
                            dry_run=args.dry_run)

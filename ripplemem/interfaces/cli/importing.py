@@ -9,7 +9,7 @@ from typing import Any
 from ripplemem.api.bulk_import import FORMATS
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import chroma_server
+from ripplemem.interfaces.cli.chroma import server_store
 from ripplemem.store.info import recorded_embedder
 
 
@@ -20,7 +20,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     if args.batch_size <= 0:
         raise InvalidInputError(f"batch-size must be a positive integer, got {args.batch_size}")
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    with RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args)) as mem:
+    with RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args)) as mem:
         report = mem.import_file(args.file, format=args.format, batch_size=args.batch_size,
                              progress=not args.json and sys.stderr.isatty())
     print(fmt.to_json(report.as_dict()) if args.json else report.summary())

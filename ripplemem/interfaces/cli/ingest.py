@@ -21,7 +21,7 @@ from ripplemem.documents.ingest import IngestReport
 from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import chroma_server
+from ripplemem.interfaces.cli.chroma import server_store
 from ripplemem.store.info import recorded_embedder
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def _open(args: argparse.Namespace) -> RippleMem:
     from ripplemem.memory import RippleMem
 
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    return RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args))
+    return RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args))
 
 
 def shown(path: Path) -> str:
@@ -84,7 +84,7 @@ def cmd_ingest(args: argparse.Namespace) -> None:
 def cmd_grant(args: argparse.Namespace) -> None:
     """Share a knowledge base with another user."""
     with _open(args) as mem:
-        added = mem.grant(args.kb, args.reader)
+        added = mem.kb.grant(args.kb, args.reader)
     if args.json:
         print(fmt.to_json({"knowledge_base": args.kb, "reader": args.reader, "can_read": True,
                            "changed": added}))
@@ -95,7 +95,7 @@ def cmd_grant(args: argparse.Namespace) -> None:
 def cmd_revoke(args: argparse.Namespace) -> None:
     """Stop sharing a knowledge base with a user."""
     with _open(args) as mem:
-        removed = mem.revoke(args.kb, args.reader)
+        removed = mem.kb.revoke(args.kb, args.reader)
     if args.json:
         print(fmt.to_json({"knowledge_base": args.kb, "reader": args.reader, "can_read": False,
                            "changed": removed}))
@@ -107,7 +107,7 @@ def cmd_revoke(args: argparse.Namespace) -> None:
 def cmd_kb_list(args: argparse.Namespace) -> None:
     """Print the knowledge bases the user can read, with their sizes and readers."""
     with _open(args) as mem:
-        bases = mem.knowledge_bases()
+        bases = mem.kb.list()
     if args.json:
         print(fmt.to_json(bases))
         return

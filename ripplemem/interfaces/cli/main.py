@@ -14,7 +14,7 @@ from ripplemem.core.validation import MAX_METADATA_DEPTH
 from ripplemem.core.version import __version__
 from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import chroma_option, chroma_server
+from ripplemem.interfaces.cli.chroma import chroma_option, chroma_server, server_store
 from ripplemem.interfaces.cli.env import quiet_third_party
 from ripplemem.interfaces.cli.erase import add_erase_command
 from ripplemem.interfaces.cli.importing import add_import_command
@@ -49,7 +49,7 @@ def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:
     from ripplemem.memory import RippleMem
 
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    return RippleMem(args.path, user_id=args.user, embedder=embedder, **chroma_server(args))
+    return RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args))
 
 
 def _json_object(field: str, text: str | None) -> Any:
@@ -161,7 +161,7 @@ def cmd_maintain(args: argparse.Namespace) -> None:
                                     unit="user")
     reports = []
     with RippleMem(args.path, user_id=users[0] if users else "default", embedder=embedder,
-                   **chroma_server(args)) as mem:
+                   store=server_store(args)) as mem:
         for user in users:
             reports.append(mem.scope(user).maintain(dry_run=args.dry_run, strategy=args.strategy))
             report_done(len(reports))

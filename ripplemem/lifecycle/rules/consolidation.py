@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ripplemem.core.choices import MemoryTypeName
 from ripplemem.core.clock import aware
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.lifecycle.rules._common import as_float_array, as_ids
@@ -160,7 +161,7 @@ class ConsolidationDecision:
     """
 
     action: str
-    target: str | None
+    target: MemoryTypeName | None
     importance: float
     score: float
     reasons: tuple[str, ...]
@@ -215,7 +216,7 @@ def decide_consolidation(item: ConsolidationCandidate, context: ConsolidationCon
 
     score = round(score, 6)
     if score >= s.consolidate_threshold:
-        target = "semantic" if score > s.semantic_threshold else "episodic"
+        target: MemoryTypeName = "semantic" if score > s.semantic_threshold else "episodic"
         reasons.append(f"score {score:g} >= {s.consolidate_threshold:g}")
         return ConsolidationDecision("consolidate", target, importance, score, tuple(reasons))
     reasons.append(f"score {score:g} < {s.consolidate_threshold:g}")

@@ -37,13 +37,14 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.core.choices import ForgetStrategy, literal_values
 from ripplemem.core.validation import shown_number
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle.rules._common import as_float_array, as_ids
 from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettings
 
 FORGET_ACTIONS: tuple[str, ...] = ("delete", "deprioritize", "archive", "keep")
-STRATEGIES: tuple[str, ...] = ("score", "importance", "time", "capacity")
+STRATEGIES: tuple[ForgetStrategy, ...] = literal_values(ForgetStrategy)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ripplemem.core.choices import BackendName, literal_values
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
 
-BACKENDS = ("embedded", "neo4j")
+BACKENDS = literal_values(BackendName)
 # A statement of neo4j_cypher with its parameters, ready to run.
 Statement = tuple[str, dict[str, Any]]
 _HOW_TO_START = (

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ripplemem.core.choices import Isolation, literal_values
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
 from ripplemem.store.process_lock import ProcessLock
 from ripplemem.store.vectors.base import NumpyIndex, VectorFilter, VectorIndex
@@ -32,7 +33,7 @@ COLLECTION_PREFIX = "rm_"
 # isolation="filter": every user's vectors in this one collection, each tagged with its user id.
 # Not under COLLECTION_PREFIX, so consistency checks never take it for a departed user's collection.
 SHARED_COLLECTION = "ripplemem_shared"
-ISOLATIONS = ("collection", "filter")
+ISOLATIONS = literal_values(Isolation)
 # Chroma's PersistentClient keeps each collection's HNSW graph in process memory and is not safe for
 # two processes at once (vectors written by one are lost when the other persists its stale copy).
 # Every operation on an on-disk index therefore holds the inter-process lock LOCK_FILENAME, and a
