@@ -20,12 +20,13 @@ ROWS = 200
 INDEXES = {f"ix_memories_meta_{key}" for key in INDEXED_METADATA_KEYS}
 OPEN = """
 import os, sys, time
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import HashingEmbedder
 path = sys.argv[1]
 while not os.path.exists(os.path.join(path, "go")):
     time.sleep(0.005)
-with RippleMem(path, user_id="alice", embedder=HashingEmbedder(), vector_index="numpy") as mem:
+with RippleMem(path, user_id="alice", embedder=HashingEmbedder(), store=StoreOptions(vector_index="numpy")) \
+        as mem:
     print(len(mem.list(metadata={"langchain_id": "doc-3"})))
 """
 

@@ -76,11 +76,11 @@ def test_threads_writing_and_reading_one_store_lose_and_duplicate_nothing(
 # one note of every other process by dense search: it must see their writes, not a stale index.
 PROCESS = r"""
 import json, os, sys, time
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 sys.path.insert(0, sys.argv[5])
 from test_concurrency import note
 path, index, writer, writers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-mem = RippleMem(path, user_id="alice", embedder=HashingEmbedder(), vector_index=index)
+mem = RippleMem(path, user_id="alice", embedder=HashingEmbedder(), store=StoreOptions(vector_index=index))
 while not os.path.exists(os.path.join(path, "go")):
     time.sleep(0.01)
 stored = []

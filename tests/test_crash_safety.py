@@ -166,9 +166,10 @@ def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_sto
 
 KILL_AFTER_SQLITE = r"""
 import os, signal, sys
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.engine.items import build_memory
-mem = RippleMem(sys.argv[1], user_id="alice", embedder=HashingEmbedder(), vector_index="chroma")
+mem = RippleMem(sys.argv[1], user_id="alice", embedder=HashingEmbedder(),
+                store=StoreOptions(vector_index="chroma"))
 engine = mem._engine
 memory = build_memory("The lighthouse on Skellig has a red lamp", 0, "episodic", engine.clock(),
                       mem.scope_info, mem.settings)

@@ -33,10 +33,10 @@ ELEMENT_BYTES = 4236  # one element of data_level0.bin: 33 link words, 1,024 flo
 # Opens the store, writes and recalls as a resumed import would, and prints what a user would see.
 USE_STORE = r"""
 import json, sys
-from ripplemem import HashingEmbedder, RippleMem
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 path = sys.argv[1]
 embedder = HashingEmbedder()
-with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
+with RippleMem(path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")) as mem:
     old_note, new_notes = sys.argv[2], json.loads(sys.argv[3])
     mem.add_many(new_notes)
     old = mem.recall(old_note, k=1, mode="dense").hits[0].memory.content
@@ -209,8 +209,9 @@ def test_index_damage_reads_a_store_without_changing_it(healthy: Path, tmp_path:
 # Keeps the store open across another process's write, then recalls and writes again.
 STAY_OPEN = r"""
 import json, sys
-from ripplemem import HashingEmbedder, RippleMem
-with RippleMem(sys.argv[1], user_id="alice", embedder=HashingEmbedder(), vector_index="chroma") as mem:
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
+with RippleMem(sys.argv[1], user_id="alice", embedder=HashingEmbedder(),
+               store=StoreOptions(vector_index="chroma")) as mem:
     first = mem.recall(sys.argv[2], k=1, mode="dense").hits[0].memory.content
     print("ready", flush=True)
     sys.stdin.readline()  # meanwhile another process writes and the graph files break

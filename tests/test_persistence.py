@@ -23,8 +23,8 @@ from ripplemem.store.sqlite import DB_FILENAME
 
 WRITER = """
 import json, sys
-from ripplemem import RippleMem
-mem = RippleMem(path=sys.argv[1], user_id="alice", vector_index=sys.argv[2])
+from ripplemem import RippleMem, StoreOptions
+mem = RippleMem(path=sys.argv[1], user_id="alice", store=StoreOptions(vector_index=sys.argv[2]))
 m = mem.add("I started reading The Three-Body Problem", session_id="s1", metadata={"turn": "D1:3"})
 mem.add("My sister lives in Berlin")
 mem.scope(user_id="bob").add("Bob's secret: he keeps bees")
@@ -33,8 +33,8 @@ print(json.dumps({"id": m.id}))
 
 READER = """
 import json, sys
-from ripplemem import RippleMem
-mem = RippleMem(path=sys.argv[1], user_id="alice", vector_index=sys.argv[2])
+from ripplemem import RippleMem, StoreOptions
+mem = RippleMem(path=sys.argv[1], user_id="alice", store=StoreOptions(vector_index=sys.argv[2]))
 r = mem.recall("which book am I reading?", k=2)
 got = mem.get(sys.argv[3])
 print(json.dumps({"top": r.hits[0].memory.content, "get": got.content, "meta": got.metadata,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, StoreOptions
 from ripplemem.engine.engine import rebuild_index
 from ripplemem.store.neo4j.index import Neo4jIndex
 from ripplemem.store.reconcile import check_store, sync_index
@@ -136,7 +136,8 @@ class DictIndex:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     """A real store on disk holding three memories of alice."""
-    mem = RippleMem(path=tmp_path, user_id="alice", embedder="hashing", vector_index="numpy")
+    mem = RippleMem(path=tmp_path, user_id="alice", embedder="hashing",
+                    store=StoreOptions(vector_index="numpy"))
     for text in ("Alice keeps bees on the roof", "Alice's sister lives in Lyon", "Alice runs on Sundays"):
         mem.add(text)
     mem.close()
