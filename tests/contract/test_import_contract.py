@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("ripplemem", "langchain_ripplemem", "llamaindex_ripplemem")
 ADAPTERS = ("langchain_ripplemem", "llamaindex_ripplemem")
 

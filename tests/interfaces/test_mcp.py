@@ -26,7 +26,7 @@ def with_server(path: Path, user: str, session: Callable[[Any], Awaitable[Any]],
     """Start `python -m ripplemem mcp` for one user, run `session(client)` against it, stop it."""
     params = mcp.StdioServerParameters(
         command=sys.executable, args=["-m", "ripplemem", "mcp", "--path", str(path), "--user", user, *flags],
-        env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}, cwd=str(Path(__file__).parents[1]))
+        env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}, cwd=str(Path(__file__).parents[2]))
 
     async def run() -> Any:
         async with mcp.Client(params, read_timeout_seconds=120) as client:

@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from cli_runner import cli, run_cli
 from doc_fixtures import DOCX_PARAGRAPHS, write_docx, write_md, write_txt
-from test_cli import cli, run_cli
 
 from ripplemem import HashingEmbedder, InvalidInputError, InvalidTypeError, RippleMem
 from ripplemem.documents.convert.file_limits import FileLimits
@@ -206,7 +206,7 @@ def test_the_default_limits_are_the_documented_ones(tmp_path: Path) -> None:
     limits = FileLimits()
     assert (limits.max_file_bytes, limits.max_unpacked_bytes, limits.max_compression_ratio) == (
         100_000_000, 200_000_000, 100)
-    docs = (Path(__file__).parents[1] / "docs" / "documents.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).parents[3] / "docs" / "documents.md").read_text(encoding="utf-8")
     for documented in ("`max_file_bytes=100_000_000`", "`max_unpacked_bytes=200_000_000`",
                        "`max_compression_ratio=100`", "`follow_outside_symlinks=False`"):
         assert documented in docs

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chat_fakes import ScriptedChatModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -20,7 +21,6 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.interfaces.cli.main import main as cli_main
 from ripplemem.store.reconcile import PENDING_DIRNAME
-from tests.chat_fakes import ScriptedChatModel
 
 EXAMPLES = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])

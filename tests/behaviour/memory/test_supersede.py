@@ -134,8 +134,11 @@ def test_a_broken_judge_reply_falls_back_to_the_rules(embedder: Embedder) -> Non
 
 def test_every_text_the_rules_read_an_attribute_from_passes_the_cheap_gate() -> None:
     # The write path parses only texts may_state_attribute lets through; it must miss none.
-    texts = {node.value for name in ("test_conflicts.py", "test_lifecycle_rules.py", "test_supersede.py")
-             for node in ast.walk(ast.parse((Path(__file__).parent / name).read_text(encoding="utf-8")))
+    tests = Path(__file__).resolve().parents[2]
+    texts = {node.value for name in ("unit/lifecycle/test_conflicts.py",
+                                     "unit/lifecycle/test_lifecycle_rules.py",
+                                     "behaviour/memory/test_supersede.py")
+             for node in ast.walk(ast.parse((tests / name).read_text(encoding="utf-8")))
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300}
     read = [text for text in texts if parse_statement(text).slot is not None]
     assert len(read) > 50

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chat_fakes import ByPromptChatModel, ScriptedChatModel
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.llm.chat import LLMRequiredError
-from tests.chat_fakes import ByPromptChatModel, ScriptedChatModel
 
 FACTS = [
     "I parked my vehicle on level 3 of the airport garage",

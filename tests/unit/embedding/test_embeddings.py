@@ -23,7 +23,7 @@ from ripplemem.embedding.embedders import (
 from ripplemem.embedding.onnx import MODEL_FILE, OnnxMiniLMEmbedder, is_exported
 from ripplemem.errors import InvalidInputError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 LONG_TEXT = " ".join(
     f"On day {i} the assistant noted that the user reviewed chapter {i} of the design." for i in range(40)
 )

@@ -14,7 +14,7 @@ import pytest
 
 from ripplemem.store.neo4j import cypher
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 CHECKER = ROOT / "tests" / "cypher" / "check_cypher.mjs"
 PARSER = ROOT / "tests" / "cypher" / "node_modules" / "@neo4j-cypher" / "language-support"
 # The modules that send Cypher to the driver.
