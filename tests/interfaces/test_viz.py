@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from internals import engine_of
 from PIL import Image
 
 from ripplemem import RippleMem
@@ -72,7 +73,7 @@ def pixels_near(image: Image.Image, colour: tuple[int, int, int], tolerance: int
 
 def entity_count(memory: RippleMem) -> int:
     """How many entities the user's graph holds, counted in SQLite."""
-    with memory._engine.store.read() as conn:
+    with engine_of(memory).store.read() as conn:
         row = conn.execute("SELECT COUNT(*) FROM entities WHERE user_id = ?", (memory.user_id,)).fetchone()
     return int(row[0])
 

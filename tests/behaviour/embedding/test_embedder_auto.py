@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from internals import engine_of
 
 from ripplemem import RippleMem
 from ripplemem.embedding.auto import model_for
@@ -39,7 +40,7 @@ def _store(path: Path, texts: list[str], **options: object) -> RippleMem:
 
 
 def _recorded_scale(mem: RippleMem) -> str:
-    return json.loads(mem._engine.store.get_meta("cosine_scale") or "{}").get("model", "")
+    return json.loads(engine_of(mem).store.get_meta("cosine_scale") or "{}").get("model", "")
 
 
 def test_a_store_written_in_chinese_gets_multilingual_e5(tmp_path: Path) -> None:
@@ -101,7 +102,7 @@ def test_reopening_with_auto_embeds_nothing(tmp_path: Path) -> None:
     _store(tmp_path / "e5", ENGLISH[:1], embedder="multilingual").close()
     with RippleMem(path=tmp_path / "e5", user_id="lin") as mem:
         assert mem.stats()["embedding_model"] == E5_MODEL_ID
-        model = mem._engine.embedder.inner.settled()
+        model = engine_of(mem).embedder.inner.settled()
         assert isinstance(model, MultilingualE5Embedder)
         assert model._model._model is None  # the model is not even loaded: the choice was read
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from internals import engine_of
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.store.archive import decode_segment
-from ripplemem.store.history_table import read_history
 from ripplemem.types import Memory
 
 
@@ -39,7 +39,7 @@ def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
 def touch(mem: RippleMem, memory: Memory, times: int = 1) -> None:
     """Record accesses of a memory now, as recalls that return it do."""
     for _ in range(times):
-        mem._engine.store.touch([memory.id], mem.user_id, mem._engine.now())
+        engine_of(mem).store.touch([memory.id], mem.user_id, engine_of(mem).now())
 
 
 def tier(mem: RippleMem, memory: Memory) -> str:
@@ -111,7 +111,7 @@ def test_cold_is_deleted_after_90_idle_days_below_importance_0_3(mem: RippleMem,
     assert [(e.id, e.action) for e in report.entries] == [(trivial.id, "delete")]
     assert "90 d idle >= 90 and importance 0.20 < 0.3" in report.entries[0].reason
     assert mem.get(trivial.id) is None and tier(mem, kept) == "cold"
-    ids, _ = mem._engine.archive.read("alice", mem._engine.archive.segments("alice")[0])
+    ids, _ = engine_of(mem).archive.read("alice", engine_of(mem).archive.segments("alice")[0])
     assert ids == [kept.id]
 
 
@@ -148,10 +148,10 @@ def test_cold_memories_leave_dense_search_but_stay_listed_counted_and_keyword_se
 def test_cold_vectors_are_in_compressed_segments_not_in_sqlite(mem: RippleMem, clock: ManualClock) -> None:
     texts = [f"visit {i}: we walked the dog along the canal and met neighbour {i}" for i in range(40)]
     stored = mem.add_many(texts)
-    original = {m.id: mem._engine.store.embedding_of(m.id, "alice") for m in stored}
+    original = {m.id: engine_of(mem).store.embedding_of(m.id, "alice") for m in stored}
     clock.advance(31)
     mem.archive()
-    assert all(mem._engine.store.embedding_of(m.id, "alice") is None for m in stored)
+    assert all(engine_of(mem).store.embedding_of(m.id, "alice") is None for m in stored)
     files = segment_files(mem)
     assert len(files) == 1 and files[0].endswith(".rma")
     dim = len(next(iter(original.values())))
@@ -169,7 +169,7 @@ def test_deleting_a_cold_memory_removes_it_from_its_segment(mem: RippleMem, cloc
     second = mem.add("the boiler was serviced in spring", importance=0.5)
     clock.advance(31)
     mem.archive()
-    archive = mem._engine.archive
+    archive = engine_of(mem).archive
     (segment,) = archive.segments("alice")
     assert sorted(archive.read("alice", segment)[0]) == sorted([first.id, second.id])
     assert mem.delete(first.id)
@@ -202,11 +202,11 @@ def test_a_recall_that_reaches_a_cold_memory_through_the_graph_wakes_it(
     hit = next(h for h in result.hits if h.memory.id == cold.id)
     assert hit.memory.tier == "cold" and hit.components["graph"] > 0
     assert hit.components["keyword"] == 0.0 and hit.components["dense"] == 0.0
-    mem._wake_recalled(result, mem._engine.now())
+    mem._wake_recalled(result, engine_of(mem).now())
     assert tier(mem, cold) == "hot"
     assert dense_ids(mem, "Ferrari repainted red")[0] == cold.id
     assert mem.stats()["vectors"] == 2 and segment_files(mem) == []
-    (event,) = [e for e in read_history(mem._engine.store, "alice", [cold.id]) if e.event == "woken"]
+    (event,) = [e for e in mem.history(cold.id) if e.event == "woken"]
     assert event.detail["from"] == "cold" and "recall" in event.cause
 
 
@@ -224,8 +224,8 @@ def test_waking_restores_the_exact_vector(mem: RippleMem, ferrari: dict[str, Mem
                                           embedder: Embedder) -> None:
     cold = ferrari["cold"]
     result = mem.recall("which sports car was bought in March?", 5)
-    mem._wake_recalled(result, mem._engine.now())
-    restored = mem._engine.store.embedding_of(cold.id, "alice")
+    mem._wake_recalled(result, engine_of(mem).now())
+    restored = engine_of(mem).store.embedding_of(cold.id, "alice")
     assert np.array_equal(restored, np.asarray(embedder.embed_documents([cold.content])[0], dtype=np.float32))
 
 
@@ -234,7 +234,7 @@ def test_new_content_for_a_cold_memory_brings_it_back(mem: RippleMem, ferrari: d
     updated = mem.update(cold.id, content="Marco repainted the Ferrari 488 of Calvin in matte black")
     assert updated.tier == "hot"
     assert dense_ids(mem, "matte black paint job")[0] == cold.id
-    assert mem._engine.archive.segments("alice") == []
+    assert engine_of(mem).archive.segments("alice") == []
 
 
 def test_tiers_and_segments_survive_reopening_the_store(mem: RippleMem, ferrari: dict[str, Memory],
@@ -247,7 +247,7 @@ def test_tiers_and_segments_survive_reopening_the_store(mem: RippleMem, ferrari:
         assert again.stats()["by_tier"] == {"hot": 1, "cold": 1} and again.stats()["vectors"] == 1
         assert ferrari["cold"].id not in dense_ids(again, "Ferrari repainted red")
         result = again.recall("which sports car was bought in March?", 5)
-        again._wake_recalled(result, again._engine.now())
+        again._wake_recalled(result, engine_of(again).now())
         assert dense_ids(again, "Ferrari repainted red")[0] == ferrari["cold"].id
     finally:
         again.close()
@@ -270,7 +270,7 @@ def test_every_move_is_in_the_history(mem: RippleMem, clock: ManualClock) -> Non
     cold = mem.add("the printer needs a new cartridge", importance=0.6)
     clock.advance(31)
     mem.archive()
-    events = {e.memory_id: e for e in read_history(mem._engine.store, "alice", [warm.id, cold.id])}
+    events = {e.memory_id: e for m in (warm, cold) for e in mem.history(m.id)}
     assert (events[warm.id].event, events[cold.id].event) == ("cooled", "archived")
     assert events[cold.id].detail["from"] == "hot" and events[cold.id].detail["to"] == "cold"
     assert events[cold.id].cause.startswith("tiers")
@@ -283,10 +283,10 @@ def test_archiving_is_scoped_to_the_user(mem: RippleMem, clock: ManualClock) -> 
     clock.advance(31)
     assert [e.id for e in bob.archive().entries] == [bob_note.id]
     assert tier(mem, alice_note) == "hot" and alice_note.id in dense_ids(mem, "bike lock code")
-    assert mem._engine.archive.segments("alice") == [] and len(mem._engine.archive.segments("bob")) == 1
+    assert engine_of(mem).archive.segments("alice") == [] and len(engine_of(mem).archive.segments("bob")) == 1
     # Alice's handle cannot wake or read Bob's archived memory.
     mem._wake_recalled(bob.recall("bike lock code", 5, mode="keyword", record_access=False),
-                       mem._engine.now())
+                       engine_of(mem).now())
     assert bob.get(bob_note.id).tier == "cold"
 
 
@@ -297,5 +297,5 @@ def test_an_in_memory_store_archives_and_wakes_in_memory(embedder: Embedder, clo
         asyncio.run(mem.aarchive())
         assert tier(mem, memory) == "cold" and memory.id not in dense_ids(mem, "museum opening days")
         result = mem.recall("museum closed Mondays", 3, mode="keyword")
-        mem._wake_recalled(result, mem._engine.now())
+        mem._wake_recalled(result, engine_of(mem).now())
         assert dense_ids(mem, "museum opening days")[0] == memory.id

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from internals import engine_of
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
@@ -36,7 +37,7 @@ def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
 def touch(mem: RippleMem, memory: Memory, times: int) -> None:
     """Record accesses of a memory now, as recalls that return it do."""
     for _ in range(times):
-        mem._engine.store.touch([memory.id], mem.user_id, mem._engine.now())
+        engine_of(mem).store.touch([memory.id], mem.user_id, engine_of(mem).now())
 
 
 def snapshot(mem: RippleMem) -> tuple[list[Memory], dict]:
@@ -113,7 +114,7 @@ def test_dry_run_reports_the_same_plan_and_changes_nothing(mem: RippleMem,
     before = snapshot(mem)
     planned = mem.forget(dry_run=True)
     assert snapshot(mem) == before
-    logged = read_history(mem._engine.store, "alice", [m.id for m in four_fates.values()])
+    logged = [e for m in four_fates.values() for e in mem.history(m.id)]
     assert [e.event for e in logged if e.event != "added"] == []
     assert planned.dry_run and "would" in planned.summary()
     applied = mem.forget()
@@ -124,7 +125,7 @@ def test_every_applied_change_is_in_the_history_with_its_cause(mem: RippleMem,
                                                               four_fates: dict[str, Memory]) -> None:
     mem.forget()
     ids = [m.id for m in four_fates.values()]
-    events = {e.memory_id: e for e in read_history(mem._engine.store, "alice", ids) if e.event != "added"}
+    events = {e.memory_id: e for e in read_history(engine_of(mem).store, "alice", ids) if e.event != "added"}
     expected = {"delete": "forgotten", "deprioritize": "deprioritized", "archive": "archived"}
     assert {action: events[four_fates[action].id].event for action in expected} == expected
     assert four_fates["keep"].id not in events

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from internals import engine_of
+
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import HashingEmbedder
 from ripplemem.interfaces.caller_ids import memories_by_metadata
@@ -67,7 +69,7 @@ def index_state(path: Path) -> tuple[set[str], str]:
 def vm_steps(mem: RippleMem, lookup: Callable[[], Any]) -> int:
     """How many SQLite virtual-machine instructions `lookup` runs on the handle's connection
     (a scan of the user's memories runs several per memory; an index lookup a few in all)."""
-    conn = mem._engine.store._conn
+    conn = engine_of(mem).store._conn
     steps = [0]
 
     def count() -> int:
@@ -101,7 +103,7 @@ def test_lookups_by_a_callers_id_find_the_users_memories_newest_first(tmp_path: 
 def test_id_lookups_and_metadata_filters_on_id_keys_read_no_other_memory(tmp_path: Path) -> None:
     fill(tmp_path / "store")
     with open_store(tmp_path / "store") as alice:
-        store = alice._engine.store
+        store = engine_of(alice).store
         by_id = vm_steps(alice, lambda: store.ids_by_metadata("alice", "langchain_id", ["doc-1", "doc-2"]))
         listed = vm_steps(alice, lambda: alice.list(metadata={"ref_doc_id": "hb"}))
         scanned = vm_steps(alice, lambda: alice.list(metadata={"topic": "hb"}))  # a key with no index

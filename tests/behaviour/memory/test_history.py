@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from internals import engine_of
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
@@ -92,11 +93,11 @@ def test_recalled_memories_bring_their_superseded_versions(
         doses: tuple[RippleMem, list[str], list[datetime]]) -> None:
     mem, (ten, twenty, forty), times = doses
     hits = mem.recall("what dose of lisinopril do I take?", k=3).hits
-    history = superseded_history(mem._engine, "alice", hits)
+    history = superseded_history(engine_of(mem), "alice", hits)
     assert list(history) == [forty]
     assert [(p.memory.id, p.superseded_by) for p in history[forty]] == [(twenty, forty), (ten, twenty)]
     shown = with_superseded(hits, history)
     assert [h.memory.id for h in shown[:3]] == [forty, twenty, ten]
     assert shown[1].why == f"superseded by {forty} on {times[2].date().isoformat()}"
     assert shown[2].why == f"superseded by {twenty} on {times[1].date().isoformat()}"
-    assert superseded_history(mem._engine, "bob", hits) == {}
+    assert superseded_history(engine_of(mem), "bob", hits) == {}

@@ -33,7 +33,7 @@ def mem(tmp_path: Path) -> Iterator[RippleMem]:
 
 def import_line(mem: RippleMem) -> None:
     """Import a JSONL file whose one line has a year-9999 event time."""
-    path = Path(mem._engine.path or ".") / "lines.jsonl"
+    path = Path(mem.path or ".") / "lines.jsonl"
     path.write_text(json.dumps({"content": "I bought a kettle",
                                 "event_time": "9999-12-31T23:59:59.999999"}) + "\n", encoding="utf-8")
     mem.import_file(path)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from internals import engine_of
 from media_encoders import write_tone
 
 from ripplemem import RippleMem
@@ -71,8 +72,8 @@ def test_the_clap_encoder_fills_the_audio_index_in_its_own_space(mem: RippleMem,
     encoder = ClapAudioEncoder(str(tiny_clap), min_similarity=-1.0)
     memo = write_tone(tmp_path / "memo.wav", 300)
     stored = mem.add_audio(memo, encoder=encoder)
-    assert mem._engine.media.counts("alice") == {"audio": 1}
-    with mem._engine.store.read() as conn:
+    assert engine_of(mem).media.counts("alice") == {"audio": 1}
+    with engine_of(mem).store.read() as conn:
         [(size,)] = conn.execute("SELECT length(embedding) FROM modality_vectors").fetchall()
     assert size == 16 * 4  # float32, CLAP's projection, not MiniLM's 384
     hit = next(h for h in mem.recall("a low hum", 3).hits if h.memory.id == stored.id)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from internals import engine_of
 from media_encoders import (
     COLOURS,
     ClipSizedEncoder,
@@ -48,8 +49,8 @@ def test_an_encoder_of_its_own_space_finds_images_from_text(mem: RippleMem, tmp_
     files = photo_album(mem, tmp_path)
     mem.add("The red team won the football match on Sunday.")
     # The images live in a 6-dimensional index beside the 384-dimensional MiniLM text index.
-    assert mem._engine.media.counts("alice") == {"image": len(COLOURS)}
-    assert mem._engine.store.get_meta("embedding_model") == mem._engine.embedder.model_id
+    assert engine_of(mem).media.counts("alice") == {"image": len(COLOURS)}
+    assert engine_of(mem).store.get_meta("embedding_model") == mem.stats()["embedding_model"]
     for colour in ("red", "blue", "green"):
         hits = mem.recall(f"a {colour} picture", 5).hits
         # Only the image the query names clears the encoder's floor; rank fusion puts it at the top
@@ -93,7 +94,7 @@ def test_audio_by_transcript_and_by_its_own_encoder(mem: RippleMem, tmp_path: Pa
     low, high = write_tone(tmp_path / "rec1.wav", 90), write_tone(tmp_path / "rec2.wav", 3000)
     mem.add_audio(low)
     mem.add_audio(high)
-    assert mem._engine.media.counts("alice") == {"audio": 2}
+    assert engine_of(mem).media.counts("alice") == {"audio": 2}
     top = mem.recall("the high-pitched whistle recording", 3).hits[0].memory
     assert top.metadata["file"] == str(high.resolve()) and top.metadata["encoder"] == "test-pitch-space"
     top = mem.recall("that deep rumble", 3).hits[0].memory
@@ -125,7 +126,7 @@ def test_bad_media_input_is_refused_and_nothing_is_stored(mem: RippleMem, tmp_pa
         mem.add_image(image, "a caption", encoder=ColourSpaceImageEncoder(model_id=""))
     with pytest.raises(InvalidInputError, match="modality must be one of image, audio"):
         mem.use_encoder("video", ColourSpaceImageEncoder())
-    assert mem.list() == [] and mem._engine.media.counts("alice") == {}
+    assert mem.list() == [] and engine_of(mem).media.counts("alice") == {}
 
 
 def test_another_encoder_is_refused_and_nothing_stored_is_lost(mem: RippleMem, tmp_path: Path) -> None:
@@ -137,7 +138,7 @@ def test_another_encoder_is_refused_and_nothing_stored_is_lost(mem: RippleMem, t
         mem.add_image(extra, "a red car", encoder=ClipSizedEncoder())
     with pytest.raises(EmbeddingModelMismatchError, match="'test-colour-space'.*'another-colour-model'"):
         mem.use_encoder("image", ColourSpaceImageEncoder(model_id="another-colour-model"))
-    assert len(mem.list()) == len(COLOURS) and mem._engine.media.counts("alice") == {"image": len(COLOURS)}
+    assert len(mem.list()) == len(COLOURS) and engine_of(mem).media.counts("alice") == {"image": len(COLOURS)}
     top = mem.recall("a red picture", 3).hits[0].memory
     assert top.metadata["file"] == str(files["red"].resolve())
 
@@ -149,8 +150,8 @@ def test_images_are_isolated_per_user(mem: RippleMem, tmp_path: Path) -> None:
     assert bob.recall("passport scan", 5).hits == [] and bob.list() == []
     assert bob.recall("a red picture", 5).hits == []
     red = ColourSpaceImageEncoder().embed_image(files["red"])
-    assert mem._engine.media.query("image", "bob", red / np.linalg.norm(red), 10) == []
-    assert mem._engine.media.counts("bob") == {"image": 0}
+    assert engine_of(mem).media.query("image", "bob", red / np.linalg.norm(red), 10) == []
+    assert engine_of(mem).media.counts("bob") == {"image": 0}
 
 
 def test_images_are_isolated_in_one_shared_collection_too(tmp_path: Path, embedder: object) -> None:
@@ -159,7 +160,7 @@ def test_images_are_isolated_in_one_shared_collection_too(tmp_path: Path, embedd
         files = photo_album(alice, tmp_path)
         bob = alice.scope("bob")
         bob.add_image(write_ppm(tmp_path / "BOB_0001.ppm", COLOURS["red"]), encoder=ColourSpaceImageEncoder())
-        assert alice._engine.media.index("image").isolation == "filter"  # type: ignore[attr-defined]
+        assert engine_of(alice).media.index("image").isolation == "filter"  # type: ignore[attr-defined]
         alice_hits = alice.recall("a red picture", 5).hits
         bob_hits = bob.recall("a red picture", 5).hits
         assert {h.memory.user_id for h in alice_hits} == {"alice"}
@@ -168,7 +169,7 @@ def test_images_are_isolated_in_one_shared_collection_too(tmp_path: Path, embedd
             str(files["red"].resolve())]
         assert bob_hits[0].memory.metadata["file"].endswith("BOB_0001.ppm")
         assert "cross_modal" in bob_hits[0].components
-        assert alice._engine.media.counts("bob") == {"image": 1}
+        assert engine_of(alice).media.counts("bob") == {"image": 1}
 
 
 def test_the_clip_and_clap_encoders_name_a_model_they_cannot_load(mem: RippleMem, tmp_path: Path) -> None:

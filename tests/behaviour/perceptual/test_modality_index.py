@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from internals import engine_of
 from manual_clock import ManualClock
 from media_encoders import COLOURS, ColourSpaceImageEncoder, PitchSpaceAudioEncoder, write_ppm, write_tone
 
@@ -23,13 +24,13 @@ ENCODER = ColourSpaceImageEncoder()
 
 def image_ids(mem: RippleMem, user_id: str = "alice") -> set[str]:
     """The ids the image index holds for a user, read from the index itself."""
-    return mem._engine.media.index("image").ids(user_id)  # type: ignore[attr-defined]
+    return engine_of(mem).media.index("image").ids(user_id)  # type: ignore[attr-defined]
 
 
 def nearest_images(mem: RippleMem, file: Path, user_id: str = "alice") -> list[str]:
     """The image index's nearest ids to a file's own vector."""
     vector = ENCODER.embed_image(file)
-    found = mem._engine.media.index("image").query(user_id, vector / np.linalg.norm(vector), 10)
+    found = engine_of(mem).media.index("image").query(user_id, vector / np.linalg.norm(vector), 10)
     return [memory_id for memory_id, _ in found]
 
 
@@ -52,7 +53,7 @@ def test_delete_leaves_no_vector_in_the_image_index(mem: RippleMem, tmp_path: Pa
     assert image_ids(mem) == {photos["blue"].id}
     assert photos["red"].id not in nearest_images(mem, tmp_path / "alice_red.ppm")
     assert cross_modal(mem, "a red picture") == []
-    with mem._engine.store.read() as conn:
+    with engine_of(mem).store.read() as conn:
         assert conn.execute("SELECT COUNT(*) FROM modality_vectors").fetchone()[0] == 1
 
 
@@ -75,7 +76,7 @@ def test_erase_removes_image_vectors_and_verifies_it(mem: RippleMem, tmp_path: P
     assert image_ids(mem) == {m.id for m in photos.values()} - gone
     assert secret.id not in nearest_images(mem, tmp_path / "scan.ppm")
     assert image_ids(mem, "bob") == {m.id for m in bob_photos.values()}
-    with mem._engine.store.read() as conn:
+    with engine_of(mem).store.read() as conn:
         left = {r[0] for r in conn.execute("SELECT memory_id FROM modality_vectors WHERE user_id = 'alice'")}
     assert not left & gone
 
@@ -87,7 +88,7 @@ def test_erase_user_as_an_administrator_clears_the_image_index(tmp_path: Path, e
     report = RippleMem.erase_user(path, "alice", embedder=embedder)
     assert report.verified and report.removed["modality_vectors"] == 2
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
-        assert image_ids(mem) == set() and mem._engine.media.counts("alice") == {"image": 0}
+        assert image_ids(mem) == set() and engine_of(mem).media.counts("alice") == {"image": 0}
 
 
 @pytest.fixture
@@ -113,7 +114,7 @@ def test_a_cold_image_leaves_its_index_and_comes_back_when_recalled(aging: Rippl
     clock.advance(31)
     assert [e.to_tier for e in mem.archive().entries] == ["cold"]
     assert image_ids(mem) == set() and cross_modal(mem, "a yellow picture") == []
-    with mem._engine.store.read() as conn:  # the image's own vector waits in SQLite
+    with engine_of(mem).store.read() as conn:  # the image's own vector waits in SQLite
         assert conn.execute("SELECT COUNT(*) FROM modality_vectors").fetchone()[0] == 1
     # Recalled by its caption's keywords, the memory wakes: back in the image index.
     assert mem.recall("Rex beach sunset", 3, mode="keyword").hits[0].memory.id == beach.id
@@ -126,7 +127,7 @@ def test_the_image_index_persists_across_a_reopen(mem: RippleMem, tmp_path: Path
     add_photos(mem, tmp_path)
     mem.close()
     with RippleMem(mem.path, user_id="alice", embedder=embedder, **backend) as again:
-        assert again._engine.media.counts("alice") == {"image": 2}
+        assert engine_of(again).media.counts("alice") == {"image": 2}
         assert cross_modal(again, "a red picture") == []  # no encoder registered in this process yet
         again.use_encoder("image", ColourSpaceImageEncoder())
         assert cross_modal(again, "a red picture") == [str((tmp_path / "alice_red.ppm").resolve())]
@@ -137,7 +138,7 @@ def test_check_finds_and_repairs_the_image_index_and_keeps_it(tmp_path: Path, em
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
         photos = add_photos(mem, tmp_path, ("red", "blue", "green"))
         add_photos(mem.scope("bob"), tmp_path, ("white",))
-        index = mem._engine.media.index("image")
+        index = engine_of(mem).media.index("image")
         index.delete("alice", [photos["red"].id])  # as if killed between SQLite and the index
         index.add("alice", ["no-such-memory"], np.ones((1, 6), dtype=np.float32) / np.sqrt(6),
                   [{"type": "perceptual"}])
@@ -157,14 +158,14 @@ def test_a_crash_between_sqlite_and_the_image_index_is_repaired_on_open(tmp_path
     path = tmp_path / "store"
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
         photos = add_photos(mem, tmp_path)
-        mem._engine.media.index("image").delete("alice", [photos["blue"].id])
+        engine_of(mem).media.index("image").delete("alice", [photos["blue"].id])
     # A dead writer's marker (pid 2**22 + 1 is above Linux's pid_max default) asks the next open to check.
     folder = os.path.join(path, "pending-writes")
     os.makedirs(folder, exist_ok=True)
     open(os.path.join(folder, f"{os.uname().nodename}:{2 ** 22 + 1}:deadbeef0000"), "w").close()
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
-        assert mem._engine.index is not None and mem._engine.last_check is not None
-        assert mem._engine.last_check.missing_vectors == 1
+        assert engine_of(mem).index is not None and engine_of(mem).last_check is not None
+        assert engine_of(mem).last_check.missing_vectors == 1
         assert image_ids(mem) == {m.id for m in photos.values()}
 
 
@@ -174,10 +175,10 @@ def test_reembed_changes_text_vectors_only(tmp_path: Path, embedder: Embedder) -
         photos = add_photos(mem, tmp_path)
         mem.use_encoder("audio", PitchSpaceAudioEncoder())
         mem.add_audio(write_tone(tmp_path / "hum.wav", 80), "the fridge humming at night")
-        before = mem._engine.media.counts("alice")
+        before = engine_of(mem).media.counts("alice")
     assert RippleMem.reembed(path, embedder) == 3
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
-        assert mem._engine.media.counts("alice") == before == {"audio": 1, "image": 2}
+        assert engine_of(mem).media.counts("alice") == before == {"audio": 1, "image": 2}
         assert image_ids(mem) == {m.id for m in photos.values()}
         mem.use_encoder("image", ColourSpaceImageEncoder())
         assert cross_modal(mem, "a blue picture") == [str((tmp_path / "alice_blue.ppm").resolve())]

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from internals import engine_of
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
@@ -86,11 +87,11 @@ def test_a_paraphrase_beats_an_unrelated_memory_the_same_in_any_store(small: Rip
 
 def test_every_query_word_present_is_full_relevance(small: RippleMem, large: RippleMem) -> None:
     for handle in (small, large):
-        index = handle._engine.keyword_index("alice")
+        index = engine_of(handle).keyword_index("alice")
         assert keyword_share(query_terms("quarterly report"), REPORT, index) == 1.0
         assert keyword_share(query_terms("quarterly report"), TEA, index) == 0.0
         assert relevance_of(handle, "quarterly report", REPORT) == 1.0
-    index = small._engine.keyword_index("alice")
+    index = engine_of(small).keyword_index("alice")
     assert keyword_share(query_terms("unheard-of words"), REPORT, index) == 0.0  # none known
 
 
@@ -102,7 +103,7 @@ def test_keyword_mode_gives_the_same_relevance(large: RippleMem) -> None:
                                for hit in keyword if hit.memory.id in hybrid)
 
 
-def test_a_chinese_query_on_minilm_is_judged_by_its_words(memory_only: RippleMem) -> None:
+def test_a_chinese_query_on_minilm_is_judged_by_its_words(memory_only: RippleMem, embedder: Embedder) -> None:
     tea = memory_only.add("我喜欢早上喝绿茶", type="semantic")
     memory_only.add("我下个月去杭州出差", type="semantic")
     hits = memory_only.recall("喝绿茶", k=5, record_access=False).hits
@@ -110,7 +111,7 @@ def test_a_chinese_query_on_minilm_is_judged_by_its_words(memory_only: RippleMem
     assert relevance[tea.id] == 1.0  # every bigram of the query is in the memory
     # MiniLM puts unrelated Chinese texts at a cosine its English scale calls a paraphrase; it
     # reads a third of the Chinese probe, so its cosine may claim at most that much.
-    trust = dense_trust("喝绿茶", memory_only._engine.embedder)
+    trust = dense_trust("喝绿茶", embedder)  # the embedder memory_only is built on
     assert trust < 0.5
     assert all(value <= trust for memory_id, value in relevance.items() if memory_id != tea.id)
 

@@ -8,6 +8,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from internals import engine_of
+
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex, index_terms, query_terms
@@ -118,7 +120,7 @@ def test_a_users_rows_are_read_page_by_page_each_exactly_once(tmp_path: Path, em
         mem.add_many([f"Alice note {n}-{i} about topic {i * 7 + n}" for i in range(5)])
         bob.add(f"Bob note {n}")
     mem.delete(mem.list(limit=1)[0].id)
-    store = mem._engine.store
+    store = engine_of(mem).store
     expected = {m.id for m in mem.list(limit=100)}
     assert len(expected) == 19
     for pages in (list(store.iter_keyword_tokens("alice", batch=3)),

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from internals import engine_of
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
@@ -86,10 +87,10 @@ def test_in_memory_graph_stays_equal_to_the_stored_one(tmp_path: Path, embedder:
         extra = mem.add_many([{"content": text, "session_id": "s2"} for text in FILLER[8:]])
         mem.delete(extra[0].id)
         mem.update(extra[1].id, importance=0.9)
-        live = mem._engine.graph("alice")
+        live = engine_of(mem).graph("alice")
         expected = {node: live.neighbors(node) for node in live.nodes()}
     with RippleMem(path=path, user_id="alice", embedder=embedder) as fresh:
-        loaded = fresh._engine.graph("alice")
+        loaded = engine_of(fresh).graph("alice")
         got = {node: loaded.neighbors(node) for node in loaded.nodes()}
     assert got.keys() == {node for node, nbrs in expected.items() if nbrs}
     for node, neighbours in got.items():

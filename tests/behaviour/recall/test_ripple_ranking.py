@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from internals import engine_of
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder, resolve_embedder
@@ -139,7 +140,7 @@ def test_graph_thresholds_follow_the_embedders_cosine_scale(tmp_path: Path) -> N
     assert similar == 0
     assert '"model": "multilingual-e5-small-q4"' in scale
     reopened = RippleMem(path=tmp_path / "e5", user_id="alice", embedder="multilingual")
-    settings = reopened._engine.model_settings()
+    settings = engine_of(reopened).model_settings()
     assert 0.88 < settings.graph.similar_threshold < 0.98
     assert settings.graph.alias_similarity > settings.graph.similar_threshold
     reopened.close()
@@ -147,7 +148,7 @@ def test_graph_thresholds_follow_the_embedders_cosine_scale(tmp_path: Path) -> N
 
 def test_minilm_keeps_the_thresholds_as_written(memory_only: RippleMem) -> None:
     memory_only.add("I drink green tea every morning.")
-    settings = memory_only._engine.model_settings()
+    settings = engine_of(memory_only).model_settings()
     written = memory_only.settings
     assert settings.graph.similar_threshold == pytest.approx(written.graph.similar_threshold, abs=0.01)
     assert settings.lifecycle.duplicate_similarity == pytest.approx(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from internals import engine_of
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
@@ -215,7 +216,7 @@ def test_headers_such_as_a_token_go_with_every_request(chroma_server_url: str, e
         with open_store(None, url, embedder, chroma_headers={"Authorization": "Bearer s3cret"}) as mem:
             mem.add("Headers travel with each call")
             assert recalled(mem, "headers") == ["Headers travel with each call"]
-            assert "s3cret" not in repr(mem._engine.chroma)
+            assert "s3cret" not in repr(engine_of(mem).chroma)
     finally:
         proxy.shutdown()
         proxy.server_close()

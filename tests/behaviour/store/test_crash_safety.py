@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from internals import engine_of
 
 from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.interfaces.cli.main import main
@@ -141,7 +142,7 @@ def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_sto
         with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
             stats = mem.stats()
             assert stats["vectors"] == stats["total"]
-            damaged += mem._engine.last_check is not None
+            damaged += engine_of(mem).last_check is not None
         after = check_path(path, repair=False)
         assert after.consistent, (kill, after.lines())
         assert after.memories == after.vectors
@@ -195,7 +196,7 @@ def test_a_write_killed_between_sqlite_and_chroma_is_repaired_on_open(tmp_path: 
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
         hit = mem.recall("red lamp lighthouse Skellig", k=1, mode="dense").hits[0]
         assert hit.memory.id == lost_vector
-        report = mem._engine.last_check
+        report = engine_of(mem).last_check
         assert report is not None and report.missing_vectors == 1
     assert not os.listdir(path / PENDING_DIRNAME)
     assert check_path(path, repair=False).consistent
@@ -210,7 +211,7 @@ def test_a_clean_open_skips_the_check(tmp_path: Path) -> None:
     assert not os.listdir(path / PENDING_DIRNAME)
     with RippleMem(path, user_id="alice", embedder=embedder, vector_index="chroma") as mem:
         assert mem.stats()["vectors"] == 1
-        assert mem._engine.last_check is None
+        assert engine_of(mem).last_check is None
 
 
 def _damage(path: Path) -> dict[str, str]:

@@ -9,6 +9,7 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
+from internals import engine_of
 
 from ripplemem import RippleMem
 from ripplemem.config import GraphSettings
@@ -60,7 +61,7 @@ def test_edges_stream_page_by_page_each_exactly_once(tmp_path: Path, embedder: E
     # Two edges between the same ends that differ only by predicate: pages must not skip either.
     mem.add("Alice works with Bob", relations=[("Alice", "knows", "Bob"), ("Alice", "likes", "Bob")])
     mem.scope(user_id="bob").add("Bob met Alice in Lisbon")
-    store = mem._engine.store
+    store = engine_of(mem).store
     with closing(sqlite3.connect(tmp_path / "db" / "ripplemem.db")) as conn:
         stored = conn.execute("SELECT src, dst, type, predicate FROM edges WHERE user_id = ?",
                               ("alice",)).fetchall()

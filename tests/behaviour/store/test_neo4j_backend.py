@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from internals import engine_of
 
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
@@ -77,7 +78,7 @@ def store(tmp_path: Path, embedder: Embedder, neo4j_server: dict[str, Any]) -> I
 
 def _served(handle: RippleMem, query: str, **params: Any) -> list[Any]:
     """Records of one neo4j_cypher read, as the backend itself would run it."""
-    backend = handle._engine._neo4j
+    backend = engine_of(handle)._neo4j
     assert backend is not None
     return backend.connection.read(*statement(query, **params))
 
@@ -89,7 +90,7 @@ def test_memories_are_found_by_meaning_from_neo4j_vectors(store: RippleMem) -> N
     store.add("The car needs new tyres before winter.")
     hits = store.recall("what food should I avoid?", k=1, mode="dense").hits
     assert hits[0].memory.content == "I am allergic to peanuts."
-    assert store._engine.index.count("alice") == 3
+    assert store.stats()["vectors"] == 3
 
 
 def test_another_user_and_another_store_see_nothing(store: RippleMem, tmp_path: Path, embedder: Embedder,
@@ -109,9 +110,9 @@ def test_the_graph_is_mirrored_and_read_back_from_neo4j(store: RippleMem) -> Non
     through a shared entity."""
     first = store.add("Alice met Bob in Paris.")
     second = store.add("Bob moved to Paris last spring.")
-    backend = store._engine._neo4j
+    backend = engine_of(store)._neo4j
     assert backend is not None
-    ledger_edges = sum(len(batch) for batch in iter_edges(store._engine.store, "alice"))
+    ledger_edges = sum(len(batch) for batch in iter_edges(engine_of(store).store, "alice"))
     served_edges = sum(len(batch) for batch in backend.iter_edges("alice"))
     assert served_edges == ledger_edges > 0
     assert second.id in backend.graph.spread("alice", {first.id: 1.0})
@@ -124,7 +125,7 @@ def test_a_deleted_memory_leaves_neo4j(store: RippleMem) -> None:
     store.delete(gone.id)
     rows = _served(store, cypher.NODE_FINGERPRINTS, store=_store_id(store), user_ids=["alice"])
     assert rows[0]["memories"] == 1
-    assert store._engine.index.ids("alice") == {kept.id}  # type: ignore[attr-defined]
+    assert engine_of(store).index.ids("alice") == {kept.id}  # type: ignore[attr-defined]
 
 
 def test_keyword_search_uses_the_full_text_index(store: RippleMem) -> None:
@@ -132,7 +133,7 @@ def test_keyword_search_uses_the_full_text_index(store: RippleMem) -> None:
     wanted = store.add("The quokka at the zoo smiled.")
     store.add("Nothing to see here.")
     store.scope("bob").add("Bob saw a quokka too.")
-    found = store._engine.index.keyword_query("alice", ["quokka"], 5)  # type: ignore[attr-defined]
+    found = engine_of(store).index.keyword_query("alice", ["quokka"], 5)  # type: ignore[attr-defined]
     assert [memory_id for memory_id, _ in found] == [wanted.id]
 
 
@@ -141,7 +142,7 @@ def test_reopening_repairs_what_neo4j_lost(store: RippleMem, tmp_path: Path, emb
     """A server that lost a user's nodes (a flush that never arrived) is re-synced from the ledger."""
     memory = store.add("Eve's passport expires in May.")
     store_id = _store_id(store)
-    backend = store._engine._neo4j
+    backend = engine_of(store)._neo4j
     assert backend is not None
     backend.connection.write_count(*statement(cypher.SWEEP_NODES, store=store_id, user_id="alice",
                                               stamp="none", batch=10_000))
@@ -164,5 +165,5 @@ def test_erasing_a_user_removes_their_nodes(store: RippleMem) -> None:
 
 def _store_id(handle: RippleMem) -> str:
     """The id that scopes this store's nodes in Neo4j."""
-    return store_namespace(handle._engine.store)
+    return store_namespace(engine_of(handle).store)
 
