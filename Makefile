@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m ripplemem.embedding.onnx
 	touch $(STAMP)
 
-# Neo4j's Cypher parser (npm) for tests/test_neo4j_cypher.py; without npm that test is skipped, saying so.
+# Neo4j's Cypher parser (npm) for tests/unit/store/test_neo4j_cypher.py; without npm that test is skipped, saying so.
 CYPHER_PARSER := tests/cypher/node_modules/.package-lock.json
 $(CYPHER_PARSER): tests/cypher/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
@@ -40,7 +40,7 @@ demo: $(STAMP)
 	$(VENV)/bin/ripplemem demo
 
 # The guards (seconds): ruff's lint rules and mypy with zero errors. The import contract (no import
-# circle, the adapters on ripplemem's public surface) is tests/test_import_contract.py, in the suite.
+# circle, the adapters on ripplemem's public surface) is tests/contract/test_import_contract.py, in the suite.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy ripplemem langchain_ripplemem llamaindex_ripplemem

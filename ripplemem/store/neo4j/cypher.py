@@ -5,7 +5,7 @@ of this module, never user input. Every statement that reads or writes :Memory o
 carries the scope: $store (the store's id, so stores sharing a database stay apart) and $user_id (or
 $user_ids for a list of users). Nodes of both kinds also carry :RippleNode and a unique `key`
 ($store + ':' + id), which lets an edge find either end by one index lookup. The checks in
-tests/test_neo4j_cypher.py parse each statement with Neo4j's own parser.
+tests/unit/store/test_neo4j_cypher.py parse each statement with Neo4j's own parser.
 """
 
 from __future__ import annotations

@@ -1,0 +1,342 @@
+"""The import contract (issue 20): no import circle among the modules of ripplemem and its two
+adapters, every import pointing down the layers of docs/architecture.md, and the adapters using only
+ripplemem's public surface.
+
+The graph is read from the source with `ast`, nothing is imported. An edge is any import of one of
+the three packages' modules: at module level, inside a function (a function-local import still
+runs, so it still closes a circle; it only hides it until the call), and under `if TYPE_CHECKING:`
+(it never runs, but a type-only loop still ties two modules together, so neither can move below
+the other). `from pkg import name` points at the submodule `pkg.name` when there is one, and at
+the module a lazy `_EXPORTS` table names when `pkg/__init__.py` has one. Importing `a.b.c` also
+runs the `__init__` of `a.b`, so that is an edge too, unless the importer already sits inside `a.b`.
+Third-party imports are not in the graph, so `try: import chromadb` (an optional dependency) is
+outside it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("ripplemem", "langchain_ripplemem", "llamaindex_ripplemem")
+ADAPTERS = ("langchain_ripplemem", "llamaindex_ripplemem")
+
+# The module of tool descriptions and replies the MCP server and both adapters share: the adapters'
+# one interface module besides `ripplemem` itself.
+SHARED_MODULES = {"ripplemem.interfaces.tool_replies"}
+# What the adapters import from ripplemem today beyond its public surface (names that
+# ripplemem.__all__ does not export), by module. Issue 20 moves these behind the public surface;
+# until then this list only shrinks: a new reach into ripplemem's internals fails the test.
+KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
+    "ripplemem.interfaces.caller_ids": {"memories_by_caller_id", "memories_by_metadata"},
+    "ripplemem.interfaces.hit_metadata": {"DEFAULT_SOURCE", "MEMORY_KEYS", "RIPPLEMEM_KEYS",
+                                          "memory_metadata"},
+    "ripplemem.retrieval.relevance": {"check_score_threshold"},
+    "ripplemem.store.kb_tables": {"kb_name_of"},
+    "ripplemem.lifecycle.rules": {"remember_cue"},
+    "ripplemem.interfaces.metadata_filters": {"OPERATORS", "Condition", "recall_options"},
+    "ripplemem.retrieval.hybrid": {"RECALL_MODES"},
+    "ripplemem.core.text": {"count_phrase"},
+    "ripplemem.core.validation": {"check_identifier", "check_k", "check_mode", "check_type", "check_types"},
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's view of a project module: who imports what, where, and how."""
+
+    importer: str
+    module: str  # the module named in the statement (after resolving relative imports)
+    names: tuple[str, ...]  # for `from module import a, b`; empty for `import module`
+    line: int
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the three packages, by dotted name."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement in a module, wherever it sits."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+
+
+def _absolute(statement: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    if not statement.level:
+        return statement.module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - statement.level + 1]
+    return ".".join(base + ([statement.module] if statement.module else []))
+
+
+def read_imports(modules: dict[str, Path]) -> list[Import]:
+    """Every import of a project module, in every project module."""
+    found = []
+    for importer, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        is_package = path.name == "__init__.py"
+        for statement in _imports(tree):
+            if isinstance(statement, ast.Import):
+                targets = [(alias.name, ()) for alias in statement.names]
+            else:
+                names = tuple(alias.name for alias in statement.names)
+                targets = [(_absolute(statement, importer, is_package), names)]
+            for module, names in targets:
+                if module.split(".")[0] in PACKAGES:
+                    found.append(Import(importer, module, names, statement.lineno))
+    return found
+
+
+def lazy_exports(modules: dict[str, Path]) -> dict[str, dict[str, str]]:
+    """The `_EXPORTS = {name: module}` table of each package __init__ that loads names lazily."""
+    tables = {}
+    for name, path in modules.items():
+        if path.name != "__init__.py":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                    and any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets)):
+                tables[name] = ast.literal_eval(node.value)
+    return tables
+
+
+def _owner(name: str, modules: dict[str, Path]) -> str:
+    """The longest prefix of a dotted name that is a project module."""
+    while name not in modules and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """importer -> {imported module: line of the first import}, over the three packages."""
+    modules = module_files()
+    exports = lazy_exports(modules)
+    graph: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for imp in read_imports(modules):
+        targets = [f"{imp.module}.{n}" if f"{imp.module}.{n}" in modules
+                   else exports.get(imp.module, {}).get(n, imp.module) for n in imp.names]
+        for target in targets or [imp.module]:
+            target = _owner(target, modules)
+            parts = target.split(".")
+            for depth in range(1, len(parts) + 1):  # a.b.c runs a/__init__ and a/b/__init__ first
+                step = ".".join(parts[:depth])
+                inside = imp.importer == step or imp.importer.startswith(step + ".")
+                if step in modules and step != imp.importer and (not inside or step == target):
+                    graph[imp.importer].setdefault(step, imp.line)
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found, key=lambda c: (-len(c), c))
+
+
+def shortest_cycle(graph: dict[str, dict[str, int]], component: list[str], start: str) -> list[str]:
+    """A shortest cycle through `start`, found breadth-first inside its component."""
+    members = set(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for nxt in sorted(graph[node]):
+                if nxt == start:
+                    return paths[node] + [start]
+                if nxt in members and nxt not in paths:
+                    paths[nxt] = paths[node] + [nxt]
+                    following.append(nxt)
+        frontier = following
+    raise AssertionError(f"{component} is not a cycle")
+
+
+def describe(graph: dict[str, dict[str, int]], component: list[str]) -> str:
+    """One circle as a reader can follow it: the modules in it and one loop, with the import lines."""
+    loop = min((shortest_cycle(graph, component, start) for start in component), key=len)
+    steps = " -> ".join(f"{a} (line {graph[a][b]})" for a, b in pairwise(loop)) + f" -> {loop[0]}"
+    return f"{len(component)} modules: {', '.join(component)}\n    e.g. {steps}"
+
+
+def test_no_import_circle() -> None:
+    graph = import_graph()
+    found = circles(graph)
+    assert not found, "import circles (issue 20):\n" + "\n".join(
+        f"  {i}. {describe(graph, c)}" for i, c in enumerate(found, 1))
+
+
+def test_the_graph_sees_function_local_and_lazy_imports() -> None:
+    graph = import_graph()
+    assert "ripplemem.interfaces.cli.demo" in graph["ripplemem.interfaces.cli.main"]  # inside a function
+    assert "ripplemem.memory" in graph["llamaindex_ripplemem.retriever"]  # `from ripplemem import RippleMem`
+    assert "ripplemem.lifecycle.rules" in graph["ripplemem.engine.engine"]  # a submodule runs __init__
+    assert not circles({"a": {"b": 1}, "b": {"c": 2}, "c": {}})
+    cyclic = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {}}
+    assert circles(cyclic) == [["a", "b", "c"]]
+    assert describe(cyclic, ["a", "b", "c"]).endswith("a (line 1) -> b (line 2) -> c (line 3) -> a")
+
+
+def adapter_reaches() -> dict[str, set[str]]:
+    """What the adapters import from ripplemem that ripplemem.__all__ does not export, by module."""
+    modules = module_files()
+    public = lazy_exports(modules)["ripplemem"]
+    reaches: dict[str, set[str]] = {}
+    for imp in read_imports(modules):
+        if (imp.importer.split(".")[0] not in ADAPTERS or imp.module.split(".")[0] != "ripplemem"
+                or imp.module in SHARED_MODULES):
+            continue
+        for name in imp.names or ("*",):
+            exported = imp.module == "ripplemem" or public.get(name) == imp.module
+            if not (name in public and exported):
+                reaches.setdefault(imp.module, set()).add(name)
+    return reaches
+
+
+def test_adapters_import_only_the_public_surface() -> None:
+    new = {module: sorted(names - KNOWN_INTERNAL_IMPORTS.get(module, set()))
+           for module, names in adapter_reaches().items()}
+    new = {module: names for module, names in new.items() if names}
+    assert not new, (f"the adapters import ripplemem internals {new}: import them from `ripplemem` "
+                     "(export them in ripplemem/__init__.py) instead (issue 20)")
+
+
+def test_the_known_internal_imports_are_still_used() -> None:
+    reaches = adapter_reaches()
+    stale = {module: sorted(names - reaches.get(module, set()))
+             for module, names in KNOWN_INTERNAL_IMPORTS.items()}
+    stale = {module: names for module, names in stale.items() if names}
+    assert not stale, f"no adapter imports these any more; drop them from KNOWN_INTERNAL_IMPORTS: {stale}"
+
+
+# The layer order (docs/architecture.md), from the bottom up: a module imports only from its own group
+# or from a line above it; the groups of one line do not import each other. A module is placed by
+# the longest entry that names it or a package above it; "ripplemem" itself is the package __init__.
+# Every module must be placed: a new one fails until it is.
+LAYERS: list[list[list[str]]] = [
+    [["ripplemem.core", "ripplemem.errors", "ripplemem.types"]],
+    [["ripplemem.language"], ["ripplemem.embedding"], ["ripplemem.index"]],
+    [["ripplemem.llm"]],
+    [["ripplemem.lifecycle.rules"], ["ripplemem.perceptual.rules"], ["ripplemem.documents.convert"],
+     ["ripplemem.documents.chunk"]],
+    [["ripplemem.config"]],
+    [["ripplemem.store"]],
+    [["ripplemem.engine"]],
+    [["ripplemem.retrieval"]],
+    [["ripplemem.lifecycle"], ["ripplemem.privacy"], ["ripplemem.documents"], ["ripplemem.perceptual"],
+     ["ripplemem.analysis"]],
+    [["ripplemem.api"]],
+    [["ripplemem.memory"]],
+    [["ripplemem.interfaces", "ripplemem.__main__"]],
+    # The package __init__: the public surface, re-exporting from every line below it.
+    [["ripplemem"]],
+    [["langchain_ripplemem"], ["llamaindex_ripplemem"]],
+]
+
+
+def place(module: str, layers: list[list[list[str]]] = LAYERS) -> tuple[int, int] | None:
+    """(line, group) of a module: the longest entry naming it or a package above it; None if none does."""
+    best: tuple[int, tuple[int, int]] | None = None
+    for line, groups in enumerate(layers):
+        for group, entries in enumerate(groups):
+            for entry in entries:
+                stem = entry.rstrip("*")
+                hit = (module.startswith(stem) if entry.endswith("*") else module == entry
+                       or (entry != "ripplemem" and module.startswith(entry + ".")))
+                if hit and (best is None or len(stem) > best[0]):
+                    best = (len(stem), (line, group))
+    return best[1] if best else None
+
+
+def namespaces() -> set[str]:
+    """The packages whose __init__ imports nothing of the project: importing through them adds no edge."""
+    graph = import_graph()
+    return {name for name, path in module_files().items() if path.name == "__init__.py" and not graph[name]}
+
+
+def layer_breaches(graph: dict[str, dict[str, int]], layers: list[list[list[str]]] = LAYERS,
+                   skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Each import that points to a higher line or a sibling group, or comes from an unplaced module."""
+    found = []
+    for importer in sorted(graph):
+        where = place(importer, layers)
+        if where is None:
+            found.append(f"{importer} is in no layer: add it to LAYERS")
+            continue
+        for imported, line in sorted(graph[importer].items()):
+            there = place(imported, layers)
+            if imported in skip or there is None or there == where:
+                continue
+            if there[0] > where[0] or (there[0] == where[0] and there[1] != where[1]):
+                kind = "a higher layer" if there[0] > where[0] else "a sibling of its layer"
+                found.append(f"{importer} (line {line}) imports {imported}, {kind}")
+    return found
+
+
+def test_every_import_points_down_the_layers() -> None:
+    breaches = layer_breaches(import_graph(), skip=namespaces())
+    assert not breaches, "imports against the layer order (docs/architecture.md):\n  " + "\n  ".join(breaches)
+
+
+def test_the_layer_check_catches_an_upward_or_sideways_import() -> None:
+    layers = [[["p.core"]], [["p.a"], ["p.b"]], [["p.top"]]]
+    downward = {"p.core.x": {}, "p.a.y": {"p.core.x": 3}, "p.top": {"p.a.y": 1, "p.b": 2}}
+    assert not layer_breaches(downward, layers)
+    assert layer_breaches({"p.core.x": {"p.a.y": 7}, "p.a.y": {}}, layers) == [
+        "p.core.x (line 7) imports p.a.y, a higher layer"]
+    assert layer_breaches({"p.a.y": {"p.b": 4}, "p.b": {}}, layers) == [
+        "p.a.y (line 4) imports p.b, a sibling of its layer"]
+    assert layer_breaches({"p.new": {}}, layers) == ["p.new is in no layer: add it to LAYERS"]
+    assert place("ripplemem.lifecycle.rules.tiers") == place("ripplemem.lifecycle.rules")
+    assert place("ripplemem.api.lifecycle") == place("ripplemem.api")
+
+
+def test_the_docs_import_only_from_the_public_surface() -> None:
+    """A ripplemem module path in a docs page's code (`from ripplemem.x import ...`) would make that
+    module public; the docs import from `ripplemem` itself."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    reaches = [f"{page.name}:{number}: {line.strip()}" for page in pages
+               for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+               if line.lstrip().startswith(("from ripplemem.", "import ripplemem."))]
+    assert reaches == []
