@@ -43,6 +43,7 @@ demo: $(STAMP)
 # circle, the adapters on ripplemem's public surface) is tests/contract/test_import_contract.py, in the suite.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy ripplemem langchain_ripplemem llamaindex_ripplemem
 
 test: lint $(CYPHER_PARSER)

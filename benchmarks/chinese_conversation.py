@@ -78,8 +78,9 @@ def chat_items() -> tuple[list[dict[str, Any]], list[Turn]]:
     where: list[Turn] = []
     for number, ((start, _), turns) in enumerate(zip(SESSIONS, sessions, strict=True), 1):
         for index, turn in enumerate(turns):
-            items.append({"content": turn, "session_id": f"s{number}",
-                          "event_time": start + timedelta(minutes=index)})
+            items.append(
+                {"content": turn, "session_id": f"s{number}", "event_time": start + timedelta(minutes=index)}
+            )
             where.append((number, index))
     return items, where
 
@@ -112,16 +113,23 @@ def print_table(scores: Scores, latency: dict[str, list[float]]) -> None:
     for qtype in ("overall", *QUESTION_TYPES):
         for k in KS:
             values = [scores[mode][qtype][k] for mode in modes]
-            print(f"| {qtype} | {len(values[0])} | {k} | "
-                  + " | ".join(f"{statistics.fmean(v):.3f}" for v in values) + " |")
-    print("| p50 recall ms | | | " + " | ".join(f"{statistics.median(latency[m]) * 1000:.1f}"
-                                               for m in modes) + " |")
+            print(
+                f"| {qtype} | {len(values[0])} | {k} | "
+                + " | ".join(f"{statistics.fmean(v):.3f}" for v in values)
+                + " |"
+            )
+    print(
+        "| p50 recall ms | | | "
+        + " | ".join(f"{statistics.median(latency[m]) * 1000:.1f}" for m in modes)
+        + " |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--modes", nargs="+", choices=MODES, default=MODES)
     parser.add_argument("--embedder", default="minilm", help="minilm (default), multilingual, ...")
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="embedding cache folder")
@@ -129,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     embedder = cached_embedder(args.embedder, args.cache)
     items, _ = chat_items()
     scores, latency = evaluate(embedder, args.modes)
-    print(f"Chinese conversation: {len(items)} turns in {len(SESSIONS)} sessions, "
-          f"{len(QUESTIONS)} questions, embedder {embedder.model_id}\n")
+    print(
+        f"Chinese conversation: {len(items)} turns in {len(SESSIONS)} sessions, "
+        f"{len(QUESTIONS)} questions, embedder {embedder.model_id}\n"
+    )
     print_table(scores, latency)
     return 0
 

@@ -37,71 +37,71 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ripplemem.core.text import keyword_tokens  # noqa: E402
 
 MEMORIES = [
-    "用户喜欢早上喝绿茶，不喜欢咖啡。",                   # 0
-    "他下午常喝红茶加牛奶。",                             # 1
-    "上周张伟从北京出差回来，给我带了烤鸭。",              # 2
-    "李娜下个月要搬到南京工作。",                         # 3
-    "我们约好周六去北京路那家火锅店吃饭。",                # 4
-    "王芳的女儿今年九月上小学一年级。",                   # 5
-    "张伟明是我大学时的室友，现在在深圳做程序员。",         # 6
-    "用户对花生过敏，点菜时要提醒服务员。",                # 7
-    "周末计划和家人去香山爬山。",                         # 8
-    "我在学习机器学习课程，每周三晚上上课。",              # 9
-    "医生建议我每天步行一万步。",                         # 10
-    "用户的生日是三月十五日。",                           # 11
-    "下周二上午十点要去牙医那里补牙。",                   # 12
-    "刘洋推荐了一本书《三体》，说很好看。",                # 13
-    "我的猫叫小白，今年三岁了。",                         # 14
-    "公司年会定在十二月二十日，在上海举办。",              # 15
-    "老板让我周五之前交季度报告。",                       # 16
-    "用户最近在用 Python 写一个爬虫项目。",               # 17
-    "我把 iPhone 15 的充电器忘在酒店了。",                # 18
-    "妈妈说春节想去海南三亚过年。",                       # 19
-    "陈静每天早上六点去健身房跑步。",                     # 20
-    "用户不喜欢吃香菜，也不吃辣。",                       # 21
-    "我们家的 Wi-Fi 密码改成了 sunflower2024。",          # 22
-    "张伟说他想买一辆特斯拉 Model 3。",                   # 23
-    "明天要去银行办理信用卡。",                           # 24
-    "用户在杭州西湖边租了一套公寓。",                     # 25
-    "我的护照下个月到期，需要续签。",                     # 26
-    "李娜喜欢听周杰伦的歌。",                             # 27
-    "周四晚上和同事去看电影《流浪地球》。",                # 28
-    "用户打算明年去日本京都看樱花。",                     # 29
-    "爸爸的高血压药每天早晚各吃一次。",                   # 30
-    "王芳推荐的那家咖啡店在人民路上。",                   # 31
-    "我想学弹吉他，已经买了一把二手吉他。",                # 32
-    "上个月在北京参加了人工智能大会。",                   # 33
-    "用户的车是白色的丰田卡罗拉。",                       # 34
-    "周日上午要带狗狗去打疫苗。",                         # 35
-    "我们团队下周开始用 Docker 部署服务。",               # 36
-    "绿色的雨伞放在办公室门口了。",                       # 37
-    "用户每天晚上睡前喝一杯热牛奶。",                     # 38
-    "小李借了我五百块钱，说月底还。",                     # 39
-    "我报名了十月份的上海马拉松。",                       # 40
-    "用户喜欢吃四川火锅，尤其是毛肚。",                   # 41
-    "外婆住在北京郊区的一个小村子里。",                   # 42
-    "我在准备雅思考试，目标是七分。",                     # 43
-    "孩子的钢琴课改到周六下午三点。",                     # 44
-    "用户的手机号换成了新的号码。",                       # 45
-    "刘洋下周要去伦敦出差一周。",                         # 46
-    "我们计划在院子里种番茄和黄瓜。",                     # 47
-    "用户最近开始学习日语，每天背五十个单词。",            # 48
-    "同事小王的婚礼在五月二十日。",                       # 49
-    "家里的洗衣机坏了，需要找人修理。",                   # 50
-    "用户不喝酒，聚会时只喝果汁。",                       # 51
-    "陈静推荐用 Notion 记笔记。",                         # 52
-    "我的笔记本电脑是 MacBook Pro，去年买的。",           # 53
-    "周三开会讨论新产品的上线时间。",                     # 54
-    "用户喜欢看科幻小说，最喜欢刘慈欣。",                 # 55
-    "下个月房租要涨到四千五。",                           # 56
-    "我答应给张伟带一盒杭州龙井茶。",                     # 57
-    "用户周末喜欢去公园骑自行车。",                       # 58
-    "明年春天想和朋友去云南大理旅行。",                   # 59
+    "用户喜欢早上喝绿茶，不喜欢咖啡。",  # 0
+    "他下午常喝红茶加牛奶。",  # 1
+    "上周张伟从北京出差回来，给我带了烤鸭。",  # 2
+    "李娜下个月要搬到南京工作。",  # 3
+    "我们约好周六去北京路那家火锅店吃饭。",  # 4
+    "王芳的女儿今年九月上小学一年级。",  # 5
+    "张伟明是我大学时的室友，现在在深圳做程序员。",  # 6
+    "用户对花生过敏，点菜时要提醒服务员。",  # 7
+    "周末计划和家人去香山爬山。",  # 8
+    "我在学习机器学习课程，每周三晚上上课。",  # 9
+    "医生建议我每天步行一万步。",  # 10
+    "用户的生日是三月十五日。",  # 11
+    "下周二上午十点要去牙医那里补牙。",  # 12
+    "刘洋推荐了一本书《三体》，说很好看。",  # 13
+    "我的猫叫小白，今年三岁了。",  # 14
+    "公司年会定在十二月二十日，在上海举办。",  # 15
+    "老板让我周五之前交季度报告。",  # 16
+    "用户最近在用 Python 写一个爬虫项目。",  # 17
+    "我把 iPhone 15 的充电器忘在酒店了。",  # 18
+    "妈妈说春节想去海南三亚过年。",  # 19
+    "陈静每天早上六点去健身房跑步。",  # 20
+    "用户不喜欢吃香菜，也不吃辣。",  # 21
+    "我们家的 Wi-Fi 密码改成了 sunflower2024。",  # 22
+    "张伟说他想买一辆特斯拉 Model 3。",  # 23
+    "明天要去银行办理信用卡。",  # 24
+    "用户在杭州西湖边租了一套公寓。",  # 25
+    "我的护照下个月到期，需要续签。",  # 26
+    "李娜喜欢听周杰伦的歌。",  # 27
+    "周四晚上和同事去看电影《流浪地球》。",  # 28
+    "用户打算明年去日本京都看樱花。",  # 29
+    "爸爸的高血压药每天早晚各吃一次。",  # 30
+    "王芳推荐的那家咖啡店在人民路上。",  # 31
+    "我想学弹吉他，已经买了一把二手吉他。",  # 32
+    "上个月在北京参加了人工智能大会。",  # 33
+    "用户的车是白色的丰田卡罗拉。",  # 34
+    "周日上午要带狗狗去打疫苗。",  # 35
+    "我们团队下周开始用 Docker 部署服务。",  # 36
+    "绿色的雨伞放在办公室门口了。",  # 37
+    "用户每天晚上睡前喝一杯热牛奶。",  # 38
+    "小李借了我五百块钱，说月底还。",  # 39
+    "我报名了十月份的上海马拉松。",  # 40
+    "用户喜欢吃四川火锅，尤其是毛肚。",  # 41
+    "外婆住在北京郊区的一个小村子里。",  # 42
+    "我在准备雅思考试，目标是七分。",  # 43
+    "孩子的钢琴课改到周六下午三点。",  # 44
+    "用户的手机号换成了新的号码。",  # 45
+    "刘洋下周要去伦敦出差一周。",  # 46
+    "我们计划在院子里种番茄和黄瓜。",  # 47
+    "用户最近开始学习日语，每天背五十个单词。",  # 48
+    "同事小王的婚礼在五月二十日。",  # 49
+    "家里的洗衣机坏了，需要找人修理。",  # 50
+    "用户不喝酒，聚会时只喝果汁。",  # 51
+    "陈静推荐用 Notion 记笔记。",  # 52
+    "我的笔记本电脑是 MacBook Pro，去年买的。",  # 53
+    "周三开会讨论新产品的上线时间。",  # 54
+    "用户喜欢看科幻小说，最喜欢刘慈欣。",  # 55
+    "下个月房租要涨到四千五。",  # 56
+    "我答应给张伟带一盒杭州龙井茶。",  # 57
+    "用户周末喜欢去公园骑自行车。",  # 58
+    "明年春天想和朋友去云南大理旅行。",  # 59
     # Traps for character n-grams: the query word appears across a word boundary.
-    "今天北京都快四十度了，热得不行。",                   # 60: 北京|都 holds 京都
-    "我的同学生病住院了。",                               # 61: 同学|生病 holds 学生
-    "他是清华大学的学生。",                               # 62
-    "我们约在上海南站见面。",                             # 63: 上海|南站 holds 海南
+    "今天北京都快四十度了，热得不行。",  # 60: 北京|都 holds 京都
+    "我的同学生病住院了。",  # 61: 同学|生病 holds 学生
+    "他是清华大学的学生。",  # 62
+    "我们约在上海南站见面。",  # 63: 上海|南站 holds 海南
 ]
 
 QUERIES: list[tuple[str, str, list[int]]] = [
@@ -186,7 +186,7 @@ def _trigram_query(text: str) -> str | None:
         if len(piece) < 3:
             continue  # the trigram tokenizer cannot match 1-2 character terms
         if _CJK.search(piece):  # a Chinese run: any of its 3-character substrings
-            terms.extend(piece[i:i + 3] for i in range(len(piece) - 2))
+            terms.extend(piece[i : i + 3] for i in range(len(piece) - 2))
         else:  # a word: the whole word as a substring
             terms.append(piece)
     return _quote(terms)
@@ -226,16 +226,18 @@ class FtsIndex:
 
     def add(self, texts: list[str]) -> None:
         self.conn.execute("BEGIN")
-        self.conn.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)",
-                              [(i, self.doc(t)) for i, t in enumerate(texts)])
+        self.conn.executemany(
+            "INSERT INTO fts(rowid, body) VALUES (?, ?)", [(i, self.doc(t)) for i, t in enumerate(texts)]
+        )
         self.conn.execute("COMMIT")
 
     def search(self, text: str, k: int) -> list[int]:
         match = self.query_of(text)
         if match is None:
             return []
-        rows = self.conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
-                                 (match, k)).fetchall()
+        rows = self.conn.execute(
+            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?", (match, k)
+        ).fetchall()
         return [r[0] for r in rows]
 
     def size(self) -> int:
@@ -247,28 +249,111 @@ class FtsIndex:
 
 
 # -- generated Chinese memories for speed and size ---------------------------------------------
-_NAMES = ["张伟", "王芳", "李娜", "刘洋", "陈静", "杨磊", "赵敏", "黄勇", "周杰", "吴霞", "徐明", "孙丽",
-          "马超", "朱婷", "胡军", "郭涛", "何雪", "林峰", "高翔", "罗琳", "我妈妈", "我老板", "邻居", "房东"]
-_THINGS = ["绿茶", "一辆自行车", "季度报告", "生日蛋糕", "跑步鞋", "去柏林的机票", "钢琴课", "新电脑",
-           "全麦面包", "花园小屋", "音乐会门票", "牙医预约", "素食千层面", "车险", "登山地图", "婚纱照",
-           "一只叫米索的猫", "报税材料", "瑜伽垫", "读书会的小说", "咖啡豆", "山里的小木屋", "学校春游",
-           "机械键盘", "团队团建", "晚餐预订", "冬季轮胎", "租房合同", "西班牙语课", "马拉松训练计划"]
-_PLACES = ["在北京", "在公司", "在湖边", "在家里", "在老城区", "在健身房", "在上海", "在菜市场", "在地铁上",
-           "在外婆家", "在公园", "在机场", "在市中心", "在图书馆", "在杭州", "在诊所", "在河边", "在咖啡馆",
-           "在山上", "在学校"]
+_NAMES = [
+    "张伟",
+    "王芳",
+    "李娜",
+    "刘洋",
+    "陈静",
+    "杨磊",
+    "赵敏",
+    "黄勇",
+    "周杰",
+    "吴霞",
+    "徐明",
+    "孙丽",
+    "马超",
+    "朱婷",
+    "胡军",
+    "郭涛",
+    "何雪",
+    "林峰",
+    "高翔",
+    "罗琳",
+    "我妈妈",
+    "我老板",
+    "邻居",
+    "房东",
+]
+_THINGS = [
+    "绿茶",
+    "一辆自行车",
+    "季度报告",
+    "生日蛋糕",
+    "跑步鞋",
+    "去柏林的机票",
+    "钢琴课",
+    "新电脑",
+    "全麦面包",
+    "花园小屋",
+    "音乐会门票",
+    "牙医预约",
+    "素食千层面",
+    "车险",
+    "登山地图",
+    "婚纱照",
+    "一只叫米索的猫",
+    "报税材料",
+    "瑜伽垫",
+    "读书会的小说",
+    "咖啡豆",
+    "山里的小木屋",
+    "学校春游",
+    "机械键盘",
+    "团队团建",
+    "晚餐预订",
+    "冬季轮胎",
+    "租房合同",
+    "西班牙语课",
+    "马拉松训练计划",
+]
+_PLACES = [
+    "在北京",
+    "在公司",
+    "在湖边",
+    "在家里",
+    "在老城区",
+    "在健身房",
+    "在上海",
+    "在菜市场",
+    "在地铁上",
+    "在外婆家",
+    "在公园",
+    "在机场",
+    "在市中心",
+    "在图书馆",
+    "在杭州",
+    "在诊所",
+    "在河边",
+    "在咖啡馆",
+    "在山上",
+    "在学校",
+]
 _TIMES = ["昨天", "上周末", "今天早上", "周二", "两周前", "三月份", "每周五", "昨晚", "假期里", "下班后"]
-_TEMPLATES = ["{name}说{time}{place}买了{thing}。", "{time}我和{name}{place}聊了{thing}的事。",
-              "记住{name}更喜欢{thing}，平时常{place}。", "{time}{name}{place}忘了带{thing}，很烦。",
-              "用户提到{name}打算{place}买{thing}。", "{name}推荐了{thing}，我应该{place}看看。",
-              "我答应{name}{time}{place}带上{thing}。", "{name}{time}{place}把{thing}弄丢了，还在难过。"]
+_TEMPLATES = [
+    "{name}说{time}{place}买了{thing}。",
+    "{time}我和{name}{place}聊了{thing}的事。",
+    "记住{name}更喜欢{thing}，平时常{place}。",
+    "{time}{name}{place}忘了带{thing}，很烦。",
+    "用户提到{name}打算{place}买{thing}。",
+    "{name}推荐了{thing}，我应该{place}看看。",
+    "我答应{name}{time}{place}带上{thing}。",
+    "{name}{time}{place}把{thing}弄丢了，还在难过。",
+]
 
 
 def generated(n: int, seed: int = 7) -> list[str]:
     """n short Chinese memories from templates, seeded."""
     rng = random.Random(seed)
-    return [rng.choice(_TEMPLATES).format(name=rng.choice(_NAMES), thing=rng.choice(_THINGS),
-                                          place=rng.choice(_PLACES), time=rng.choice(_TIMES))
-            for _ in range(n)]
+    return [
+        rng.choice(_TEMPLATES).format(
+            name=rng.choice(_NAMES),
+            thing=rng.choice(_THINGS),
+            place=rng.choice(_PLACES),
+            time=rng.choice(_TIMES),
+        )
+        for _ in range(n)
+    ]
 
 
 def quality(system: str, tmp: str) -> dict[str, dict[str, float]]:
@@ -282,8 +367,10 @@ def quality(system: str, tmp: str) -> dict[str, dict[str, float]]:
         groups.setdefault(group, []).append((r1, r5))
         groups.setdefault("all", []).append((r1, r5))
     index.close()
-    return {g: {"r1": statistics.mean(a for a, _ in v), "r5": statistics.mean(b for _, b in v)}
-            for g, v in groups.items()}
+    return {
+        g: {"r1": statistics.mean(a for a, _ in v), "r5": statistics.mean(b for _, b in v)}
+        for g, v in groups.items()
+    }
 
 
 def speed(system: str, texts: list[str], tmp: str, repeat: int) -> dict[str, float]:
@@ -304,13 +391,17 @@ def speed(system: str, texts: list[str], tmp: str, repeat: int) -> dict[str, flo
         sizes.append(index.size())
         index.close()
         os.remove(path)
-    return {"index_s": statistics.median(index_times), "size_mb": statistics.median(sizes) / 2**20,
-            "query_ms": 1000 * statistics.median(latencies)}
+    return {
+        "index_s": statistics.median(index_times),
+        "size_mb": statistics.median(sizes) / 2**20,
+        "query_ms": 1000 * statistics.median(latencies),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=10_000, help="generated memories for speed/size")
     parser.add_argument("--repeat", type=int, default=5, help="speed runs per system (median)")
     args = parser.parse_args()
@@ -333,13 +424,17 @@ def main() -> None:
     print("|---|" + "---:|" * len(groups))
     for system, (q, _) in results.items():
         print(f"| {system} | " + " | ".join(f"{q[g]['r1']:.2f} / {q[g]['r5']:.2f}" for g in groups) + " |")
-    print(f"\nSpeed and size: {args.n:,} generated Chinese memories, median of {args.repeat} runs "
-          f"(jieba.initialize() once: {jieba_init:.2f} s, not included)\n")
+    print(
+        f"\nSpeed and size: {args.n:,} generated Chinese memories, median of {args.repeat} runs "
+        f"(jieba.initialize() once: {jieba_init:.2f} s, not included)\n"
+    )
     print("| system | index time (s) | index mem/s | FTS file size (MB) | query p50 (ms) |")
     print("|---|---:|---:|---:|---:|")
     for system, (_, s) in results.items():
-        print(f"| {system} | {s['index_s']:.2f} | {args.n / s['index_s']:,.0f} | {s['size_mb']:.2f} "
-              f"| {s['query_ms']:.3f} |")
+        print(
+            f"| {system} | {s['index_s']:.2f} | {args.n / s['index_s']:,.0f} | {s['size_mb']:.2f} "
+            f"| {s['query_ms']:.3f} |"
+        )
 
 
 if __name__ == "__main__":

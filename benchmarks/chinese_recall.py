@@ -54,9 +54,10 @@ def chat_items() -> tuple[list[dict[str, Any]], list[int | None]]:
     items: list[dict[str, Any]] = []
     holds: list[int | None] = []
     for session in range(sessions):
-        facts: list[tuple[str, int | None]] = [(MEMORIES[i], i) for i in
-                                               range(session * PER_SESSION, (session + 1) * PER_SESSION)]
-        chat = facts + [(t, None) for t in talk[session * SMALL_TALK:(session + 1) * SMALL_TALK]]
+        facts: list[tuple[str, int | None]] = [
+            (MEMORIES[i], i) for i in range(session * PER_SESSION, (session + 1) * PER_SESSION)
+        ]
+        chat = facts + [(t, None) for t in talk[session * SMALL_TALK : (session + 1) * SMALL_TALK]]
         random.Random(session).shuffle(chat)
         for number, (text, index) in enumerate(chat):
             when = START + timedelta(days=7 * session, minutes=2 * number)
@@ -89,27 +90,36 @@ def evaluate(embedder: Embedder, modes: list[str]) -> tuple[Scores, dict[str, li
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print one row per query group and k, one column per mode."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--modes", nargs="+", default=MODES)
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="embedding cache folder")
     args = parser.parse_args(argv)
     embedder = cached_embedder(args.embedder, args.cache)
     scores, latency = evaluate(embedder, args.modes)
-    print(f"Chinese chat: {len(MEMORIES)} facts and {len(MEMORIES) // PER_SESSION * SMALL_TALK} small-talk "
-          f"turns in {len(MEMORIES) // PER_SESSION} sessions, "
-          f"{len(QUERIES)} queries, embedder {embedder.model_id}\n")
+    print(
+        f"Chinese chat: {len(MEMORIES)} facts and {len(MEMORIES) // PER_SESSION * SMALL_TALK} small-talk "
+        f"turns in {len(MEMORIES) // PER_SESSION} sessions, "
+        f"{len(QUERIES)} queries, embedder {embedder.model_id}\n"
+    )
     print("| group | n | k | " + " | ".join(args.modes) + " |")
     print("|---|---:|---:|" + "---:|" * len(args.modes))
     groups = ["overall", *dict.fromkeys(group for group, _, _ in QUERIES)]
     for group in groups:
         for k in KS:
             values = [scores[mode][group][k] for mode in args.modes]
-            print(f"| {group} | {len(values[0])} | {k} | "
-                  + " | ".join(f"{statistics.fmean(v):.3f}" for v in values) + " |")
-    print("| p50 recall ms | | | " + " | ".join(f"{statistics.median(latency[m]) * 1000:.1f}"
-                                               for m in args.modes) + " |")
+            print(
+                f"| {group} | {len(values[0])} | {k} | "
+                + " | ".join(f"{statistics.fmean(v):.3f}" for v in values)
+                + " |"
+            )
+    print(
+        "| p50 recall ms | | | "
+        + " | ".join(f"{statistics.median(latency[m]) * 1000:.1f}" for m in args.modes)
+        + " |"
+    )
     return 0
 
 

@@ -41,7 +41,7 @@ class DiskCachedEmbedder:
     def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
         for start in range(0, len(keys), 500):
-            batch = keys[start:start + 500]
+            batch = keys[start : start + 500]
             marks = ",".join("?" * len(batch))
             query = f"SELECT key, vector FROM vectors WHERE key IN ({marks})"
             for key, blob in self._db.execute(query, batch):
@@ -60,8 +60,10 @@ class DiskCachedEmbedder:
             vectors = np.asarray(self.inner.embed_documents(list(missing.values())), dtype=np.float32)
             fresh = dict(zip(missing, vectors, strict=True))
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                                     [(key, vector.tobytes()) for key, vector in fresh.items()])
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                    [(key, vector.tobytes()) for key, vector in fresh.items()],
+                )
             found.update(fresh)
             self.embedded += len(fresh)
         return np.stack([found[key] for key in keys])

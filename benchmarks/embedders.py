@@ -93,11 +93,28 @@ def short_sentences(n: int) -> list[str]:
     """n distinct short English sentences (~9 words), built from templates."""
     subjects = ["Alice", "Bob", "The user", "My sister", "Our team", "The doctor", "Grandpa", "A neighbour"]
     verbs = ["booked", "cancelled", "asked about", "forgot", "paid for", "enjoyed", "moved", "planned"]
-    objects = ["a flight to Berlin", "the dentist appointment", "green tea", "the piano lesson",
-               "a new apartment", "the quarterly report", "the birthday party", "a marathon",
-               "the insurance form", "dinner with friends"]
-    times = ["yesterday", "last week", "on Monday", "this morning", "in March", "after lunch",
-             "before the trip", "every weekend"]
+    objects = [
+        "a flight to Berlin",
+        "the dentist appointment",
+        "green tea",
+        "the piano lesson",
+        "a new apartment",
+        "the quarterly report",
+        "the birthday party",
+        "a marathon",
+        "the insurance form",
+        "dinner with friends",
+    ]
+    times = [
+        "yesterday",
+        "last week",
+        "on Monday",
+        "this morning",
+        "in March",
+        "after lunch",
+        "before the trip",
+        "every weekend",
+    ]
     combos = itertools.product(subjects, verbs, objects, times)
     return [f"{s} {v} {o} {t}." for s, v, o, t in itertools.islice(combos, n)]
 
@@ -145,9 +162,13 @@ def worker(kind: str, n_docs: int, n_queries: int, repeats: int) -> dict[str, ob
         t = time.perf_counter()
         vectors = embedder.embed_documents(docs)
         rates.append(len(docs) / (time.perf_counter() - t))
-    queries = [f"What did {s} do {t}?" for s, t in itertools.product(
-        ["Alice", "Bob", "the user", "my sister", "the team"], ["yesterday", "last week", "in March",
-                                                               "after lunch", "on Monday", "today"])]
+    queries = [
+        f"What did {s} do {t}?"
+        for s, t in itertools.product(
+            ["Alice", "Bob", "the user", "my sister", "the team"],
+            ["yesterday", "last week", "in March", "after lunch", "on Monday", "today"],
+        )
+    ]
     latencies = []
     for query in queries[:n_queries]:
         t = time.perf_counter()
@@ -180,8 +201,18 @@ def busy_jiffies() -> int:
 def run_worker(kind: str, args: argparse.Namespace) -> dict[str, object]:
     """Run one worker subprocess; add its wall time and the CPU other processes used meanwhile."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
-    cmd = [sys.executable, __file__, "--worker", kind, "--n", str(args.n), "--queries", str(args.queries),
-           "--repeats", str(args.repeats)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        kind,
+        "--n",
+        str(args.n),
+        "--queries",
+        str(args.queries),
+        "--repeats",
+        str(args.repeats),
+    ]
     before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     jiffies, wall = busy_jiffies(), time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
@@ -205,8 +236,13 @@ def ensure_onnx_export() -> str:
     if is_exported(target):
         return f"ONNX model reused from {target}"
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ripplemem.embedding.onnx", str(target)], cwd=REPO,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ripplemem.embedding.onnx", str(target)],
+        cwd=REPO,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         return f"ONNX export failed: {proc.stderr.strip().splitlines()[-1]}"
     return f"ONNX model exported to {target} in {time.perf_counter() - t:.1f} s (incl. importing torch)"
@@ -214,8 +250,10 @@ def ensure_onnx_export() -> str:
 
 def table(results: list[dict[str, object]]) -> str:
     """The results as a markdown table."""
-    head = ("| embedder | model_id | dim | import+load | docs/s (1000, batch 64) | query p50 | peak RSS "
-            "| zh→zh | en→zh | en→en | other procs |")
+    head = (
+        "| embedder | model_id | dim | import+load | docs/s (1000, batch 64) | query p50 | peak RSS "
+        "| zh→zh | en→zh | en→en | other procs |"
+    )
     lines = [head, "|---" * 11 + "|"]
     for r in results:
         name = KINDS[str(r["kind"])]
@@ -260,12 +298,17 @@ def main() -> None:
     for r in results:
         if "docs_per_s_all" in r:
             passes = ", ".join(f"{x:,.0f}" for x in r["docs_per_s_all"])  # type: ignore[union-attr]
-            print(f"- {KINDS[str(r['kind'])]}: docs/s per pass {passes}; "
-                  f"own CPU {r['self_cores']:.2f} cores; torch imported: {r['torch_loaded']}")
+            print(
+                f"- {KINDS[str(r['kind'])]}: docs/s per pass {passes}; "
+                f"own CPU {r['self_cores']:.2f} cores; torch imported: {r['torch_loaded']}"
+            )
     if args.rounds > 1:
         for kind in kinds:
-            seen = ", ".join(f"{float(r['docs_per_s']):,.0f} docs/s @ {float(r['other_cores']):.2f}"  # type: ignore[arg-type]
-                             for r in runs[kind] if "error" not in r)
+            seen = ", ".join(
+                f"{float(r['docs_per_s']):,.0f} docs/s @ {float(r['other_cores']):.2f}"  # type: ignore[arg-type]
+                for r in runs[kind]
+                if "error" not in r
+            )
             print(f"- {KINDS[kind]}, all rounds (docs/s @ other procs): {seen}")
 
 

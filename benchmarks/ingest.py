@@ -46,34 +46,71 @@ from ripplemem.engine.writes import write_batch  # noqa: E402
 NAIVE_CHARS = 1000
 FORMATS = ("md", "docx", "pdf", "html", "csv")
 PROJECTS = ["Halcyon", "Meridian", "Borealis", "Lantern", "Quarry", "Juniper", "Solstice", "Tamarind"]
-PEOPLE = ["Ingrid Solberg", "Tobias Keller", "Marguerite Duval", "Kenji Watanabe", "Amara Okafor",
-          "Lucas Ferreira", "Priya Raman", "Elif Yilmaz"]
+PEOPLE = [
+    "Ingrid Solberg",
+    "Tobias Keller",
+    "Marguerite Duval",
+    "Kenji Watanabe",
+    "Amara Okafor",
+    "Lucas Ferreira",
+    "Priya Raman",
+    "Elif Yilmaz",
+]
 TEAMS = ["platform", "billing", "warehouse", "mobile", "data", "security", "support", "research"]
-SUBJECTS = ["the migration", "the vendor contract", "the release schedule", "the test plan", "the budget",
-            "the rollout", "the incident review", "the hiring plan", "the architecture review"]
-VERBS = ["delayed", "approved", "reviewed", "rewrote", "split into two phases", "moved to the next quarter",
-         "handed over to the {team} team", "documented", "measured again", "simplified"]
-REASONS = ["because the supplier missed a deadline", "after the load tests failed twice",
-           "so that the audit can start in spring", "to cut the cloud bill by a fifth",
-           "because two engineers left the team", "after customers reported slow exports",
-           "to match the new security policy", "while the legal review is still open"]
+SUBJECTS = [
+    "the migration",
+    "the vendor contract",
+    "the release schedule",
+    "the test plan",
+    "the budget",
+    "the rollout",
+    "the incident review",
+    "the hiring plan",
+    "the architecture review",
+]
+VERBS = [
+    "delayed",
+    "approved",
+    "reviewed",
+    "rewrote",
+    "split into two phases",
+    "moved to the next quarter",
+    "handed over to the {team} team",
+    "documented",
+    "measured again",
+    "simplified",
+]
+REASONS = [
+    "because the supplier missed a deadline",
+    "after the load tests failed twice",
+    "so that the audit can start in spring",
+    "to cut the cloud bill by a fifth",
+    "because two engineers left the team",
+    "after customers reported slow exports",
+    "to match the new security policy",
+    "while the legal review is still open",
+]
 
 
 def sentence(rng: random.Random) -> str:
     """One report-like sentence naming a project, a person or a team."""
     verb = rng.choice(VERBS).format(team=rng.choice(TEAMS))
-    return (f"{rng.choice(PEOPLE)} said that {rng.choice(SUBJECTS)} of project {rng.choice(PROJECTS)} was "
-            f"{verb} {rng.choice(REASONS)}.")
+    return (
+        f"{rng.choice(PEOPLE)} said that {rng.choice(SUBJECTS)} of project {rng.choice(PROJECTS)} was "
+        f"{verb} {rng.choice(REASONS)}."
+    )
 
 
 def page_sections(rng: random.Random, pages: int) -> list[tuple[str, list[str]]]:
     """(heading, paragraphs) sections adding up to about `pages` pages of 3000 characters."""
     sections, size = [], 0
     while size < pages * 3000:
-        paragraphs = [" ".join(sentence(rng) for _ in range(rng.randint(3, 6)))
-                      for _ in range(rng.randint(2, 4))]
-        sections.append((f"{rng.choice(PROJECTS)} {rng.choice(['status', 'risks', 'plan', 'review'])}",
-                         paragraphs))
+        paragraphs = [
+            " ".join(sentence(rng) for _ in range(rng.randint(3, 6))) for _ in range(rng.randint(2, 4))
+        ]
+        sections.append(
+            (f"{rng.choice(PROJECTS)} {rng.choice(['status', 'risks', 'plan', 'review'])}", paragraphs)
+        )
         size += sum(len(p) for p in paragraphs)
     return sections
 
@@ -86,8 +123,9 @@ def write_document(path: Path, fmt: str, sections: list[tuple[str, list[str]]]) 
         target.write_text(text, encoding="utf-8")
     elif fmt == "html":
         body = "".join(f"<h2>{h}</h2>" + "".join(f"<p>{p}</p>" for p in ps) for h, ps in sections)
-        target.write_text(f"<html><head><title>{target.stem}</title></head><body>{body}</body></html>",
-                          encoding="utf-8")
+        target.write_text(
+            f"<html><head><title>{target.stem}</title></head><body>{body}</body></html>", encoding="utf-8"
+        )
     elif fmt == "csv":
         rows = [f'"{h}","{p}"' for h, ps in sections for p in ps]
         target.write_text("section,text\n" + "\n".join(rows) + "\n", encoding="utf-8")
@@ -119,8 +157,10 @@ def generate(folder: Path, docs: int, pages: int, seed: int) -> list[Path]:
     """`docs` documents cycling through the formats, each about `pages` pages long."""
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    return [write_document(folder / f"report_{i:03d}", FORMATS[i % len(FORMATS)], page_sections(rng, pages))
-            for i in range(docs)]
+    return [
+        write_document(folder / f"report_{i:03d}", FORMATS[i % len(FORMATS)], page_sections(rng, pages))
+        for i in range(docs)
+    ]
 
 
 Timing = tuple[float, int, int]  # seconds, pages, chunks
@@ -143,19 +183,26 @@ def timed_stages(files: list[Path], store: Path) -> tuple[dict[str, Timing], lis
     converted = time.perf_counter() - start
     pages = sum(page_count(d) for d in documents)
     start = time.perf_counter()
-    chunked = [(d, chunk_text(d.markdown, "auto", embedder=engine.embedder, page_starts=d.page_starts))
-               for d in documents]
+    chunked = [
+        (d, chunk_text(d.markdown, "auto", embedder=engine.embedder, page_starts=d.page_starts))
+        for d in documents
+    ]
     cut = time.perf_counter() - start
     chunks = sum(len(c) for _, c in chunked)
     start = time.perf_counter()
     for document, pieces in chunked:
-        memories = [_chunk_memory(engine, "bench", source_key(document.source), document, piece, len(pieces))
-                    for piece in pieces]
+        memories = [
+            _chunk_memory(engine, "bench", source_key(document.source), document, piece, len(pieces))
+            for piece in pieces
+        ]
         write_batch(engine, memories[0].user_id, memories, [GraphInput() for _ in memories])
     written = time.perf_counter() - start
     mem.close()
-    stages = {"convert": (converted, pages, 0), "chunk": (cut, pages, chunks),
-              "embed + graph": (written, pages, chunks)}
+    stages = {
+        "convert": (converted, pages, 0),
+        "chunk": (cut, pages, chunks),
+        "embed + graph": (written, pages, chunks),
+    }
     return stages, documents
 
 
@@ -181,16 +228,18 @@ def baseline(documents: list[ConvertedDocument], store: Path) -> Timing:
     embedder = resolve_embedder(None)
     embedder.embed_documents(["warm up the model"])
     client = chromadb.PersistentClient(path=str(store), settings=Settings(anonymized_telemetry=False))
-    collection = client.get_or_create_collection("naive", embedding_function=None,
-                                                 configuration={"hnsw": {"space": "cosine"}})
+    collection = client.get_or_create_collection(
+        "naive", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+    )
     start = time.perf_counter()
     total = 0
     for number, document in enumerate(documents):
         text = document.markdown
-        pieces = [text[i:i + NAIVE_CHARS] for i in range(0, len(text), NAIVE_CHARS)]
+        pieces = [text[i : i + NAIVE_CHARS] for i in range(0, len(text), NAIVE_CHARS)]
         vectors = embedder.embed_documents(pieces)
-        collection.add(ids=[f"{number}-{i}" for i in range(len(pieces))], embeddings=vectors,
-                       documents=pieces)
+        collection.add(
+            ids=[f"{number}-{i}" for i in range(len(pieces))], embeddings=vectors, documents=pieces
+        )
         total += len(pieces)
     seconds = time.perf_counter() - start
     return seconds, sum(page_count(d) for d in documents), total
@@ -221,8 +270,10 @@ def main() -> None:
         contention = _contention(started)
         _, pages, chunks = stages["chunk"]
         convert_seconds = stages["convert"][0]
-        print(f"{len(files)} documents ({', '.join(FORMATS)}), {stages['convert'][1]} pages; "
-              f"{os.cpu_count()} cores, load {load_before:.2f} before, other procs {contention:.2f} cores")
+        print(
+            f"{len(files)} documents ({', '.join(FORMATS)}), {stages['convert'][1]} pages; "
+            f"{os.cpu_count()} cores, load {load_before:.2f} before, other procs {contention:.2f} cores"
+        )
         print()
         print("| stage | seconds | pages/s | chunks/s | chunks |")
         print("|---|---:|---:|---:|---:|")

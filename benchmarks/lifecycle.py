@@ -32,16 +32,70 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ripplemem import RippleMem  # noqa: E402
 from ripplemem.lifecycle.reembed import disk_bytes  # noqa: E402
 
-NAMES = ["Calvin", "Mei", "Lin", "Oskar", "Priya", "Tomás", "Aiko", "Femi", "Greta", "Hassan", "Ines",
-         "Jonas", "Kavya", "Liam", "Marta", "Nadia", "Omar", "Paula", "Ravi", "Sofia"]
-PLACES = ["Berlin", "Hangzhou", "the Aquatic Centre", "Lisbon", "the office", "Kyoto", "the market",
-          "West Lake", "the library", "Marrakesh", "the gym", "Oslo", "the bakery", "Toronto"]
-DOINGS = ["had lunch with", "went running with", "argued about the budget with", "watched a film with",
-          "planned a trip with", "cooked dinner for", "helped move house", "played chess with",
-          "studied Spanish with", "visited a museum with", "fixed the bike of", "called"]
-DETAILS = ["it rained all day", "we lost track of time", "the train was late", "it was cheaper than expected",
-           "we promised to do it again", "I forgot my umbrella", "the food was excellent", "nobody was there",
-           "we took lots of photos", "it took three hours"]
+NAMES = [
+    "Calvin",
+    "Mei",
+    "Lin",
+    "Oskar",
+    "Priya",
+    "Tomás",
+    "Aiko",
+    "Femi",
+    "Greta",
+    "Hassan",
+    "Ines",
+    "Jonas",
+    "Kavya",
+    "Liam",
+    "Marta",
+    "Nadia",
+    "Omar",
+    "Paula",
+    "Ravi",
+    "Sofia",
+]
+PLACES = [
+    "Berlin",
+    "Hangzhou",
+    "the Aquatic Centre",
+    "Lisbon",
+    "the office",
+    "Kyoto",
+    "the market",
+    "West Lake",
+    "the library",
+    "Marrakesh",
+    "the gym",
+    "Oslo",
+    "the bakery",
+    "Toronto",
+]
+DOINGS = [
+    "had lunch with",
+    "went running with",
+    "argued about the budget with",
+    "watched a film with",
+    "planned a trip with",
+    "cooked dinner for",
+    "helped move house",
+    "played chess with",
+    "studied Spanish with",
+    "visited a museum with",
+    "fixed the bike of",
+    "called",
+]
+DETAILS = [
+    "it rained all day",
+    "we lost track of time",
+    "the train was late",
+    "it was cheaper than expected",
+    "we promised to do it again",
+    "I forgot my umbrella",
+    "the food was excellent",
+    "nobody was there",
+    "we took lots of photos",
+    "it took three hours",
+]
 
 
 class Clock:
@@ -71,17 +125,25 @@ def _contention(start: tuple[float, float, float]) -> float:
 
 def make_memories(n: int, days: float, rng: np.random.Generator) -> dict[str, Any]:
     """Texts and the lifecycle columns of n memories (ages in days, importance, accesses)."""
-    texts = [f"{rng.choice(['On', 'Last'])} {rng.choice(['Monday', 'Friday', 'Sunday'])} I "
-             f"{DOINGS[i % len(DOINGS)]} {NAMES[rng.integers(len(NAMES))]} "
-             f"in {PLACES[rng.integers(len(PLACES))]}; "
-             f"{DETAILS[rng.integers(len(DETAILS))]} (note {i})" for i in range(n)]
+    texts = [
+        f"{rng.choice(['On', 'Last'])} {rng.choice(['Monday', 'Friday', 'Sunday'])} I "
+        f"{DOINGS[i % len(DOINGS)]} {NAMES[rng.integers(len(NAMES))]} "
+        f"in {PLACES[rng.integers(len(PLACES))]}; "
+        f"{DETAILS[rng.integers(len(DETAILS))]} (note {i})"
+        for i in range(n)
+    ]
     age = np.sort(rng.uniform(0, days, n))[::-1]  # oldest first
     accessed = rng.random(n) >= 0.4
     count = np.where(accessed, rng.geometric(0.25, n), 0)
     since = age * rng.random(n)  # last access: somewhere between creation and now
-    return {"texts": texts, "age": age, "importance": np.round(rng.beta(2, 2.5, n), 3),
-            "types": np.where(rng.random(n) < 0.15, "semantic", "episodic"),
-            "access_count": count, "idle": np.where(accessed, since, age)}
+    return {
+        "texts": texts,
+        "age": age,
+        "importance": np.round(rng.beta(2, 2.5, n), 3),
+        "types": np.where(rng.random(n) < 0.15, "semantic", "episodic"),
+        "access_count": count,
+        "idle": np.where(accessed, since, age),
+    }
 
 
 def build_store(path: str, embedder: str, n: int, days: float, seed: int) -> tuple[RippleMem, Clock, float]:
@@ -96,17 +158,30 @@ def build_store(path: str, embedder: str, n: int, days: float, seed: int) -> tup
     for day in sorted(set(day_of.tolist()), reverse=True):
         rows = np.flatnonzero(day_of == day)
         clock.now = end - timedelta(days=float(data["age"][rows[0]]))
-        mem.add_many([{"content": data["texts"][i], "importance": float(data["importance"][i]),
-                       "type": str(data["types"][i])} for i in rows], batch_size=1024)
+        mem.add_many(
+            [
+                {
+                    "content": data["texts"][i],
+                    "importance": float(data["importance"][i]),
+                    "type": str(data["types"][i]),
+                }
+                for i in rows
+            ],
+            batch_size=1024,
+        )
         if day % 20 == 0:
             seconds = time.perf_counter() - started
             print(f"# wrote {rows[-1] + 1:,}/{n:,} in {seconds:,.0f} s", file=sys.stderr)
     ids = [m.id for m in mem.list(limit=n, newest_first=False)]
     now = end.timestamp()
     with mem._engine.store.transaction() as conn:
-        conn.executemany("UPDATE memories SET access_count = ?, last_accessed = ? WHERE id = ?",
-                         [(int(c), now - float(idle) * 86400 if c else None, i)
-                          for i, c, idle in zip(ids, data["access_count"], data["idle"], strict=True)])
+        conn.executemany(
+            "UPDATE memories SET access_count = ?, last_accessed = ? WHERE id = ?",
+            [
+                (int(c), now - float(idle) * 86400 if c else None, i)
+                for i, c, idle in zip(ids, data["access_count"], data["idle"], strict=True)
+            ],
+        )
     clock.now = end
     return mem, clock, time.perf_counter() - started
 
@@ -116,11 +191,20 @@ def store_shape(mem: RippleMem) -> dict[str, Any]:
     stats = mem.stats()
     path = mem.path or ""
     archive = disk_bytes(os.path.join(path, "archive"))
-    sqlite = sum(os.path.getsize(os.path.join(path, name)) for name in os.listdir(path)
-                 if name.startswith("ripplemem.db"))
-    return {"total": stats["total"], **{t: stats["by_tier"].get(t, 0) for t in ("hot", "warm", "cold")},
-            "vectors": stats["vectors"], "index": stats["vector_index"], "disk": stats["disk_bytes"],
-            "sqlite": sqlite, "archive": archive}
+    sqlite = sum(
+        os.path.getsize(os.path.join(path, name))
+        for name in os.listdir(path)
+        if name.startswith("ripplemem.db")
+    )
+    return {
+        "total": stats["total"],
+        **{t: stats["by_tier"].get(t, 0) for t in ("hot", "warm", "cold")},
+        "vectors": stats["vectors"],
+        "index": stats["vector_index"],
+        "disk": stats["disk_bytes"],
+        "sqlite": sqlite,
+        "archive": archive,
+    }
 
 
 def naive_deletes(path: str, embedder: str, clock: Clock, ids: list[str], sample: int) -> tuple[float, int]:
@@ -140,12 +224,16 @@ def _mb(value: int) -> str:
 
 def main() -> None:
     """Build, copy, maintain, measure the baseline, print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=100_000, help="memories (default 100000)")
     parser.add_argument("--days", type=float, default=180.0, help="the span they are written over (180)")
-    parser.add_argument("--embedder", default="minilm",
-                        help="minilm (default; ~8 min per 100k on 2 cores), onnx, hashing (no model)")
+    parser.add_argument(
+        "--embedder",
+        default="minilm",
+        help="minilm (default; ~8 min per 100k on 2 cores), onnx, hashing (no model)",
+    )
     parser.add_argument("--baseline-sample", type=int, default=500, help="naive deletes timed (500)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
@@ -178,29 +266,43 @@ def run(args: argparse.Namespace, workdir: str) -> None:
     per_delete, sampled = naive_deletes(copy, args.embedder, clock, deleted, args.baseline_sample)
     other = _contention(start)
     model = args.embedder
-    print(f"\nN={args.n:,} memories of one user written over {args.days:g} days, embedder={model}, "
-          f"vector index={after['index']}, other procs {other:.2f} cores; "
-          f"building the store took {build_seconds:,.0f} s\n")
+    print(
+        f"\nN={args.n:,} memories of one user written over {args.days:g} days, embedder={model}, "
+        f"vector index={after['index']}, other procs {other:.2f} cores; "
+        f"building the store took {build_seconds:,.0f} s\n"
+    )
     print("| step | seconds | what it did |")
     print("|---|---:|---|")
     counts = report.consolidation.counts()
-    print(f"| consolidate | {report.seconds['consolidate']:,.1f} | "
-          f"{', '.join(f'{k} {v:,}' for k, v in counts.items()) or 'nothing'} |")
+    print(
+        f"| consolidate | {report.seconds['consolidate']:,.1f} | "
+        f"{', '.join(f'{k} {v:,}' for k, v in counts.items()) or 'nothing'} |"
+    )
     for step in (report.forget, report.archive):
         did = ", ".join(f"{k} {v:,}" for k, v in step.counts().items() if v)
         print(f"| {step.step} ({step.strategy}) | {step.seconds:,.1f} | {did} |")
     print(f"| maintain, total | {maintain_seconds:,.1f} | |")
     print(f"| maintain, dry run (plans only) | {plan_seconds:,.1f} | the same plans, nothing applied |")
     naive_total = per_delete * len(deleted)
-    print(f"| baseline: the {len(deleted):,} deletes one `mem.delete` at a time | {naive_total:,.1f} | "
-          f"extrapolated from {sampled:,} timed deletes ({per_delete * 1000:.1f} ms each) on a copy |")
+    print(
+        f"| baseline: the {len(deleted):,} deletes one `mem.delete` at a time | {naive_total:,.1f} | "
+        f"extrapolated from {sampled:,} timed deletes ({per_delete * 1000:.1f} ms each) on a copy |"
+    )
     print("\n| store | before | after |")
     print("|---|---:|---:|")
-    for key, label in (("total", "memories"), ("hot", "hot"), ("warm", "warm"), ("cold", "cold"),
-                       ("vectors", "vectors in the index")):
+    for key, label in (
+        ("total", "memories"),
+        ("hot", "hot"),
+        ("warm", "warm"),
+        ("cold", "cold"),
+        ("vectors", "vectors in the index"),
+    ):
         print(f"| {label} | {before[key]:,} | {after[key]:,} |")
-    for key, label in (("disk", "disk, whole store"), ("sqlite", "SQLite file + WAL"),
-                       ("archive", "archive segments")):
+    for key, label in (
+        ("disk", "disk, whole store"),
+        ("sqlite", "SQLite file + WAL"),
+        ("archive", "archive segments"),
+    ):
         print(f"| {label} | {_mb(before[key])} | {_mb(after[key])} |")
 
 

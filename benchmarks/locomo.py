@@ -60,16 +60,23 @@ def turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
     """One add_many item per dialogue turn."""
     conversation = sample.get("conversation", sample)
     items = []
-    sessions = sorted((int(m.group(1)), key) for key in conversation
-                      if (m := re.fullmatch(r"session_(\d+)", key)))
+    sessions = sorted(
+        (int(m.group(1)), key) for key in conversation if (m := re.fullmatch(r"session_(\d+)", key))
+    )
     for number, key in sessions:
         when = parse_date(conversation.get(f"{key}_date_time", ""))
         for turn in conversation[key]:
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares an image: {turn['blip_caption']}]"
-            items.append({"content": text, "session_id": f"session_{number}", "event_time": when,
-                          "metadata": {"dia_id": turn["dia_id"]}})
+            items.append(
+                {
+                    "content": text,
+                    "session_id": f"session_{number}",
+                    "event_time": when,
+                    "metadata": {"dia_id": turn["dia_id"]},
+                }
+            )
     return items
 
 
@@ -84,11 +91,13 @@ def evidence_ids(raw: list[str]) -> set[str]:
 Scores = dict[str, dict[str, dict[int, list[float]]]]
 
 
-def evaluate(mem: RippleMem, samples: list[tuple[str, dict[str, Any]]], modes: list[str],
-             ks: tuple[int, ...]) -> tuple[Scores, dict[str, list[float]]]:
+def evaluate(
+    mem: RippleMem, samples: list[tuple[str, dict[str, Any]]], modes: list[str], ks: tuple[int, ...]
+) -> tuple[Scores, dict[str, list[float]]]:
     """Per mode, per category, per k: the recall of every question; and per-mode latencies."""
     scores: dict[str, dict[str, dict[int, list[float]]]] = {
-        mode: defaultdict(lambda: defaultdict(list)) for mode in modes}
+        mode: defaultdict(lambda: defaultdict(list)) for mode in modes
+    }
     latency: dict[str, list[float]] = defaultdict(list)
     for name, sample in samples:
         handle = mem.scope(user_id=name)
@@ -110,8 +119,9 @@ def evaluate(mem: RippleMem, samples: list[tuple[str, dict[str, Any]]], modes: l
     return scores, latency
 
 
-def print_table(scores: dict[str, dict[str, dict[int, list[float]]]], latency: dict[str, list[float]],
-                ks: tuple[int, ...]) -> None:
+def print_table(
+    scores: dict[str, dict[str, dict[int, list[float]]]], latency: dict[str, list[float]], ks: tuple[int, ...]
+) -> None:
     """A markdown table: one row per mode, R@k overall and per category."""
     columns = ["overall", *CATEGORIES.values()]
     header = ["mode"] + [f"{c} R@{k}" for c in columns for k in ks] + ["p50 ms"]
@@ -131,8 +141,9 @@ def print_table(scores: dict[str, dict[str, dict[int, list[float]]]], latency: d
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", nargs="+", default=[str(DEFAULT_DATA)])
     parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid", "ripple"])
     parser.add_argument("--embedder", default=None)
@@ -148,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     embedder = cached_embedder(args.embedder, args.cache)
     with RippleMem(path=None, user_id="locomo", embedder=embedder) as mem:
         scores, latency = evaluate(mem, samples, args.modes, ks)
-    print(f"LoCoMo: {len(samples)} conversations, embedder {embedder.model_id}, "
-          f"{time.perf_counter() - started:.0f} s\n")
+    print(
+        f"LoCoMo: {len(samples)} conversations, embedder {embedder.model_id}, "
+        f"{time.perf_counter() - started:.0f} s\n"
+    )
     print_table(scores, latency, ks)
     return 0
 

@@ -37,8 +37,13 @@ from embed_cache import DEFAULT_CACHE, cached_embedder
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 
-DEFAULT_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "longmemeval"
-                / "longmemeval_s_dev.jsonl.gz")
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "bench"
+    / "longmemeval"
+    / "longmemeval_s_dev.jsonl.gz"
+)
 MODES = ["keyword", "dense", "hybrid", "ripple"]
 METRICS = ("session all@5", "session any@5", "turn R@10")
 HITS = 50
@@ -67,19 +72,25 @@ def turn_items(question: dict[str, Any]) -> tuple[list[dict[str, Any]], list[tup
     """One add_many item per haystack turn, and (session, turn index, has_answer) per item."""
     items: list[dict[str, Any]] = []
     where: list[tuple[str, int, bool]] = []
-    sessions = zip(question["haystack_session_ids"], question["haystack_dates"],
-                   question["haystack_sessions"], strict=True)
+    sessions = zip(
+        question["haystack_session_ids"],
+        question["haystack_dates"],
+        question["haystack_sessions"],
+        strict=True,
+    )
     for session, date, turns in sessions:
         when = parse_date(date)
         for number, turn in enumerate(turns):
-            items.append({"content": f"{turn['role']}: {turn['content']}", "session_id": session,
-                          "event_time": when})
+            items.append(
+                {"content": f"{turn['role']}: {turn['content']}", "session_id": session, "event_time": when}
+            )
             where.append((session, number, bool(turn.get("has_answer"))))
     return items, where
 
 
-def measure(ranked: list[list[tuple[str, int, bool]]], gold_sessions: set[str],
-            gold_turns: set[tuple[str, int]]) -> dict[str, float]:
+def measure(
+    ranked: list[list[tuple[str, int, bool]]], gold_sessions: set[str], gold_turns: set[tuple[str, int]]
+) -> dict[str, float]:
     """The three metrics for one ranked list of hits (each hit: the turns it stands for)."""
     sessions: list[str] = []
     for turns in ranked:
@@ -87,13 +98,20 @@ def measure(ranked: list[list[tuple[str, int, bool]]], gold_sessions: set[str],
             if session not in sessions and len(sessions) < 5:
                 sessions.append(session)
     top_turns = {(session, number) for turns in ranked[:10] for session, number, _ in turns}
-    return {"session all@5": float(gold_sessions <= set(sessions)),
-            "session any@5": float(bool(gold_sessions & set(sessions))),
-            "turn R@10": len(gold_turns & top_turns) / len(gold_turns) if gold_turns else 0.0}
+    return {
+        "session all@5": float(gold_sessions <= set(sessions)),
+        "session any@5": float(bool(gold_sessions & set(sessions))),
+        "turn R@10": len(gold_turns & top_turns) / len(gold_turns) if gold_turns else 0.0,
+    }
 
 
-def evaluate_question(question: dict[str, Any], modes: list[str], embedder: Embedder,
-                      scores: Scores, latency: dict[str, list[float]]) -> None:
+def evaluate_question(
+    question: dict[str, Any],
+    modes: list[str],
+    embedder: Embedder,
+    scores: Scores,
+    latency: dict[str, list[float]],
+) -> None:
     """Build the question's store, recall in every mode, append its metrics and latencies."""
     items, where = turn_items(question)
     gold_sessions = set(question["answer_session_ids"])
@@ -113,8 +131,12 @@ def evaluate_question(question: dict[str, Any], modes: list[str], embedder: Embe
                 scores[mode]["overall"][metric].append(value)
 
 
-def evaluate(questions: list[dict[str, Any]], modes: list[str], embedder: Embedder,
-             report: Callable[[int, int], None] | None = None) -> tuple[Scores, dict[str, list[float]]]:
+def evaluate(
+    questions: list[dict[str, Any]],
+    modes: list[str],
+    embedder: Embedder,
+    report: Callable[[int, int], None] | None = None,
+) -> tuple[Scores, dict[str, list[float]]]:
     """Per mode, per question type (and overall), per metric: every non-abstention question's value."""
     scores: Scores = {mode: defaultdict(lambda: defaultdict(list)) for mode in modes}
     latency: dict[str, list[float]] = defaultdict(list)
@@ -132,6 +154,7 @@ def stderr_progress(name: str) -> Callable[[int, int], None]:
 
     def report(done: int, total: int) -> None:
         print(f"{name}: {done}/{total}, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+
     return report
 
 
@@ -144,16 +167,23 @@ def print_table(scores: Scores, latency: dict[str, list[float]]) -> None:
     for qtype in types:
         for metric in METRICS:
             values = [scores[mode][qtype][metric] for mode in modes]
-            print(f"| {qtype} | {metric} | {len(values[0])} | "
-                  + " | ".join(f"{statistics.fmean(v):.3f}" for v in values) + " |")
-    print("| p50 recall ms | | | " + " | ".join(f"{statistics.median(latency[m]) * 1000:.1f}" for m in modes)
-          + " |")
+            print(
+                f"| {qtype} | {metric} | {len(values[0])} | "
+                + " | ".join(f"{statistics.fmean(v):.3f}" for v in values)
+                + " |"
+            )
+    print(
+        "| p50 recall ms | | | "
+        + " | ".join(f"{statistics.median(latency[m]) * 1000:.1f}" for m in modes)
+        + " |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("data", nargs="?", default=None, help="a LongMemEval file (or use --data)")
     parser.add_argument("--data", dest="data_option", default=str(DEFAULT_DATA))
     parser.add_argument("--modes", nargs="+", default=MODES)
@@ -169,9 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     embedder = cached_embedder(args.embedder, args.cache)
     started = time.perf_counter()
     scores, latency = evaluate(questions, args.modes, embedder, stderr_progress("longmemeval"))
-    print(f"LongMemEval: {len(latency[args.modes[0]])} questions of {path.name}, embedder "
-          f"{embedder.model_id}, {time.perf_counter() - started:.0f} s "
-          f"({embedder.embedded} texts embedded, the rest cached)\n")
+    print(
+        f"LongMemEval: {len(latency[args.modes[0]])} questions of {path.name}, embedder "
+        f"{embedder.model_id}, {time.perf_counter() - started:.0f} s "
+        f"({embedder.embedded} texts embedded, the rest cached)\n"
+    )
     print_table(scores, latency)
     return 0
 

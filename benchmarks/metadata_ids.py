@@ -37,10 +37,16 @@ def build(path: Path, n: int) -> None:
     with RippleMem(path, user_id=USER, embedder=EMBEDDER, store=StoreOptions(vector_index="numpy")) as mem:
         texts = [f"Note {i}: the user filed ticket {i} about topic {i % 97}." for i in range(half)]
         LangChainStore(mem).add_texts(texts, ids=[f"doc-{i}" for i in range(half)])
-        nodes = [TextNode(id_=f"node-{i}", text=f"Chunk {i} of manual {i // NODES_PER_DOC}.",
-                          relationships={NodeRelationship.SOURCE: RelatedNodeInfo(
-                              node_id=f"manual-{i // NODES_PER_DOC}")})
-                 for i in range(half)]
+        nodes = [
+            TextNode(
+                id_=f"node-{i}",
+                text=f"Chunk {i} of manual {i // NODES_PER_DOC}.",
+                relationships={
+                    NodeRelationship.SOURCE: RelatedNodeInfo(node_id=f"manual-{i // NODES_PER_DOC}")
+                },
+            )
+            for i in range(half)
+        ]
         LlamaIndexStore(mem).add(nodes)
 
 
@@ -64,12 +70,15 @@ def measure(path: Path, n: int, runs: int) -> dict[str, float]:
         by_ref = MetadataFilters(filters=[MetadataFilter(key="ref_doc_id", value="manual-42")])
         return {
             "langchain get_by_ids, 1 id": median_ms(
-                lambda: chain.get_by_ids([f"doc-{pick.randrange(half)}"]), runs),
+                lambda: chain.get_by_ids([f"doc-{pick.randrange(half)}"]), runs
+            ),
             "langchain get_by_ids, 100 ids": median_ms(lambda: chain.get_by_ids(some), max(3, runs // 10)),
             "langchain add_texts replacing 100": median_ms(
-                lambda: chain.add_texts(texts, ids=some), max(3, runs // 10)),
+                lambda: chain.add_texts(texts, ids=some), max(3, runs // 10)
+            ),
             "llamaindex get_nodes, 1 node id": median_ms(
-                lambda: llama.get_nodes(node_ids=[f"node-{pick.randrange(half)}"]), runs),
+                lambda: llama.get_nodes(node_ids=[f"node-{pick.randrange(half)}"]), runs
+            ),
             "llamaindex get_nodes, 1 ref_doc_id": median_ms(lambda: llama.get_nodes(filters=by_ref), runs),
         }
 

@@ -36,8 +36,11 @@ def load(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict
 
 def _relations(raw: list[list[str]]) -> list[tuple[str, str, str]]:
     """Well-formed (subject, predicate, object) triples; the extractor left a few malformed ones."""
-    return [(s, p, o) for s, p, o in (t for t in raw if len(t) == 3)
-            if all(isinstance(x, str) and x.strip() for x in (s, p, o)) and any(ch.isalnum() for ch in p)]
+    return [
+        (s, p, o)
+        for s, p, o in (t for t in raw if len(t) == 3)
+        if all(isinstance(x, str) and x.strip() for x in (s, p, o)) and any(ch.isalnum() for ch in p)
+    ]
 
 
 def build(mem: RippleMem, corpus: list[dict[str, Any]], triples: dict[str, list[list[str]]] | None) -> None:
@@ -52,15 +55,19 @@ def build(mem: RippleMem, corpus: list[dict[str, Any]], triples: dict[str, list[
     mem.add_many(items)
 
 
-def evaluate(mem: RippleMem, questions: list[dict[str, Any]], corpus: list[dict[str, Any]],
-             modes: list[str]) -> tuple[dict[str, dict[int, float]], dict[str, list[float]]]:
+def evaluate(
+    mem: RippleMem, questions: list[dict[str, Any]], corpus: list[dict[str, Any]], modes: list[str]
+) -> tuple[dict[str, dict[int, float]], dict[str, list[float]]]:
     """Mean recall@2 and @5 of supporting passages per mode, and per-mode recall latencies."""
     position = {(p["title"], p["text"]): i for i, p in enumerate(corpus)}
     scores: dict[str, dict[int, list[float]]] = {mode: {2: [], 5: []} for mode in modes}
     latency: dict[str, list[float]] = {mode: [] for mode in modes}
     for question in questions:
-        gold = {position[(p["title"], p["paragraph_text"])] for p in question["paragraphs"]
-                if p["is_supporting"] and (p["title"], p["paragraph_text"]) in position}
+        gold = {
+            position[(p["title"], p["paragraph_text"])]
+            for p in question["paragraphs"]
+            if p["is_supporting"] and (p["title"], p["paragraph_text"]) in position
+        }
         if not gold:
             continue
         for mode in modes:
@@ -76,8 +83,9 @@ def evaluate(mem: RippleMem, questions: list[dict[str, Any]], corpus: list[dict[
 
 def main(argv: list[str] | None = None) -> int:
     """Build both stores, evaluate every mode, print one table."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--modes", nargs="+", default=["keyword", "dense", "hybrid", "ripple"])
     parser.add_argument("--embedder", default=None)
@@ -97,10 +105,17 @@ def main(argv: list[str] | None = None) -> int:
             means, latency = evaluate(mem, questions, corpus, args.modes)
             for mode, by_k in means.items():
                 if graph == "rules only" or mode == "ripple":
-                    rows.append((mode if mode != "ripple" else f"ripple ({graph})", by_k,
-                                 statistics.median(latency[mode]) * 1000))
-    print(f"MuSiQue: {len(questions)} questions, {len(corpus)} passages, embedder {embedder.model_id}, "
-          f"{time.perf_counter() - started:.0f} s\n")
+                    rows.append(
+                        (
+                            mode if mode != "ripple" else f"ripple ({graph})",
+                            by_k,
+                            statistics.median(latency[mode]) * 1000,
+                        )
+                    )
+    print(
+        f"MuSiQue: {len(questions)} questions, {len(corpus)} passages, embedder {embedder.model_id}, "
+        f"{time.perf_counter() - started:.0f} s\n"
+    )
     print("| mode | R@2 | R@5 | p50 ms |\n|---|---|---|---|")
     for name, by_k, p50 in rows:
         print(f"| {name} | {by_k[2]:.3f} | {by_k[5]:.3f} | {p50:.1f} |")

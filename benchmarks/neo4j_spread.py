@@ -38,8 +38,11 @@ THINGS = ["the Cello", "the Garden", "the Marathon", "the Novel", "the Startup",
 def texts(n: int, seed: int = 7) -> list[str]:
     """n short memories that share people, places and things (so the graph is connected)."""
     rng = random.Random(seed)
-    return [f"{rng.choice(PEOPLE)} talked with {rng.choice(PEOPLE)} in {rng.choice(PLACES)} "
-            f"about {rng.choice(THINGS)} (note {i})." for i in range(n)]
+    return [
+        f"{rng.choice(PEOPLE)} talked with {rng.choice(PEOPLE)} in {rng.choice(PLACES)} "
+        f"about {rng.choice(THINGS)} (note {i})."
+        for i in range(n)
+    ]
 
 
 def timed(run: Callable[[], object], repeat: int) -> tuple[list[float], object]:
@@ -90,8 +93,10 @@ def main() -> None:
     args = parser.parse_args()
     uri = os.environ.get("NEO4J_URI")
     if not uri:
-        print("NEO4J_URI is not set: nothing measured. Start a server (docker run -p 7687:7687 "
-              "-e NEO4J_AUTH=neo4j/password neo4j:5) and set NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD.")
+        print(
+            "NEO4J_URI is not set: nothing measured. Start a server (docker run -p 7687:7687 "
+            "-e NEO4J_AUTH=neo4j/password neo4j:5) and set NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD."
+        )
         return
     auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "password"))
     embedder = resolve_embedder(None)
@@ -99,13 +104,20 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         stores = {
-            "embedded (SQLite -> CSR)": RippleMem(os.path.join(folder, "embedded"), user_id="bench",
-                                                  embedder=embedder,
-                                                  store=StoreOptions(vector_index="numpy")),
-            "neo4j (pull -> CSR)": RippleMem(os.path.join(folder, "neo4j"), user_id="bench",
-                                             embedder=embedder,
-                                             store=StoreOptions(backend="neo4j", uri=uri, auth=auth,
-                                                                database=os.environ.get("NEO4J_DATABASE"))),
+            "embedded (SQLite -> CSR)": RippleMem(
+                os.path.join(folder, "embedded"),
+                user_id="bench",
+                embedder=embedder,
+                store=StoreOptions(vector_index="numpy"),
+            ),
+            "neo4j (pull -> CSR)": RippleMem(
+                os.path.join(folder, "neo4j"),
+                user_id="bench",
+                embedder=embedder,
+                store=StoreOptions(
+                    backend="neo4j", uri=uri, auth=auth, database=os.environ.get("NEO4J_DATABASE")
+                ),
+            ),
         }
         ids: dict[str, list[str]] = {}
         for name, handle in stores.items():

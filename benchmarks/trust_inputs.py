@@ -74,6 +74,7 @@ def _faulty(fault: str) -> Probe:
         with RippleMem(user_id="faulty", embedder=FaultyEmbedder(fault)) as other:
             other.add("a fine first note")
             return other.add_many(["a fine note", "a faulty note"])
+
     return probe
 
 
@@ -82,9 +83,14 @@ def _closed(method: str) -> Probe:
         other = RippleMem(user_id="closed", embedder="hashing")
         other.close()
         calls: dict[str, Callable[[], Any]] = {
-            "add": lambda: other.add("after close"), "list": other.list, "recall": lambda: other.recall("x"),
-            "stats": other.stats, "observe": lambda: other.observe("user", "Remember that I left")}
+            "add": lambda: other.add("after close"),
+            "list": other.list,
+            "recall": lambda: other.recall("x"),
+            "stats": other.stats,
+            "observe": lambda: other.observe("user", "Remember that I left"),
+        }
         return calls[method]()
+
     return probe
 
 
@@ -94,6 +100,7 @@ def _import(lines: list[str], batch_size: int = 1024) -> Probe:
             file = Path(folder) / "hostile.jsonl"
             file.write_text("\n".join(lines) + "\n", encoding="utf-8")
             return mem.import_file(file, batch_size=batch_size)
+
     return probe
 
 
@@ -102,28 +109,36 @@ def _ingest(knowledge_base: str = "hostile", **options: Any) -> Probe:
         with tempfile.TemporaryDirectory() as folder:
             (Path(folder) / "notes.md").write_text("# Notes\nAnn drinks oolong tea.\n", encoding="utf-8")
             return mem.ingest(folder, knowledge_base, **options)
+
     return probe
 
 
 def _cli(*args: str) -> Probe:
     """A CLI command on the probe store: handled when it exits 2 with an error line, no traceback."""
+
     def probe(mem: RippleMem) -> bool:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli_main([args[0], "--path", str(mem.path), "--user", mem.user_id, *args[1:]])
         return code == 2 and "Traceback" not in err.getvalue() and "error" in err.getvalue()
+
     return probe
 
 
 def _round_trip(content: str, **fields: Any) -> Probe:
     """add() that must store the value exactly (and is then deleted again)."""
+
     def probe(mem: RippleMem) -> bool:
         memory = mem.add(content, **fields)
         got = mem.get(memory.id)
-        exact = got is not None and got.content == content and all(
-            getattr(got, name) == value for name, value in fields.items())
+        exact = (
+            got is not None
+            and got.content == content
+            and all(getattr(got, name) == value for name, value in fields.items())
+        )
         mem.delete(memory.id)
         return exact
+
     return probe
 
 
@@ -175,8 +190,10 @@ def hostile_probes() -> list[tuple[str, Probe]]:
         ("observe 10 MB", lambda m: m.observe("user", "word " * 2_100_000)),
         ("observe role surrogate", lambda m: m.observe(SURROGATE, "hello there")),
         ("observe importance 10**400", lambda m: m.observe("user", "hello there", importance=HUGE)),
-        ("observe metadata surrogate", lambda m: m.observe("user", "Remember that I like tea",
-                                                           metadata={"k": SURROGATE})),
+        (
+            "observe metadata surrogate",
+            lambda m: m.observe("user", "Remember that I like tea", metadata={"k": SURROGATE}),
+        ),
         ("record metric surrogate", lambda m: m.sensors.record(SURROGATE, 72)),
         ("record source surrogate", lambda m: m.sensors.record("heart_rate", 72, source=SURROGATE)),
         ("record source NUL", lambda m: m.sensors.record("heart_rate", 72, source="band\x00")),
@@ -202,16 +219,24 @@ def hostile_probes() -> list[tuple[str, Probe]]:
         ("closed handle recall", _closed("recall")),
         ("closed handle stats", _closed("stats")),
         ("closed handle observe", _closed("observe")),
-        ("settings of the wrong type", lambda m: RippleMem(user_id="x", embedder="hashing",
-                                                           settings={"max_content_chars": 5})),  # type: ignore[arg-type]
+        (
+            "settings of the wrong type",
+            lambda m: RippleMem(user_id="x", embedder="hashing", settings={"max_content_chars": 5}),
+        ),  # type: ignore[arg-type]
         ("Settings.graph of the wrong type", lambda m: Settings(graph={"similar_k": 3})),  # type: ignore[arg-type]
-        ("numpy index with isolation='filter'", lambda m: RippleMem(
-            user_id="x", store=StoreOptions(vector_index="numpy", isolation="filter"), embedder="hashing")),
+        (
+            "numpy index with isolation='filter'",
+            lambda m: RippleMem(
+                user_id="x", store=StoreOptions(vector_index="numpy", isolation="filter"), embedder="hashing"
+            ),
+        ),
         ("CLI list --limit 2**63", _cli("list", "--limit", str(2**63))),
         ("CLI recall -k 2**63", _cli("recall", "-k", str(2**63), "note")),
         ("CLI add --importance 1e400", _cli("add", "--importance", "1e400", "a note")),
-        ("CLI add --metadata nested 5000", _cli("add", "--metadata", '{"a": ' + "[" * 5000 + "]" * 5000 + "}",
-                                                "a note")),
+        (
+            "CLI add --metadata nested 5000",
+            _cli("add", "--metadata", '{"a": ' + "[" * 5000 + "]" * 5000 + "}", "a note"),
+        ),
         ("CLI add --metadata 2**64", _cli("add", "--metadata", json.dumps({"k": 2**64}), "a note")),
     ]
     return probes
@@ -220,12 +245,20 @@ def hostile_probes() -> list[tuple[str, Probe]]:
 def _state(mem: RippleMem) -> tuple[Any, ...]:
     """Everything a probe could have changed: rows, vectors, readings, working items, knowledge bases
     and pending-write markers."""
-    rows = sorted((m.id, m.content, m.importance, m.source, json.dumps(m.metadata, sort_keys=True))
-                  for m in mem.list(limit=1_000_000))
+    rows = sorted(
+        (m.id, m.content, m.importance, m.source, json.dumps(m.metadata, sort_keys=True))
+        for m in mem.list(limit=1_000_000)
+    )
     markers = Path(str(mem.path)) / PENDING_DIRNAME
     pending = sorted(os.listdir(markers)) if markers.is_dir() else []
-    return (rows, mem.stats()["vectors"], mem.sensors.metrics(), [i.text for i in mem.working().items()],
-            [kb.name for kb in mem.kb.list()], pending)
+    return (
+        rows,
+        mem.stats()["vectors"],
+        mem.sensors.metrics(),
+        [i.text for i in mem.working().items()],
+        [kb.name for kb in mem.kb.list()],
+        pending,
+    )
 
 
 def run_probe(mem: RippleMem, probe: Probe) -> str | None:
@@ -246,10 +279,15 @@ def hostile_probe_row() -> tuple[int, int, list[str]]:
     """(probes tried, handled, "label: what went wrong" of the rest) on a fresh on-disk Chroma store."""
     failures = []
     probes = hostile_probes()
-    with tempfile.TemporaryDirectory() as folder, RippleMem(
-            Path(folder) / "store", user_id="alice", embedder=HashingEmbedder(),
-            store=StoreOptions(vector_index="chroma")
-    ) as mem:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        RippleMem(
+            Path(folder) / "store",
+            user_id="alice",
+            embedder=HashingEmbedder(),
+            store=StoreOptions(vector_index="chroma"),
+        ) as mem,
+    ):
         mem.add(SENTINEL)
         for label, probe in probes:
             problem = run_probe(mem, probe)

@@ -79,8 +79,9 @@ def _note(item: int) -> str:
     return f"Note {item}: crate {item * 7919} went to dock {item % 17} with code K{item:06d}q"
 
 
-def erase_scaling_row(sizes: Sequence[int] = (500, 1000, 2000, 10_000)
-                      ) -> list[tuple[int, float, float, float, bool]]:
+def erase_scaling_row(
+    sizes: Sequence[int] = (500, 1000, 2000, 10_000),
+) -> list[tuple[int, float, float, float, bool]]:
     """Per size: (memories erased, seconds, seconds per 1k memories, longest add() of another user
     meanwhile, verified) for erase(user_id=) of a user with that many memories, while a thread adds
     a memory of another user every ADD_PAUSE seconds (hashing embedder, embedded Chroma)."""
@@ -102,9 +103,15 @@ def _keep_adding(other: RippleMem, adds: list[tuple[float, float]], stop: thread
 
 def _erase_while_another_user_writes(size: int) -> tuple[float, float, bool]:
     """(seconds of the erase, longest add of the other user overlapping it, verified)."""
-    with tempfile.TemporaryDirectory() as folder, RippleMem(
-            Path(folder) / "s", user_id="big", embedder=HashingEmbedder(),
-            store=StoreOptions(vector_index="chroma")) as mem:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        RippleMem(
+            Path(folder) / "s",
+            user_id="big",
+            embedder=HashingEmbedder(),
+            store=StoreOptions(vector_index="chroma"),
+        ) as mem,
+    ):
         for start in range(0, size, 1000):
             mem.add_many([_note(i) for i in range(start, min(size, start + 1000))])
         other = mem.scope("other")
@@ -135,10 +142,15 @@ def cross_user_row(per_user: int = 10) -> tuple[int, int]:
         probes = leaks = 0
         calls = []
         for memory_id in ids:
-            calls += [lambda i=memory_id: bob.get(i), lambda i=memory_id: bob.delete(i),
-                      lambda i=memory_id: bob.update(i, content="x"), lambda i=memory_id: bob.history(i),
-                      lambda i=memory_id: bob.erase(i), lambda i=memory_id: bob.graph.neighbors(i),
-                      lambda i=memory_id: bob.graph.find_connections(i, "north locker")]
+            calls += [
+                lambda i=memory_id: bob.get(i),
+                lambda i=memory_id: bob.delete(i),
+                lambda i=memory_id: bob.update(i, content="x"),
+                lambda i=memory_id: bob.history(i),
+                lambda i=memory_id: bob.erase(i),
+                lambda i=memory_id: bob.graph.neighbors(i),
+                lambda i=memory_id: bob.graph.find_connections(i, "north locker"),
+            ]
         for word in (_word(0, item) for item in range(per_user)):
             for mode in ("ripple", "hybrid", "dense", "keyword"):
                 calls.append(lambda w=word, m=mode: bob.recall(f"{w} code locker", mode=m).hits)

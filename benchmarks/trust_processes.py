@@ -29,8 +29,9 @@ ACTIVITIES = ("erase", "delete", "maintain", "import")
 
 def open_store(path: Path, user: str) -> RippleMem:
     """A handle on the shared Chroma store (hashing embedder: the runs are about storage)."""
-    return RippleMem(path, user_id=user, embedder=HashingEmbedder(),
-                     store=StoreOptions(vector_index="chroma"))
+    return RippleMem(
+        path, user_id=user, embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma")
+    )
 
 
 def carol_note(item: int) -> str:
@@ -46,8 +47,9 @@ def _alice_step(mem: RippleMem, activity: str, step: int, folder: Path) -> None:
         file.write_text("\n".join(lines) + "\n", encoding="utf-8")
         mem.import_file(file)
         return
-    added = mem.add_many([f"Alice round {step} item {i}: my locker code is {step * 31 + i}"
-                          for i in range(4)])
+    added = mem.add_many(
+        [f"Alice round {step} item {i}: my locker code is {step * 31 + i}" for i in range(4)]
+    )
     if activity == "erase":
         mem.erase(added[0].id)
         mem.erase(matching=f"Alice round {step} item 1")
@@ -56,8 +58,9 @@ def _alice_step(mem: RippleMem, activity: str, step: int, folder: Path) -> None:
             mem.delete(memory.id)
     elif activity == "maintain":
         for turn in range(3):
-            mem.observe("user", f"Round {step} turn {turn}: please remember the boiler service",
-                        session_id="s")
+            mem.observe(
+                "user", f"Round {step} turn {turn}: please remember the boiler service", session_id="s"
+            )
         mem.maintain()
 
 
@@ -110,8 +113,10 @@ def lost_writes_row(activity: str, count: int = 200) -> LostWrites:
         path = Path(folder) / "store"
         open_store(path, "carol").close()
         stop, result = Path(folder) / "stop", Path(folder) / "committed"
-        others = [FORKS.Process(target=_busy_process, args=(path, activity, stop)),
-                  FORKS.Process(target=_open_close_process, args=(path, stop))]
+        others = [
+            FORKS.Process(target=_busy_process, args=(path, activity, stop)),
+            FORKS.Process(target=_open_close_process, args=(path, stop)),
+        ]
         writer = FORKS.Process(target=_counted_writer, args=(path, count, result))
         for process in [*others, writer]:
             process.start()
@@ -148,8 +153,9 @@ def _kill_target(path: Path, operation: str, seed: int) -> None:
         while True:
             step += 1
             if operation == "add_many":
-                mem.add_many([f"Run {seed} batch {step} item {i}: {rng.random()}"
-                              for i in range(rng.randint(2, 40))])
+                mem.add_many(
+                    [f"Run {seed} batch {step} item {i}: {rng.random()}" for i in range(rng.randint(2, 40))]
+                )
             elif operation == "import_file":
                 _alice_step(mem, "import", seed * 1000 + step, path.parent)
             elif operation == "erase":
@@ -169,8 +175,9 @@ class KillTrials(NamedTuple):
     died_early: int  # the operation failed by itself before the kill came
 
 
-def kill_trials(per_operation: int, index_health: Callable[[Path], bool], seed: int = 11
-                ) -> dict[str, KillTrials]:
+def kill_trials(
+    per_operation: int, index_health: Callable[[Path], bool], seed: int = 11
+) -> dict[str, KillTrials]:
     """Per operation, `per_operation` SIGKILLs at random moments while it runs in a loop; one store
     per operation takes every kill in turn."""
     rng = random.Random(seed)
@@ -189,9 +196,13 @@ def kill_trials(per_operation: int, index_health: Callable[[Path], bool], seed: 
                     os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
                 child.join()
                 marker = path / PENDING_DIRNAME
-                outcome = (marker.is_dir() and bool(os.listdir(marker)), not index_health(path),
-                           _usable_after_reopen(path, kill), check_path(path, repair=False).consistent,
-                           child.exitcode != -signal.SIGKILL)
+                outcome = (
+                    marker.is_dir() and bool(os.listdir(marker)),
+                    not index_health(path),
+                    _usable_after_reopen(path, kill),
+                    check_path(path, repair=False).consistent,
+                    child.exitcode != -signal.SIGKILL,
+                )
                 counts = [total + bool(now) for total, now in zip(counts, outcome, strict=True)]
         results[operation] = KillTrials(per_operation, *counts)
     return results

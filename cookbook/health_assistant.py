@@ -42,8 +42,10 @@ LOGS = [
 ]
 SCRIPT = [
     AIMessage("Last Wednesday (17 January) you ran 5 km along the river in 31 minutes [1]."),
-    AIMessage("Vegetarians most often lack vitamin B12, iron, zinc and omega-3 fatty acids [1]; B12 needs "
-              "fortified foods or a supplement."),
+    AIMessage(
+        "Vegetarians most often lack vitamin B12, iron, zinc and omega-3 fatty acids [1]; B12 needs "
+        "fortified foods or a supplement."
+    ),
 ]
 
 
@@ -58,16 +60,20 @@ def wristband_readings() -> list[dict]:
     at, index = WEEK_START, 0
     while at <= NOW - timedelta(minutes=30):
         if not RUN_START <= at < RUN_START + timedelta(minutes=40):
-            readings.append({"metric": "heart_rate", "value": resting_heart_rate(index), "unit": "bpm",
-                             "at": at})
+            readings.append(
+                {"metric": "heart_rate", "value": resting_heart_rate(index), "unit": "bpm", "at": at}
+            )
         at, index = at + timedelta(minutes=30), index + 1
     for minutes, bpm in ((0, 128), (10, 142), (20, 151), (30, 139)):
         readings.append({"metric": "heart_rate", "value": bpm, "at": RUN_START + timedelta(minutes=minutes)})
-    readings.append({"metric": "heart_rate", "value": 76, "at": NOW - timedelta(minutes=5),
-                     "source": "wristband"})
+    readings.append(
+        {"metric": "heart_rate", "value": 76, "at": NOW - timedelta(minutes=5), "source": "wristband"}
+    )
     readings.append({"metric": "spo2", "value": 97, "unit": "%", "at": NOW - timedelta(minutes=5)})
-    readings += [{"metric": "steps", "value": steps, "at": WEEK_START + timedelta(days=day, hours=22)}
-                 for day, steps in enumerate((6200, 8100, 11800, 5400, 7300, 13900, 4100))]
+    readings += [
+        {"metric": "steps", "value": steps, "at": WEEK_START + timedelta(days=day, hours=22)}
+        for day, steps in enumerate((6200, 8100, 11800, 5400, 7300, 13900, 4100))
+    ]
     return readings
 
 
@@ -85,8 +91,10 @@ def main() -> None:
 
     question = "What did I run last Wednesday?"
     recalled = mem.recall(question, 3)
-    print(f"Q: {question}\n  recall understood {recalled.time['phrase']!r} as "
-          f"{recalled.time['start']:%a %d %b} (recall(now=...) sets 'now')")
+    print(
+        f"Q: {question}\n  recall understood {recalled.time['phrase']!r} as "
+        f"{recalled.time['start']:%a %d %b} (recall(now=...) sets 'now')"
+    )
     for hit in recalled.hits:
         print(f"  {hit.score:.2f}  {hit.memory.when:%Y-%m-%d}  {hit.memory.content}")
     print(f"A: {mem.ask(question, llm=model, k=3).text}\n")
@@ -95,9 +103,11 @@ def main() -> None:
     top = mem.recall(question, 1).hits[0].memory
     latest = mem.sensors.latest("heart_rate")
     assert latest is not None
-    print(f"Q: {question}\n  recall: {top.content}\n"
-          f"A: {latest.value:g} {latest.unit} at {latest.at:%H:%M} ({latest.status}), "
-          "from mem.sensors.latest()\n")
+    print(
+        f"Q: {question}\n  recall: {top.content}\n"
+        f"A: {latest.value:g} {latest.unit} at {latest.at:%H:%M} ({latest.status}), "
+        "from mem.sensors.latest()\n"
+    )
 
     question = "What nutrients do vegetarians lack?"
     print(f"Q: {question}")
@@ -107,9 +117,11 @@ def main() -> None:
 
     week = mem.sensors.metric_range("heart_rate", period="last week")
     assert week is not None
-    print("Q: How was my heart rate last week?\n"
-          f"A: average {week.mean:.1f} bpm over {week.count} readings; lowest {week.lowest.value:g} bpm "
-          f"({week.lowest.at:%a %H:%M}), highest {week.highest.value:g} bpm ({week.highest.at:%a %H:%M}).")
+    print(
+        "Q: How was my heart rate last week?\n"
+        f"A: average {week.mean:.1f} bpm over {week.count} readings; lowest {week.lowest.value:g} bpm "
+        f"({week.lowest.at:%a %H:%M}), highest {week.highest.value:g} bpm ({week.highest.at:%a %H:%M})."
+    )
     steps = mem.sensors.metric_range("steps", period="last week")
     assert steps is not None
     print(f"   steps: {steps.total:,.0f} in total, {steps.mean:,.0f} a day on average.")

@@ -55,14 +55,21 @@ def main() -> None:
     print(f"Model: {label}")
     with RippleMem(path=None, user_id="alice") as mem:  # path="./memdb" keeps it on disk
         agent = create_agent(
-            model, [save_profile], system_prompt="You are a friendly cooking assistant.",
-            middleware=[RippleMemMiddleware(memory=mem)], store=RippleMemStore(memory=mem),
-            checkpointer=InMemorySaver(), context_schema=Context)
+            model,
+            [save_profile],
+            system_prompt="You are a friendly cooking assistant.",
+            middleware=[RippleMemMiddleware(memory=mem)],
+            store=RippleMemStore(memory=mem),
+            checkpointer=InMemorySaver(),
+            context_schema=Context,
+        )
         for user, thread, text in SESSIONS:
             print(f"\n{user}, session {thread!r}:")
-            result = agent.invoke({"messages": [HumanMessage(text)]}, context=Context(user_id=user),
-                                  config={"configurable": {"thread_id": f"{user}-{thread}"},
-                                          "callbacks": [ShowSystemPrompt()]})
+            result = agent.invoke(
+                {"messages": [HumanMessage(text)]},
+                context=Context(user_id=user),
+                config={"configurable": {"thread_id": f"{user}-{thread}"}, "callbacks": [ShowSystemPrompt()]},
+            )
             transcript(result["messages"])
         print("\nAlice's long-term memories:")
         for memory in mem.list():

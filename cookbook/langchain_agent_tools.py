@@ -18,16 +18,28 @@ from langchain_models import choose_model, tool_call, transcript
 from langchain_ripplemem import RippleMemToolkit
 from ripplemem import RippleMem
 
-SYSTEM = ("You have long-term memory tools. Store lasting facts the user tells you with store_memory; "
-          "before answering questions about the user, search with recall_memory.")
+SYSTEM = (
+    "You have long-term memory tools. Store lasting facts the user tells you with store_memory; "
+    "before answering questions about the user, search with recall_memory."
+)
 FIRST = "I've started a new job at Acme Robotics, and my manager there is Priya."
 SECOND = "Who is Priya again, and how do I know her?"
 
 SCRIPT = [
-    tool_call("store_memory", "c1", content="The user started a new job at Acme Robotics.", type="episodic",
-              importance=0.8),
-    tool_call("store_memory", "c2", content="Priya is the user's manager at Acme Robotics.", type="semantic",
-              importance=0.8),
+    tool_call(
+        "store_memory",
+        "c1",
+        content="The user started a new job at Acme Robotics.",
+        type="episodic",
+        importance=0.8,
+    ),
+    tool_call(
+        "store_memory",
+        "c2",
+        content="Priya is the user's manager at Acme Robotics.",
+        type="semantic",
+        importance=0.8,
+    ),
     AIMessage("Congratulations on the new job at Acme Robotics! I'll remember that Priya is your manager."),
     tool_call("recall_memory", "c3", query="Priya"),
     tool_call("find_connections", "c4", source="Priya", target="Acme Robotics"),

@@ -22,8 +22,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 class ScriptedChatModel(GenericFakeChatModel):
     """An offline stand-in: replies with the scripted messages in order, tool calls included."""
 
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
-                   **kwargs: Any) -> ScriptedChatModel:
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
+    ) -> ScriptedChatModel:
         """Accept the agent's tools: the script already holds the calls to make."""
         return self
 
@@ -35,8 +36,12 @@ def choose_model(script: Sequence[AIMessage]) -> tuple[BaseChatModel, str]:
         from langchain_openai import ChatOpenAI
 
         name = os.environ.get("RIPPLEMEM_LLM_MODEL", "gpt-4o-mini")
-        model = ChatOpenAI(model=name, temperature=0, base_url=os.environ.get("OPENAI_BASE_URL"),
-                           api_key=os.environ.get("OPENAI_API_KEY", "not-needed"))
+        model = ChatOpenAI(
+            model=name,
+            temperature=0,
+            base_url=os.environ.get("OPENAI_BASE_URL"),
+            api_key=os.environ.get("OPENAI_API_KEY", "not-needed"),
+        )
         return model, f"{name} (OpenAI-compatible API)"
     return ScriptedChatModel(messages=iter(script)), "offline scripted model"
 
@@ -50,8 +55,9 @@ def tool_call(name: str, call_id: str, **args: Any) -> AIMessage:
 class ShowSystemPrompt(BaseCallbackHandler):
     """Prints the system prompt of each model call, so you see the memories the model was given."""
 
-    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]],
-                            **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
+    ) -> None:
         """Print the system message the model is about to read."""
         system = next((m.text for m in messages[0] if m.type == "system"), "")
         print("  [model is shown] " + (system.replace("\n", "\n                   ") or "(no system prompt)"))

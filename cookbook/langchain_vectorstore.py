@@ -13,16 +13,25 @@ from langchain_ripplemem import RippleMemVectorStore
 from ripplemem import RippleMem
 
 WIKI = [
-    Document(page_content="Travel policy: book flights through the travel desk at least 14 days ahead; "
-                          "economy class for flights under six hours.",
-             metadata={"source": "wiki/travel.md"}),
-    Document(page_content="Expenses: submit receipts within 30 days; meals abroad are covered up to 60 EUR "
-                          "a day.", metadata={"source": "wiki/expenses.md"}),
-    Document(page_content="Workshops with clients are planned by the account team and announced in the "
-                          "#clients channel.", metadata={"source": "wiki/clients.md"}),
+    Document(
+        page_content="Travel policy: book flights through the travel desk at least 14 days ahead; "
+        "economy class for flights under six hours.",
+        metadata={"source": "wiki/travel.md"},
+    ),
+    Document(
+        page_content="Expenses: submit receipts within 30 days; meals abroad are covered up to 60 EUR a day.",
+        metadata={"source": "wiki/expenses.md"},
+    ),
+    Document(
+        page_content="Workshops with clients are planned by the account team and announced in the "
+        "#clients channel.",
+        metadata={"source": "wiki/clients.md"},
+    ),
 ]
-EDITED = Document(page_content="Expenses: submit receipts within 45 days; meals abroad are covered up to "
-                               "70 EUR a day.", metadata={"source": "wiki/expenses.md"})
+EDITED = Document(
+    page_content="Expenses: submit receipts within 45 days; meals abroad are covered up to 70 EUR a day.",
+    metadata={"source": "wiki/expenses.md"},
+)
 
 
 def show(store: RippleMemVectorStore, query: str, filter: dict[str, str] | None = None) -> None:
@@ -34,8 +43,9 @@ def show(store: RippleMemVectorStore, query: str, filter: dict[str, str] | None 
 
 def sync(docs: list[Document], manager: InMemoryRecordManager, store: RippleMemVectorStore) -> dict:
     """Bring the store in line with docs: add new and changed ones, delete what they replaced."""
-    return dict(index(docs, manager, store, cleanup="incremental", source_id_key="source",
-                      key_encoder="sha256"))
+    return dict(
+        index(docs, manager, store, cleanup="incremental", source_id_key="source", key_encoder="sha256")
+    )
 
 
 def main() -> None:

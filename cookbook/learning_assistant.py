@@ -72,10 +72,12 @@ HISTORY = [
 REPORT_DAY = 7
 PHRASED = {
     "overview": "You asked 4 questions and wrote 3 notes this week. Backpropagation is your strongest topic; "
-                "the Attention Mechanism section of the guide is still untouched.",
-    "next_steps": ["Read the Self-Attention and Multi-Head Attention sections, then write a note on each.",
-                   "Review Neural Networks and the Encoder before they fade.",
-                   "Explain in your own words how the Decoder uses the encoder output."],
+    "the Attention Mechanism section of the guide is still untouched.",
+    "next_steps": [
+        "Read the Self-Attention and Multi-Head Attention sections, then write a note on each.",
+        "Review Neural Networks and the Encoder before they fade.",
+        "Explain in your own words how the Decoder uses the encoder output.",
+    ],
 }
 
 
@@ -89,8 +91,12 @@ def main() -> None:
         ingested = mem.ingest(guide, "deep-learning")
         print(f"Knowledge base 'deep-learning': {ingested.chunks} chunks from {guide.name}")
         for day, minutes, text, activity in HISTORY:
-            mem.add(text, session_id=f"day-{day}", metadata={"activity": activity},
-                    event_time=START + timedelta(days=day, minutes=minutes))
+            mem.add(
+                text,
+                session_id=f"day-{day}",
+                metadata={"activity": activity},
+                event_time=START + timedelta(days=day, minutes=minutes),
+            )
         print(f"Study history: {len(HISTORY)} questions and notes over two sessions\n")
         clock["now"] = START + timedelta(days=REPORT_DAY)
 
@@ -100,19 +106,25 @@ def main() -> None:
 
     summary, analysis = report["summary"], report["learning_analysis"]
     print(f"Learning report {report['report_id']} (phrased by {label}: {report['phrasing']['by']})")
-    print(f"  study time {summary['total_study_time']}, {summary['questions_asked']} questions, "
-          f"{summary['notes_created']} notes, {summary['documents_studied']} document(s)")
+    print(
+        f"  study time {summary['total_study_time']}, {summary['questions_asked']} questions, "
+        f"{summary['notes_created']} notes, {summary['documents_studied']} document(s)"
+    )
     print(f"  strengths: {', '.join(analysis['strengths'])}; weaknesses: {', '.join(analysis['weaknesses'])}")
     graph = analysis["knowledge_graph"]
-    print(f"  knowledge graph: {graph['nodes']} concepts, {graph['edges']} links, central: "
-          f"{', '.join(graph['central_concepts'])}")
+    print(
+        f"  knowledge graph: {graph['nodes']} concepts, {graph['edges']} links, central: "
+        f"{', '.join(graph['central_concepts'])}"
+    )
     print("  knowledge gaps:")
     for gap in report["knowledge_gaps"]:
         print(f"  - [{gap['priority']}] {gap['topic']}: {gap['reason']} -> {gap['recommendation']}")
     print("  review before it is forgotten:")
     for review in report["review_suggestions"]:
-        print(f"  - [{review['urgency']}] {review['topic']}: {review['reason']} "
-              f"(retention ~{review['retention']:.0%})")
+        print(
+            f"  - [{review['urgency']}] {review['topic']}: {review['reason']} "
+            f"(retention ~{review['retention']:.0%})"
+        )
     print(f"Overview: {report['overview']}\nNext steps:")
     for step in report["next_steps"]:
         print(f"  - {step}")

@@ -30,7 +30,8 @@ from ripplemem import RippleMem  # noqa: E402
 SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. When the user shares a fact about their life, "
     "save it with store_memory. Before answering a question about the user, call recall_memory. "
-    "Answer in one or two sentences.")
+    "Answer in one or two sentences."
+)
 MONDAY = [
     "My sister Ana moved to Lisbon last spring.",
     "I'm training for the Porto marathon in October.",
@@ -76,8 +77,9 @@ async def session(path: str, name: str, messages: list[str], llm: LLM) -> None:
 async def main() -> None:
     """Run Monday, then Tuesday, on one store."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--offline", action="store_true",
-                        help="use the offline stand-in even when a model is configured")
+    parser.add_argument(
+        "--offline", action="store_true", help="use the offline stand-in even when a model is configured"
+    )
     parser.add_argument("--path", help="store directory (default: a temporary one)")
     args = parser.parse_args()
     llm, label = choose_llm(function_calling=True, offline=args.offline)

@@ -25,10 +25,46 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 
 HIT_PREFIX = re.compile(r"^\d+\. \[id=\w+\] \([^)]*\) ")
 WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset({
-    "a", "an", "the", "of", "to", "in", "on", "at", "for", "is", "are", "was", "my", "i", "me", "do", "does",
-    "did", "how", "much", "what", "when", "where", "who", "which", "and", "or", "it", "its", "be", "can",
-    "should", "must", "have", "has", "many"})
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "is",
+        "are",
+        "was",
+        "my",
+        "i",
+        "me",
+        "do",
+        "does",
+        "did",
+        "how",
+        "much",
+        "what",
+        "when",
+        "where",
+        "who",
+        "which",
+        "and",
+        "or",
+        "it",
+        "its",
+        "be",
+        "can",
+        "should",
+        "must",
+        "have",
+        "has",
+        "many",
+    }
+)
 
 
 def choose_llm(*, function_calling: bool, offline: bool) -> tuple[LLM, str]:
@@ -51,8 +87,14 @@ def configured_llm(*, function_calling: bool) -> LLM | None:
     try:
         from llama_index.llms.openai_like import OpenAILike
 
-        return OpenAILike(model=model, api_base=base, api_key=key, is_chat_model=True,
-                          is_function_calling_model=function_calling, context_window=128_000)
+        return OpenAILike(
+            model=model,
+            api_base=base,
+            api_key=key,
+            is_chat_model=True,
+            is_function_calling_model=function_calling,
+            context_window=128_000,
+        )
     except ImportError:
         pass
     try:
@@ -60,9 +102,11 @@ def configured_llm(*, function_calling: bool) -> LLM | None:
 
         return OpenAI(model=model, api_base=base, api_key=key)
     except ImportError:
-        print("OPENAI_API_KEY is set, but llama-index-llms-openai-like (or llama-index-llms-openai) is not "
-              "installed: pip install llama-index-llms-openai-like. "
-              "Running with the offline stand-in instead.")
+        print(
+            "OPENAI_API_KEY is set, but llama-index-llms-openai-like (or llama-index-llms-openai) is not "
+            "installed: pip install llama-index-llms-openai-like. "
+            "Running with the offline stand-in instead."
+        )
         return None
 
 
@@ -82,8 +126,10 @@ def stand_in_agent_reply(messages: Sequence[ChatMessage], **_: Any) -> ChatMessa
 
 def tool_call(name: str, **kwargs: Any) -> ChatMessage:
     """An assistant message asking for one tool call."""
-    return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=f"call-{name}", tool_name=name,
-                                                               tool_kwargs=kwargs)])
+    return ChatMessage(
+        role="assistant",
+        blocks=[ToolCallBlock(tool_call_id=f"call-{name}", tool_name=name, tool_kwargs=kwargs)],
+    )
 
 
 def answer_from_tool(output: str) -> str:
@@ -119,8 +165,11 @@ def quote_best_passages(prompt: str, how_many: int = 2) -> str:
     """The context passages (text lines, not 'key: value' metadata) that share most words with the query."""
     context, _, rest = prompt.partition("---------------------\nGiven the context")
     query = rest.partition("Query: ")[2].partition("\n")[0]
-    passages = [line for line in context.split("---------------------\n", 1)[-1].splitlines()
-                if line.strip() and not re.match(r"^\w+: ", line)]
+    passages = [
+        line
+        for line in context.split("---------------------\n", 1)[-1].splitlines()
+        if line.strip() and not re.match(r"^\w+: ", line)
+    ]
     wanted = set(WORD.findall(query.lower())) - STOPWORDS
     ranked = sorted(passages, key=lambda line: -len(wanted & set(WORD.findall(line.lower()))))
     return " / ".join(ranked[:how_many]) or "I don't know."

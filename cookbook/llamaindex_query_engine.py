@@ -53,16 +53,22 @@ def handbook_sections(text: str, source: str) -> list[dict[str, object]]:
     items: list[dict[str, object]] = []
     for block in text.split("## ")[1:]:
         title, _, body = block.partition("\n")
-        items.append({"content": f"{title.strip()}: {body.strip()}", "type": "document",
-                      "metadata": {"source": source, "section": title.strip()}})
+        items.append(
+            {
+                "content": f"{title.strip()}: {body.strip()}",
+                "type": "document",
+                "metadata": {"source": source, "section": title.strip()},
+            }
+        )
     return items
 
 
 def main() -> None:
     """Store the handbook and Alice's memories, then ask questions that need both."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--offline", action="store_true",
-                        help="use the offline stand-in even when a model is configured")
+    parser.add_argument(
+        "--offline", action="store_true", help="use the offline stand-in even when a model is configured"
+    )
     args = parser.parse_args()
     llm, label = choose_llm(function_calling=False, offline=args.offline)
     print(f"LLM: {label}")
@@ -76,8 +82,10 @@ def main() -> None:
             for source in response.source_nodes:
                 meta = source.node.metadata
                 where = "memory" if meta["source"] == "ripplemem" else meta["source"]
-                print(f"   {source.score:.2f} [{meta['type']}, {where}, {meta['time'][:10]}] "
-                      f"{source.node.get_content()}")
+                print(
+                    f"   {source.score:.2f} [{meta['type']}, {where}, {meta['time'][:10]}] "
+                    f"{source.node.get_content()}"
+                )
 
 
 if __name__ == "__main__":

@@ -79,7 +79,7 @@ def _start(argv: list[str], root: Path) -> None:
     else:
         path = argv[1] if Path(argv[1]).exists() else str(root / argv[1])
         sys.argv = [path, *argv[2:]]
-        sys.path.insert(0, str(Path(path).parent))      # as `python path` puts the script's folder first
+        sys.path.insert(0, str(Path(path).parent))  # as `python path` puts the script's folder first
         try:
             runpy.run_path(path, run_name="__main__")
         finally:

@@ -42,8 +42,10 @@ DRIVER = Path(__file__).resolve().with_name("sample_driver.py")
 SAMPLE_TIME = "2026-12-01T09:00:00+00:00"
 SHOWN_DIR = "/tmp/ripplemem-docs"
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>\S.*?)\s*-->\s*$")
-OUTPUT = re.compile(r"^<!--\s*output:\s*(?P<name>[\w.-]+)\s*(?:;\s*run:\s*(?P<run>[^;]+?)\s*)?"
-                    r"(?:;\s*lines:\s*(?P<start>\d+)-(?P<end>\d+)\s*)?-->\s*$")
+OUTPUT = re.compile(
+    r"^<!--\s*output:\s*(?P<name>[\w.-]+)\s*(?:;\s*run:\s*(?P<run>[^;]+?)\s*)?"
+    r"(?:;\s*lines:\s*(?P<start>\d+)-(?P<end>\d+)\s*)?-->\s*$"
+)
 CONSOLE = re.compile(r"^<!--\s*console\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)\s*$")
 ENV_ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=")
@@ -55,14 +57,14 @@ class Block:
 
     lang: str
     code: str
-    first: int          # index of the opening fence line
-    last: int           # index of the closing fence line
+    first: int  # index of the opening fence line
+    last: int  # index of the closing fence line
     not_run: str | None = None
     output: str | None = None
-    run: list[str] | None = None                      # the command an output block shows
+    run: list[str] | None = None  # the command an output block shows
     lines: tuple[int, int] | None = None
     console: bool = False
-    steps: list[int] = field(default_factory=list)    # indexes of this block's steps in the run
+    steps: list[int] = field(default_factory=list)  # indexes of this block's steps in the run
 
     @property
     def runs(self) -> bool:
@@ -108,12 +110,20 @@ def parse(text: str) -> list[Block]:
         if not opening:
             index += 1
             continue
-        end = next((i for i in range(index + 1, len(lines))
-                    if lines[i].strip() == "```" and lines[i].startswith(opening["indent"])), None)
+        end = next(
+            (
+                i
+                for i in range(index + 1, len(lines))
+                if lines[i].strip() == "```" and lines[i].startswith(opening["indent"])
+            ),
+            None,
+        )
         if end is None:
             raise ValueError(f"unclosed ``` fence at line {index + 1}")
         indent = len(opening["indent"])
-        block = Block(opening["lang"], "\n".join(line[indent:] for line in lines[index + 1:end]), index, end)
+        block = Block(
+            opening["lang"], "\n".join(line[indent:] for line in lines[index + 1 : end]), index, end
+        )
         try:
             _marked(block, lines[index - 1].strip() if index else "")
         except ValueError as error:
@@ -148,8 +158,12 @@ def plan(page: Path, blocks: list[Block]) -> list[dict]:
 
 def _environment() -> dict[str, str]:
     environment = {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
-    environment.update(HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", TRANSFORMERS_VERBOSITY="error",
-                       PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    environment.update(
+        HF_HUB_OFFLINE="1",
+        ANONYMIZED_TELEMETRY="False",
+        TRANSFORMERS_VERBOSITY="error",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    )
     return environment
 
 
@@ -162,8 +176,16 @@ def run_page(page: Path, timeout: float = 300) -> tuple[list[Block], list[dict],
     with tempfile.TemporaryDirectory(prefix="ripplemem-docs-") as directory:
         report = Path(directory) / ".samples.json"
         job = {"start": SAMPLE_TIME, "report": str(report), "root": str(ROOT), "steps": steps}
-        done = subprocess.run([sys.executable, str(DRIVER)], input=json.dumps(job), capture_output=True,
-                              text=True, env=_environment(), cwd=directory, timeout=timeout, check=False)
+        done = subprocess.run(
+            [sys.executable, str(DRIVER)],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            env=_environment(),
+            cwd=directory,
+            timeout=timeout,
+            check=False,
+        )
         if not report.exists():
             raise RuntimeError(f"{page.name}: the run died (exit {done.returncode}):\n{done.stderr[-3000:]}")
         return blocks, json.loads(report.read_text(encoding="utf-8")), os.path.realpath(directory)
@@ -188,11 +210,13 @@ def _printed(block: Block, results: list[dict]) -> list[str] | None:
 
 def _body(block: Block, printed: list[str]) -> str:
     if block.console:
-        return "\n".join(f"$ {command}\n{text.rstrip()}".rstrip() for command, text in zip(
-            block.commands, printed, strict=True))
+        return "\n".join(
+            f"$ {command}\n{text.rstrip()}".rstrip()
+            for command, text in zip(block.commands, printed, strict=True)
+        )
     text = printed[0].rstrip("\n")
     if block.lines:
-        text = "\n".join(text.split("\n")[block.lines[0] - 1:block.lines[1]])
+        text = "\n".join(text.split("\n")[block.lines[0] - 1 : block.lines[1]])
     return text
 
 
@@ -203,8 +227,9 @@ def fresh_outputs(blocks: list[Block], results: list[dict], directory: str) -> d
     for index, block in enumerate(blocks):
         if block.output is not None and block.run is None:
             if last_python is None or not last_python.runs:
-                raise ValueError(f"output '{block.output}' (line {block.first + 1}) follows no runnable "
-                                 "python block")
+                raise ValueError(
+                    f"output '{block.output}' (line {block.first + 1}) follows no runnable python block"
+                )
             source = last_python
         else:
             source = block
@@ -246,7 +271,7 @@ def rewrite(text: str, blocks: list[Block], outputs: dict[int, str]) -> str:
         block = blocks[index]
         indent = FENCE.match(lines[block.first])["indent"]
         body = [indent + line if line else line for line in outputs[index].split("\n")]
-        lines[block.first + 1:block.last] = body
+        lines[block.first + 1 : block.last] = body
     return "\n".join(lines)
 
 
@@ -256,8 +281,11 @@ def check_page(page: Path, write: bool) -> list[str]:
     problems = failures(page, blocks, results)
     outputs = fresh_outputs(blocks, results, directory)
     if write:
-        changed = {index: fresh for index, fresh in outputs.items()
-                   if normalise(blocks[index].code) != normalise(fresh)}   # no churn from timings alone
+        changed = {
+            index: fresh
+            for index, fresh in outputs.items()
+            if normalise(blocks[index].code) != normalise(fresh)
+        }  # no churn from timings alone
         if changed:
             text = page.read_text(encoding="utf-8")
             page.write_text(rewrite(text, blocks, changed), encoding="utf-8")
@@ -266,9 +294,11 @@ def check_page(page: Path, write: bool) -> list[str]:
         shown = blocks[index].code
         if normalise(shown) != normalise(fresh):
             name = blocks[index].output or "console"
-            problems.append(f"{page.name}:{blocks[index].first + 1}: output '{name}' "
-                            f"differs from a fresh run (python docs/samples.py rewrites it):\n"
-                            f"--- shown\n{shown}\n--- fresh run\n{fresh}")
+            problems.append(
+                f"{page.name}:{blocks[index].first + 1}: output '{name}' "
+                f"differs from a fresh run (python docs/samples.py rewrites it):\n"
+                f"--- shown\n{shown}\n--- fresh run\n{fresh}"
+            )
     return problems
 
 

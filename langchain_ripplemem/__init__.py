@@ -41,10 +41,20 @@ _EXTRAS = {
 }
 
 __all__ = [
-    "RippleMemRetriever", "format_docs", "hit_to_document", "memory_to_document",
-    "RippleMemToolkit", "StoreMemoryTool", "RecallMemoryTool", "FindConnectionsTool", "ForgetMemoryTool",
-    "UpdateMemoryTool", "EraseMemoryTool",
-    "RippleMemStore", "RippleMemMiddleware", "RippleMemMemory",
+    "RippleMemRetriever",
+    "format_docs",
+    "hit_to_document",
+    "memory_to_document",
+    "RippleMemToolkit",
+    "StoreMemoryTool",
+    "RecallMemoryTool",
+    "FindConnectionsTool",
+    "ForgetMemoryTool",
+    "UpdateMemoryTool",
+    "EraseMemoryTool",
+    "RippleMemStore",
+    "RippleMemMiddleware",
+    "RippleMemMemory",
     "RippleMemVectorStore",
 ]
 
@@ -75,7 +85,8 @@ def __getattr__(name: str) -> Any:
     except ImportError as error:
         extra = _EXTRAS.get(module, "langchain")
         raise MissingDependencyError(
-            f"{name} needs {error.name or 'a missing package'}: pip install 'ripplemem[{extra}]'") from error
+            f"{name} needs {error.name or 'a missing package'}: pip install 'ripplemem[{extra}]'"
+        ) from error
     globals()[name] = value
     return value
 

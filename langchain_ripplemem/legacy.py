@@ -68,8 +68,12 @@ class RippleMemMemory(BaseMemory):
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
         """Observe the user's input and the chain's answer into working memory."""
-        observe_exchange(self.memory, str(inputs[self._input_key(inputs)]),
-                         str(outputs[self._output_key(outputs)]), source="langchain-classic")
+        observe_exchange(
+            self.memory,
+            str(inputs[self._input_key(inputs)]),
+            str(outputs[self._output_key(outputs)]),
+            source="langchain-classic",
+        )
 
     def clear(self) -> None:
         """Empty this session's working memory (long-term memories stay; delete those with the tools)."""
@@ -78,22 +82,28 @@ class RippleMemMemory(BaseMemory):
     def _input_key(self, inputs: dict[str, Any]) -> str:
         if self.input_key is not None:
             if self.input_key not in inputs:
-                raise InvalidInputError(f"input_key {self.input_key!r} is not among the inputs "
-                                        f"{sorted(inputs)}")
+                raise InvalidInputError(
+                    f"input_key {self.input_key!r} is not among the inputs {sorted(inputs)}"
+                )
             return self.input_key
         keys = [key for key in inputs if key not in (self.memory_key, "stop")]
         if len(keys) != 1:
-            raise InvalidInputError(f"cannot tell which input is the user's message among {sorted(keys)}; "
-                                    "pass input_key= to RippleMemMemory")
+            raise InvalidInputError(
+                f"cannot tell which input is the user's message among {sorted(keys)}; "
+                "pass input_key= to RippleMemMemory"
+            )
         return keys[0]
 
     def _output_key(self, outputs: dict[str, Any]) -> str:
         if self.output_key is not None:
             if self.output_key not in outputs:
-                raise InvalidInputError(f"output_key {self.output_key!r} is not among the outputs "
-                                        f"{sorted(outputs)}")
+                raise InvalidInputError(
+                    f"output_key {self.output_key!r} is not among the outputs {sorted(outputs)}"
+                )
             return self.output_key
         if len(outputs) != 1:
-            raise InvalidInputError(f"cannot tell which output is the answer among {sorted(outputs)}; "
-                                    "pass output_key= to RippleMemMemory")
+            raise InvalidInputError(
+                f"cannot tell which output is the answer among {sorted(outputs)}; "
+                "pass output_key= to RippleMemMemory"
+            )
         return next(iter(outputs))

@@ -35,18 +35,30 @@ class RippleMemMiddleware(AgentMiddleware):
     the scope, so one agent serves many users.
     """
 
-    def __init__(self, memory: RippleMem, *, k: int = 8, mode: RecallMode = "ripple",
-                 types: MemoryTypeName | Sequence[MemoryTypeName] | None = None, token_budget: int = 400,
-                 working_token_budget: int = 300, observe: bool = True, with_tools: bool = False,
-                 header: str = "Relevant memories:",
-                 working_header: str = "Earlier in this conversation:") -> None:
+    def __init__(
+        self,
+        memory: RippleMem,
+        *,
+        k: int = 8,
+        mode: RecallMode = "ripple",
+        types: MemoryTypeName | Sequence[MemoryTypeName] | None = None,
+        token_budget: int = 400,
+        working_token_budget: int = 300,
+        observe: bool = True,
+        with_tools: bool = False,
+        header: str = "Relevant memories:",
+        working_header: str = "Earlier in this conversation:",
+    ) -> None:
         self.memory = check_memory(memory)
         self.k = check_k(k)
         self.mode = check_mode(mode, RECALL_MODES)
         self.types = check_types(types)
         self.token_budget = check_k(token_budget, "token_budget")
-        self.working_token_budget = working_token_budget if working_token_budget == 0 else check_k(
-            working_token_budget, "working_token_budget")
+        self.working_token_budget = (
+            working_token_budget
+            if working_token_budget == 0
+            else check_k(working_token_budget, "working_token_budget")
+        )
         self.observe = bool(observe)
         self.header = header
         self.working_header = working_header
@@ -72,15 +84,22 @@ class RippleMemMiddleware(AgentMiddleware):
         return await asyncio.to_thread(self.after_agent, state, runtime)
 
     # -- the prompt ----------------------------------------------------------------------------
-    def memory_prompt(self, query: str | None, memory: RippleMem | None = None, *,
-                      exclude: Iterable[str] = (), record_access: bool = True) -> str:
+    def memory_prompt(
+        self,
+        query: str | None,
+        memory: RippleMem | None = None,
+        *,
+        exclude: Iterable[str] = (),
+        record_access: bool = True,
+    ) -> str:
         """The block the model is shown: recalled memories for ``query``, then working memory."""
         handle = self.memory if memory is None else check_memory(memory)
         seen = {text.strip() for text in exclude}
         parts = []
         if query and query.strip():
-            recall = handle.recall(query, k=self.k, mode=self.mode, types=self.types,
-                                   record_access=record_access)
+            recall = handle.recall(
+                query, k=self.k, mode=self.mode, types=self.types, record_access=record_access
+            )
             fresh = [hit for hit in recall.hits if hit.memory.content.strip() not in seen]
             parts.append(replace(recall, hits=fresh).context(self.token_budget, header=self.header))
         if self.working_token_budget:
@@ -96,8 +115,9 @@ class RippleMemMiddleware(AgentMiddleware):
         messages = request.messages
         query = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), None)
         first_call = bool(messages) and isinstance(messages[-1], HumanMessage)
-        block = self.memory_prompt(query, handle, exclude=(m.text for m in messages),
-                                   record_access=first_call)
+        block = self.memory_prompt(
+            query, handle, exclude=(m.text for m in messages), record_access=first_call
+        )
         if not block:
             return request
         return request.override(system_message=_extend_system(request.system_message, block))
@@ -107,10 +127,17 @@ class RippleMemMiddleware(AgentMiddleware):
         last_human = humans[-1] if humans else None
         if last_human is None:
             return
-        answer = next((m for m in reversed(messages[last_human + 1:])
-                       if isinstance(m, AIMessage) and not m.tool_calls and m.text.strip()), None)
-        observe_exchange(handle, messages[last_human].text, answer.text if answer else None,
-                         source="langchain")
+        answer = next(
+            (
+                m
+                for m in reversed(messages[last_human + 1 :])
+                if isinstance(m, AIMessage) and not m.tool_calls and m.text.strip()
+            ),
+            None,
+        )
+        observe_exchange(
+            handle, messages[last_human].text, answer.text if answer else None, source="langchain"
+        )
 
 
 def _extend_system(system: SystemMessage | None, block: str) -> SystemMessage:

@@ -40,15 +40,18 @@ class Layout:
     def parse(cls, layout: Sequence[str]) -> Layout:
         """Check a layout: strings, ``{user_id}`` exactly once, other placeholders at most once."""
         if isinstance(layout, str) or not isinstance(layout, Sequence) or not layout:
-            raise InvalidTypeError(f"layout must be a non-empty tuple of strings such as ('{{user_id}}',), "
-                                   f"got {layout!r}")
+            raise InvalidTypeError(
+                f"layout must be a non-empty tuple of strings such as ('{{user_id}}',), got {layout!r}"
+            )
         if not all(isinstance(part, str) and part for part in layout):
             raise InvalidInputError(f"layout parts must be non-empty strings, got {layout!r}")
         fields = [part[1:-1] for part in layout if part.startswith("{") and part.endswith("}")]
         unknown = [name for name in fields if name not in SCOPE_FIELDS]
         if unknown or fields.count("user_id") != 1 or len(set(fields)) != len(fields):
-            raise InvalidInputError(f"layout {tuple(layout)!r} must hold '{{user_id}}' once and may hold "
-                                    "'{agent_id}' and '{session_id}' once each; other parts are literals")
+            raise InvalidInputError(
+                f"layout {tuple(layout)!r} must hold '{{user_id}}' once and may hold "
+                "'{agent_id}' and '{session_id}' once each; other parts are literals"
+            )
         return cls(tuple(layout))
 
     def _field(self, position: int) -> str | None:
@@ -61,13 +64,14 @@ class Layout:
         if len(namespace) < needed:
             raise InvalidInputError(self._misfit(namespace, "is too short to name the user"))
         scope: dict[str, str] = {}
-        for position, value in enumerate(namespace[:len(self.parts)]):
+        for position, value in enumerate(namespace[: len(self.parts)]):
             field = self._field(position)
             if field is not None:
                 scope[field] = value
             elif value != self.parts[position]:
-                raise InvalidInputError(self._misfit(namespace, f"has {value!r} where the layout has "
-                                                                f"{self.parts[position]!r}"))
+                raise InvalidInputError(
+                    self._misfit(namespace, f"has {value!r} where the layout has {self.parts[position]!r}")
+                )
         return scope
 
     def base_of(self, scope: Mapping[str, str | None]) -> tuple[str, ...] | None:
@@ -82,8 +86,10 @@ class Layout:
         return tuple(namespace)
 
     def _misfit(self, namespace: tuple[str, ...], problem: str) -> str:
-        return (f"namespace {namespace!r} {problem}; this RippleMemStore's layout is {self.parts!r} "
-                "(pass layout= to RippleMemStore to map namespaces differently)")
+        return (
+            f"namespace {namespace!r} {problem}; this RippleMemStore's layout is {self.parts!r} "
+            "(pass layout= to RippleMemStore to map namespaces differently)"
+        )
 
 
 def check_namespace(namespace: Any, name: str = "namespace") -> tuple[str, ...]:
@@ -119,14 +125,18 @@ def _compare(actual: Any, wanted: Any) -> bool:
             try:
                 return all(_OPERATORS[op](actual, operand) for op, operand in wanted.items())
             except KeyError as error:
-                raise InvalidInputError(f"filter operator {error.args[0]!r} is not one of "
-                                        f"{', '.join(_OPERATORS)}") from None
+                raise InvalidInputError(
+                    f"filter operator {error.args[0]!r} is not one of {', '.join(_OPERATORS)}"
+                ) from None
             except TypeError:
                 return False
         return isinstance(actual, Mapping) and all(_compare(actual.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, (list, tuple)):
-        return (isinstance(actual, (list, tuple)) and len(actual) == len(wanted)
-                and all(_compare(a, w) for a, w in zip(actual, wanted, strict=True)))
+        return (
+            isinstance(actual, (list, tuple))
+            and len(actual) == len(wanted)
+            and all(_compare(a, w) for a, w in zip(actual, wanted, strict=True))
+        )
     return bool(actual == wanted)
 
 

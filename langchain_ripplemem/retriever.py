@@ -65,14 +65,16 @@ class RippleMemRetriever(BaseRetriever):
         _check_options(data, where="RippleMemRetriever")
         super().__init__(**data)
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
-                                **kwargs: Any) -> list[Document]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
         options = self._recall_options(kwargs)
         recall = self.memory.recall(query, **options)
         return [hit_to_document(hit) for hit in recall.hits]
 
-    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
-                                       **kwargs: Any) -> list[Document]:
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
         options = self._recall_options(kwargs)
         recall = await asyncio.to_thread(self.memory.recall, query, **options)
         return [hit_to_document(hit) for hit in recall.hits]
@@ -85,18 +87,26 @@ class RippleMemRetriever(BaseRetriever):
                 if option in calls:
                     raise InvalidInputError(f"invoke got {option}= and a filter on the same key; give one")
                 calls[option] = value
-        options: dict[str, Any] = {"k": self.k, "mode": self.mode, "types": self.types,
-                                   "record_access": self.record_access,
-                                   "score_threshold": self.score_threshold, **(self.filters or {})}
+        options: dict[str, Any] = {
+            "k": self.k,
+            "mode": self.mode,
+            "types": self.types,
+            "record_access": self.record_access,
+            "score_threshold": self.score_threshold,
+            **(self.filters or {}),
+        }
         options.update(calls)
         return options
 
 
 # What other retrievers call these settings, and what to write here instead.
-_HINTS = {"top_k": "k=...", "similarity_top_k": "k=...",
-          "search_type": 'mode="ripple" | "hybrid" | "dense" | "keyword"',
-          "filter": 'search_kwargs={"filter": {...}}',
-          "user_id": "memory=mem.scope(user_id=...)"}
+_HINTS = {
+    "top_k": "k=...",
+    "similarity_top_k": "k=...",
+    "search_type": 'mode="ripple" | "hybrid" | "dense" | "keyword"',
+    "filter": 'search_kwargs={"filter": {...}}',
+    "user_id": "memory=mem.scope(user_id=...)",
+}
 
 
 def _from_search_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,8 +121,9 @@ def _from_search_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidTypeError(f"search_kwargs must be a dict, got {type(search).__name__}")
     unknown = sorted(set(search) - {"k", "filter", "score_threshold"})
     if unknown:
-        raise InvalidInputError(f"search_kwargs has unknown keys {unknown}; "
-                                "allowed: ['filter', 'k', 'score_threshold']")
+        raise InvalidInputError(
+            f"search_kwargs has unknown keys {unknown}; allowed: ['filter', 'k', 'score_threshold']"
+        )
     for key, target in (("k", "k"), ("filter", "filters"), ("score_threshold", "score_threshold")):
         if key in search and target in options:
             raise InvalidInputError(f"give {target}= or search_kwargs[{key!r}], not both")
@@ -138,13 +149,17 @@ def filter_options(given: Any, *, where: str) -> dict[str, Any]:
     conditions = []
     for key, value in given.items():
         if isinstance(key, str) and key.startswith("$"):
-            raise InvalidInputError(f"{where}: {key!r} is not supported; every key of the dict must match "
-                                    "(give one dict of key: value)")
+            raise InvalidInputError(
+                f"{where}: {key!r} is not supported; every key of the dict must match "
+                "(give one dict of key: value)"
+            )
         if isinstance(value, Mapping) and value and all(str(op).startswith("$") for op in value):
             for op, operand in value.items():
                 if op not in _OPERATORS:
-                    raise InvalidInputError(f"{where}: operator {op!r} on {key!r} is not supported; "
-                                            f"supported: {', '.join(_OPERATORS)}")
+                    raise InvalidInputError(
+                        f"{where}: operator {op!r} on {key!r} is not supported; "
+                        f"supported: {', '.join(_OPERATORS)}"
+                    )
                 conditions.append(Condition(key, _OPERATORS[op], operand))
         else:
             conditions.append(Condition(key, "==", value))
@@ -156,8 +171,10 @@ def _check_known(data: Mapping[str, Any], fields: set[str]) -> None:
     unknown = sorted(set(data) - fields)
     if unknown:
         hints = "; ".join(f"for {name} use {_HINTS[name]}" for name in unknown if name in _HINTS)
-        raise InvalidInputError(f"RippleMemRetriever got unknown arguments {unknown}"
-                                f"{' (' + hints + ')' if hints else ''}; allowed: {sorted(fields)}")
+        raise InvalidInputError(
+            f"RippleMemRetriever got unknown arguments {unknown}"
+            f"{' (' + hints + ')' if hints else ''}; allowed: {sorted(fields)}"
+        )
 
 
 def _check_options(options: Mapping[str, Any], *, where: str) -> None:
@@ -165,8 +182,9 @@ def _check_options(options: Mapping[str, Any], *, where: str) -> None:
     if where == "invoke":
         unknown = set(options) - _CALL_KEYS
         if unknown:
-            raise InvalidInputError(f"{where} got unknown arguments {sorted(unknown)}; "
-                                    f"allowed: {sorted(_CALL_KEYS)}")
+            raise InvalidInputError(
+                f"{where} got unknown arguments {sorted(unknown)}; allowed: {sorted(_CALL_KEYS)}"
+            )
     if "k" in options:
         check_k(options["k"])
     if "mode" in options:
@@ -177,9 +195,11 @@ def _check_options(options: Mapping[str, Any], *, where: str) -> None:
     filters = options.get("filters")
     if filters is not None:
         if not isinstance(filters, Mapping):
-            raise InvalidTypeError(f"filters must be a dict with keys from {FILTER_KEYS}, "
-                                   f"got {type(filters).__name__}")
+            raise InvalidTypeError(
+                f"filters must be a dict with keys from {FILTER_KEYS}, got {type(filters).__name__}"
+            )
         unknown = set(filters) - set(FILTER_KEYS)
         if unknown:
-            raise InvalidInputError(f"filters has unknown keys {sorted(unknown)}; "
-                                    f"allowed: {list(FILTER_KEYS)}")
+            raise InvalidInputError(
+                f"filters has unknown keys {sorted(unknown)}; allowed: {list(FILTER_KEYS)}"
+            )

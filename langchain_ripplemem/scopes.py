@@ -18,12 +18,12 @@ def check_memory(value: Any, name: str = "memory") -> RippleMem:
     if not isinstance(value, RippleMem):
         raise InvalidTypeError(
             f"{name} must be a RippleMem handle, e.g. {name}=RippleMem(path='./memdb', user_id='alice'); "
-            f"got {type(value).__name__}")
+            f"got {type(value).__name__}"
+        )
     return value
 
 
-def run_scope(memory: RippleMem, config: Mapping[str, Any] | None = None,
-              context: Any = None) -> RippleMem:
+def run_scope(memory: RippleMem, config: Mapping[str, Any] | None = None, context: Any = None) -> RippleMem:
     """The handle for one run: the user from the run's context or ``config["configurable"]``
     (``user_id``, ``langgraph_auth_user_id`` or ``langgraph_user_id``) and ``session_id`` likewise
     (a LangGraph ``thread_id`` is the session), else the handle's own.
@@ -40,8 +40,9 @@ def run_scope(memory: RippleMem, config: Mapping[str, Any] | None = None,
     own = memory.scope_info
     if user_id == own.user_id and session_id in (None, own.session_id):
         return memory
-    return memory.scope(user_id or own.user_id, agent_id=own.agent_id,
-                        session_id=_as_text(session_id) or own.session_id)
+    return memory.scope(
+        user_id or own.user_id, agent_id=own.agent_id, session_id=_as_text(session_id) or own.session_id
+    )
 
 
 def _run_user(context: Any, configurable: Mapping[str, Any]) -> str | None:
@@ -51,8 +52,10 @@ def _run_user(context: Any, configurable: Mapping[str, Any]) -> str | None:
         try:
             named[f"{where}[{key!r}]"] = check_identifier(key, value, required=True)  # type: ignore[assignment]
         except (InvalidInputError, InvalidTypeError) as exc:
-            raise InvalidInputError(f"the run's {where}[{key!r}] is not a valid user ({exc}); pass the "
-                                    "user's id, or leave the key out to use the handle's user") from None
+            raise InvalidInputError(
+                f"the run's {where}[{key!r}] is not a valid user ({exc}); pass the "
+                "user's id, or leave the key out to use the handle's user"
+            ) from None
     if len(set(named.values())) > 1:
         users = ", ".join(f"{where}={user!r}" for where, user in named.items())
         raise InvalidInputError(f"the run names two users ({users}); name one")
@@ -66,8 +69,11 @@ def _user_values(context: Any, configurable: Mapping[str, Any]) -> list[tuple[st
     if isinstance(context, Mapping):
         found += [("context", key, context[key]) for key in USER_KEYS if key in context]
     elif context is not None:
-        found += [("context", key, getattr(context, key)) for key in USER_KEYS
-                  if getattr(context, key, None) is not None]
+        found += [
+            ("context", key, getattr(context, key))
+            for key in USER_KEYS
+            if getattr(context, key, None) is not None
+        ]
     return found
 
 

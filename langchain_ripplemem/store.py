@@ -47,7 +47,12 @@ from ripplemem.core.validation import check_type
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 NAMESPACE_KEY, KEY_KEY, VALUE_KEY, UPDATED_KEY, INDEXED_KEY = (
-    "langgraph_namespace", "langgraph_key", "langgraph_value", "langgraph_updated_at", "langgraph_indexed")
+    "langgraph_namespace",
+    "langgraph_key",
+    "langgraph_value",
+    "langgraph_updated_at",
+    "langgraph_indexed",
+)
 _STORE_KEYS = (NAMESPACE_KEY, KEY_KEY, VALUE_KEY, UPDATED_KEY, INDEXED_KEY, TTL_KEY)
 _PAGE = 500
 _MAX_RECALL = 2000
@@ -72,9 +77,15 @@ class RippleMemStore(BaseStore):
 
     supports_ttl: bool = True
 
-    def __init__(self, memory: RippleMem, *, layout: Sequence[str] = DEFAULT_LAYOUT,
-                 memory_type: str = "semantic", index: IndexConfig | Sequence[str] | None = None,
-                 ttl: TTLConfig | None = None) -> None:
+    def __init__(
+        self,
+        memory: RippleMem,
+        *,
+        layout: Sequence[str] = DEFAULT_LAYOUT,
+        memory_type: str = "semantic",
+        index: IndexConfig | Sequence[str] | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
         self.memory = check_memory(memory)
         self.layout = Layout.parse(layout)
         self.memory_type = check_type(memory_type)
@@ -106,8 +117,9 @@ class RippleMemStore(BaseStore):
             return self._search(op)
         if isinstance(op, ListNamespacesOp):
             return self._list_namespaces(op)
-        raise InvalidTypeError(f"ops must be GetOp, PutOp, SearchOp or ListNamespacesOp, "
-                               f"got {type(op).__name__}")
+        raise InvalidTypeError(
+            f"ops must be GetOp, PutOp, SearchOp or ListNamespacesOp, got {type(op).__name__}"
+        )
 
     # -- TTL -----------------------------------------------------------------------------------
     def sweep_ttl(self) -> int:
@@ -163,8 +175,13 @@ class RippleMemStore(BaseStore):
         paths = self.index_paths if op.index is None or op.index is False else index_paths(op.index)
         text = value_text(op.value, paths)
         kept = {k: v for k, v in (existing.metadata if existing else {}).items() if k not in _STORE_KEYS}
-        metadata = {**kept, NAMESPACE_KEY: list(namespace), KEY_KEY: op.key, VALUE_KEY: op.value,
-                    **ttl_metadata(check_minutes(op.ttl, "ttl"), handle_now(handle))}
+        metadata = {
+            **kept,
+            NAMESPACE_KEY: list(namespace),
+            KEY_KEY: op.key,
+            VALUE_KEY: op.value,
+            **ttl_metadata(check_minutes(op.ttl, "ttl"), handle_now(handle)),
+        }
         if op.index is False:
             metadata[INDEXED_KEY] = False
         if existing is None:
@@ -182,17 +199,19 @@ class RippleMemStore(BaseStore):
         session = scope.get("session_id")
 
         def keep(item: Item) -> bool:
-            return item.namespace[:len(prefix)] == prefix and matches_filter(item.value, op.filter)
+            return item.namespace[: len(prefix)] == prefix and matches_filter(item.value, op.filter)
 
         wanted = op.offset + op.limit
         if op.query:
             found = self._recalled(handle, op.query, session, wanted, keep)
             if len(found) < wanted:  # as InMemoryStore: items put with index=False fill up, unscored
-                found += [(entry, None) for entry in
-                          self._listed(handle, session, wanted - len(found), keep, indexed=False)]
+                found += [
+                    (entry, None)
+                    for entry in self._listed(handle, session, wanted - len(found), keep, indexed=False)
+                ]
         else:
             found = [(entry, None) for entry in self._listed(handle, session, wanted, keep)]
-        page = found[op.offset:wanted]
+        page = found[op.offset : wanted]
         if op.refresh_ttl:
             self._refresh(handle, [memory for (memory, _), _ in page])
         return [_search_item(item, score) for (_, item), score in page]
@@ -209,25 +228,33 @@ class RippleMemStore(BaseStore):
         for user in sorted(users):
             handle = self.memory.scope(user, agent_id=self._list_agent())
             namespaces.update(item.namespace for _, item in self._listed(handle, None, None, lambda _: True))
-        chosen = [ns for ns in namespaces
-                  if all(namespace_matches(ns, c.match_type, tuple(c.path)) for c in conditions)]
+        chosen = [
+            ns
+            for ns in namespaces
+            if all(namespace_matches(ns, c.match_type, tuple(c.path)) for c in conditions)
+        ]
         if op.max_depth is not None:
-            chosen = list({ns[:op.max_depth] for ns in chosen})
-        return sorted(chosen)[op.offset:op.offset + op.limit]
+            chosen = list({ns[: op.max_depth] for ns in chosen})
+        return sorted(chosen)[op.offset : op.offset + op.limit]
 
     # -- helpers -------------------------------------------------------------------------------
     def _handle(self, scope: dict[str, str]) -> RippleMem:
         own = self.memory.scope_info
         with self._lock:
             self._users.add(scope["user_id"])
-        return self.memory.scope(scope["user_id"], agent_id=scope.get("agent_id", own.agent_id),
-                                 session_id=scope.get("session_id", own.session_id))
+        return self.memory.scope(
+            scope["user_id"],
+            agent_id=scope.get("agent_id", own.agent_id),
+            session_id=scope.get("session_id", own.session_id),
+        )
 
-    def _find(self, handle: RippleMem, scope: dict[str, str], namespace: tuple[str, ...],
-              key: str) -> Memory | None:
+    def _find(
+        self, handle: RippleMem, scope: dict[str, str], namespace: tuple[str, ...], key: str
+    ) -> Memory | None:
         session = scope.get("session_id")
-        stored = handle.list(metadata={NAMESPACE_KEY: list(namespace), KEY_KEY: key},
-                             session_id=session, limit=1)
+        stored = handle.list(
+            metadata={NAMESPACE_KEY: list(namespace), KEY_KEY: key}, session_id=session, limit=1
+        )
         if stored:
             return stored[0]
         if len(namespace) != len(self.layout.parts) or not key:
@@ -240,8 +267,9 @@ class RippleMemStore(BaseStore):
     def _namespace_of(self, memory: Memory) -> tuple[str, ...] | None:
         if NAMESPACE_KEY in memory.metadata:
             return tuple(memory.metadata[NAMESPACE_KEY])
-        return self.layout.base_of({"user_id": memory.user_id, "agent_id": memory.agent_id,
-                                    "session_id": memory.session_id})
+        return self.layout.base_of(
+            {"user_id": memory.user_id, "agent_id": memory.agent_id, "session_id": memory.session_id}
+        )
 
     def _item(self, memory: Memory, now: datetime) -> Item | None:
         """The store item a memory is (None: outside the layout, or expired)."""
@@ -252,12 +280,20 @@ class RippleMemStore(BaseStore):
         created = memory.created_at or datetime.now(timezone.utc)
         updated = datetime.fromisoformat(meta[UPDATED_KEY]) if UPDATED_KEY in meta else created
         value = meta[VALUE_KEY] if VALUE_KEY in meta else _native_value(memory)
-        return Item(value=value, key=meta.get(KEY_KEY, memory.id), namespace=namespace,
-                    created_at=created, updated_at=updated)
+        return Item(
+            value=value,
+            key=meta.get(KEY_KEY, memory.id),
+            namespace=namespace,
+            created_at=created,
+            updated_at=updated,
+        )
 
     def _entries(self, memories: Iterable[Memory], now: datetime, keep: Keep) -> list[Entry]:
-        return [(memory, item) for memory in memories
-                if (item := self._item(memory, now)) is not None and keep(item)]
+        return [
+            (memory, item)
+            for memory in memories
+            if (item := self._item(memory, now)) is not None and keep(item)
+        ]
 
     def _refresh(self, handle: RippleMem, memories: Iterable[Memory]) -> None:
         """Restart the TTL of items a read returned (those that have one)."""
@@ -267,21 +303,31 @@ class RippleMemStore(BaseStore):
             if renewed is not None:
                 handle.update(memory.id, metadata=renewed)
 
-    def _recalled(self, handle: RippleMem, query: str, session: str | None, wanted: int,
-                  keep: Keep) -> list[tuple[Entry, float | None]]:
+    def _recalled(
+        self, handle: RippleMem, query: str, session: str | None, wanted: int, keep: Keep
+    ) -> list[tuple[Entry, float | None]]:
         k, first = max(2 * wanted, 10), True
         while True:
             recall = handle.recall(query, k=k, session_id=session, record_access=first)
             now = handle_now(handle)
-            found: list[tuple[Entry, float | None]] = [(entry, hit.score) for hit in recall.hits
-                     for entry in self._entries([hit.memory], now, keep)
-                     if hit.memory.metadata.get(INDEXED_KEY) is not False]
+            found: list[tuple[Entry, float | None]] = [
+                (entry, hit.score)
+                for hit in recall.hits
+                for entry in self._entries([hit.memory], now, keep)
+                if hit.memory.metadata.get(INDEXED_KEY) is not False
+            ]
             if len(found) >= wanted or len(recall.hits) < k or k >= _MAX_RECALL:
                 return found
             k, first = min(4 * k, _MAX_RECALL), False
 
-    def _listed(self, handle: RippleMem, session: str | None, wanted: int | None, keep: Keep,
-                indexed: bool | None = None) -> list[Entry]:
+    def _listed(
+        self,
+        handle: RippleMem,
+        session: str | None,
+        wanted: int | None,
+        keep: Keep,
+        indexed: bool | None = None,
+    ) -> list[Entry]:
         """Live items in the scope, newest first; ``indexed=False``: only those put with index=False."""
         found: list[Entry] = []
         metadata = None if indexed is None else {INDEXED_KEY: indexed}
@@ -321,10 +367,21 @@ class RippleMemStore(BaseStore):
 
 def _native_value(memory: Memory) -> dict[str, Any]:
     when = memory.event_time
-    return {"content": memory.content, "type": memory.type, "importance": memory.importance,
-            "event_time": when.isoformat() if when else None, "metadata": dict(memory.metadata)}
+    return {
+        "content": memory.content,
+        "type": memory.type,
+        "importance": memory.importance,
+        "event_time": when.isoformat() if when else None,
+        "metadata": dict(memory.metadata),
+    }
 
 
 def _search_item(item: Item, score: float | None) -> SearchItem:
-    return SearchItem(namespace=item.namespace, key=item.key, value=item.value,
-                      created_at=item.created_at, updated_at=item.updated_at, score=score)
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )

@@ -29,15 +29,20 @@ _SAME_VECTOR = 0.999  # cosine of one text's vectors from one model (float noise
 
 def index_paths(fields: Any, name: str = "index fields") -> IndexPaths:
     """LangGraph field paths ("a.b", "items[*].text", "$" for the whole value), tokenised once."""
-    if isinstance(fields, str) or not isinstance(fields, Sequence) or \
-            not all(isinstance(path, str) and path for path in fields):
-        raise InvalidTypeError(f"{name} must be a list of paths such as ['content', 'sections[*].text'], "
-                               f"got {fields!r}")
+    if (
+        isinstance(fields, str)
+        or not isinstance(fields, Sequence)
+        or not all(isinstance(path, str) and path for path in fields)
+    ):
+        raise InvalidTypeError(
+            f"{name} must be a list of paths such as ['content', 'sections[*].text'], got {fields!r}"
+        )
     try:
         return [(path, path if path == "$" else tokenize_path(path)) for path in fields]
     except (ValueError, IndexError) as error:
-        raise InvalidInputError(f"{name} {list(fields)!r} hold a path LangGraph cannot read: "
-                                f"{error}") from None
+        raise InvalidInputError(
+            f"{name} {list(fields)!r} hold a path LangGraph cannot read: {error}"
+        ) from None
 
 
 def parse_index(index: Any, memory: RippleMem) -> IndexPaths | None:
@@ -48,8 +53,10 @@ def parse_index(index: Any, memory: RippleMem) -> IndexPaths | None:
         return index_paths(index, "index")
     unknown = sorted(set(index) - set(INDEX_KEYS))
     if unknown:
-        raise InvalidInputError(f"index has keys {unknown} RippleMemStore does not read; LangGraph's "
-                                f"IndexConfig keys are {', '.join(INDEX_KEYS)}")
+        raise InvalidInputError(
+            f"index has keys {unknown} RippleMemStore does not read; LangGraph's "
+            f"IndexConfig keys are {', '.join(INDEX_KEYS)}"
+        )
     if index.get("dims") is not None:
         check_dims(index["dims"], memory)
     if index.get("embed") is not None:
@@ -73,7 +80,8 @@ def check_dims(dims: Any, memory: RippleMem) -> None:
         model = handle_embedder(memory).model_id
         raise InvalidInputError(
             f"index['dims'] is {dims} but this RippleMem store embeds with {model!r}, {own} dimensions; "
-            f"RippleMemStore embeds with its RippleMem handle's embedder: pass dims={own} or leave it out")
+            f"RippleMemStore embeds with its RippleMem handle's embedder: pass dims={own} or leave it out"
+        )
 
 
 def check_embed(embed: Any, memory: RippleMem) -> None:
@@ -84,10 +92,12 @@ def check_embed(embed: Any, memory: RippleMem) -> None:
     if embed is embedder or embed is inner or embed is getattr(inner, "embeddings", None):
         return
     model = embedder.model_id
-    refusal = (f"this RippleMem store embeds with {model!r} and RippleMemStore embeds with its handle's "
-               "embedder; to embed with another model, open the store with it, "
-               "RippleMem(path, user_id=..., embedder=<your Embeddings>), and pass that object here "
-               "(or leave 'embed' out)")
+    refusal = (
+        f"this RippleMem store embeds with {model!r} and RippleMemStore embeds with its handle's "
+        "embedder; to embed with another model, open the store with it, "
+        "RippleMem(path, user_id=..., embedder=<your Embeddings>), and pass that object here "
+        "(or leave 'embed' out)"
+    )
     if isinstance(embed, str):
         if _model_name(embed) != _model_name(model):
             raise InvalidInputError(f"index['embed'] is {embed!r}, but {refusal}")
@@ -95,8 +105,9 @@ def check_embed(embed: Any, memory: RippleMem) -> None:
     try:
         theirs = np.asarray(ensure_embeddings(embed).embed_query(_PROBE), dtype=np.float64)
     except Exception as error:  # any failure of a foreign embedder is the same refusal
-        raise InvalidInputError(f"index['embed'] could not be checked ({type(error).__name__}: {error}); "
-                                f"{refusal}") from None
+        raise InvalidInputError(
+            f"index['embed'] could not be checked ({type(error).__name__}: {error}); {refusal}"
+        ) from None
     ours = np.asarray(embedder.embed_query(_PROBE), dtype=np.float64)
     if theirs.shape != ours.shape or _cosine(theirs, ours) < _SAME_VECTOR:
         raise InvalidInputError(f"index['embed'] gives other vectors than this store's embedder: {refusal}")
@@ -120,17 +131,20 @@ def parse_ttl(ttl: Any) -> TTLConfig | None:
         raise InvalidTypeError(f"ttl must be a TTLConfig dict such as {{'default_ttl': 60}}, got {ttl!r}")
     unknown = sorted(set(ttl) - set(TTL_KEYS))
     if unknown:
-        raise InvalidInputError(f"ttl has keys {unknown} RippleMemStore does not read; TTLConfig keys "
-                                f"are {', '.join(TTL_KEYS)}")
+        raise InvalidInputError(
+            f"ttl has keys {unknown} RippleMemStore does not read; TTLConfig keys are {', '.join(TTL_KEYS)}"
+        )
     for key in ("default_ttl", "sweep_interval_minutes"):
         check_minutes(ttl.get(key), f"ttl[{key!r}]")
     for key in ("refresh_on_read", "omit_expired"):
         if key in ttl and not isinstance(ttl[key], bool):
             raise InvalidTypeError(f"ttl[{key!r}] must be True or False, got {ttl[key]!r}")
     if ttl.get("omit_expired") is False:
-        raise InvalidInputError("ttl['omit_expired'] cannot be False: RippleMemStore never returns an "
-                                "expired item (get, search and list_namespaces skip it until the sweep "
-                                "deletes it)")
+        raise InvalidInputError(
+            "ttl['omit_expired'] cannot be False: RippleMemStore never returns an "
+            "expired item (get, search and list_namespaces skip it until the sweep "
+            "deletes it)"
+        )
     return TTLConfig(**ttl)  # type: ignore[typeddict-item]
 
 
@@ -138,7 +152,11 @@ def check_minutes(value: Any, name: str) -> float | None:
     """A TTL or interval in minutes: None, or a positive finite number."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InvalidInputError(f"{name} must be a positive number of minutes (or None), got {value!r}")
     return float(value)

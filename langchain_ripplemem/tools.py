@@ -99,8 +99,15 @@ class StoreMemoryTool(_MemoryTool):
     description: str = STORE_DESCRIPTION
     args_schema: type[BaseModel] = StoreMemoryInput
 
-    def _call(self, memory: RippleMem, *, content: str, type: str = "episodic",
-              importance: float | None = None, event_time: str | None = None) -> ToolReply:
+    def _call(
+        self,
+        memory: RippleMem,
+        *,
+        content: str,
+        type: str = "episodic",
+        importance: float | None = None,
+        event_time: str | None = None,
+    ) -> ToolReply:
         return store_result(memory, content, type, importance, event_time, stored_by=self.name)
 
 
@@ -113,8 +120,9 @@ class RecallMemoryTool(_MemoryTool):
     args_schema: type[BaseModel] = RecallMemoryInput
     mode: str = "ripple"
 
-    def _call(self, memory: RippleMem, *, query: str, k: int = 5,
-              types: list[str] | None = None) -> ToolReply:
+    def _call(
+        self, memory: RippleMem, *, query: str, k: int = 5, types: list[str] | None = None
+    ) -> ToolReply:
         return recall_result(memory, query, k, types, self.mode)
 
     def _artifact(self, reply: ToolReply) -> Any:
@@ -170,15 +178,40 @@ class EraseMemoryTool(_MemoryTool):
             data["args_schema"] = EraseEverythingInput
         super().__init__(**data)
 
-    def _call(self, memory: RippleMem, *, memory_id: str | None = None, matching: str | None = None,
-              confirm: bool = False, everything: bool = False) -> ToolReply:
-        return erase_result(memory, memory_id=memory_id, matching=matching, everything=everything,
-                            confirm=confirm, allow_everything=self.allow_everything, names=self.tool_names)
+    def _call(
+        self,
+        memory: RippleMem,
+        *,
+        memory_id: str | None = None,
+        matching: str | None = None,
+        confirm: bool = False,
+        everything: bool = False,
+    ) -> ToolReply:
+        return erase_result(
+            memory,
+            memory_id=memory_id,
+            matching=matching,
+            everything=everything,
+            confirm=confirm,
+            allow_everything=self.allow_everything,
+            names=self.tool_names,
+        )
 
 
-TOOL_CLASSES: dict[str, type[_MemoryTool]] = dict(zip(TOOL_NAMES, (
-    StoreMemoryTool, RecallMemoryTool, UpdateMemoryTool, FindConnectionsTool, ForgetMemoryTool,
-    EraseMemoryTool), strict=True))
+TOOL_CLASSES: dict[str, type[_MemoryTool]] = dict(
+    zip(
+        TOOL_NAMES,
+        (
+            StoreMemoryTool,
+            RecallMemoryTool,
+            UpdateMemoryTool,
+            FindConnectionsTool,
+            ForgetMemoryTool,
+            EraseMemoryTool,
+        ),
+        strict=True,
+    )
+)
 
 
 class RippleMemToolkit(BaseToolkit):
@@ -213,24 +246,32 @@ class RippleMemToolkit(BaseToolkit):
         for option in ("include", "descriptions"):
             unknown = [tool for tool in getattr(self, option) if tool not in TOOL_NAMES]
             if unknown:
-                raise InvalidInputError(f"{option} names {unknown}, not memory tools; the tools are "
-                                        f"{', '.join(TOOL_NAMES)}")
+                raise InvalidInputError(
+                    f"{option} names {unknown}, not memory tools; the tools are {', '.join(TOOL_NAMES)}"
+                )
         check_tool_names(self.names)
         writes = [tool for tool in self.include if tool not in READ_TOOLS]
         if self.read_only and "include" in data and writes:
-            raise InvalidInputError(f"read_only=True keeps only {' and '.join(READ_TOOLS)}, but include "
-                                    f"lists {writes}")
+            raise InvalidInputError(
+                f"read_only=True keeps only {' and '.join(READ_TOOLS)}, but include lists {writes}"
+            )
 
     def get_tools(self) -> list[BaseTool]:
         """The chosen tools, named and described as configured."""
         names = check_tool_names(self.names)
         chosen = [tool for tool in self.include if not self.read_only or tool in READ_TOOLS]
         extra: dict[str, dict[str, Any]] = {"erase_memory": {"allow_everything": self.allow_erase_everything}}
-        return [TOOL_CLASSES[tool](memory=self.memory, name=names[tool],
-                                   description=self._description(tool, names),
-                                   response_format=self.response_format, tool_names=names,
-                                   **extra.get(tool, {}))
-                for tool in chosen]
+        return [
+            TOOL_CLASSES[tool](
+                memory=self.memory,
+                name=names[tool],
+                description=self._description(tool, names),
+                response_format=self.response_format,
+                tool_names=names,
+                **extra.get(tool, {}),
+            )
+            for tool in chosen
+        ]
 
     def _description(self, tool: str, names: dict[str, str]) -> str:
         return self.descriptions.get(tool) or renamed(DESCRIPTIONS[tool], names)
@@ -238,6 +279,7 @@ class RippleMemToolkit(BaseToolkit):
 
 def _validation_message(error: ValidationError) -> str:
     """What the model sees when its arguments do not fit the schema: each bad field and why."""
-    problems = "; ".join(f"{'.'.join(str(part) for part in e['loc']) or 'input'}: {e['msg']}"
-                         for e in error.errors())
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in e['loc']) or 'input'}: {e['msg']}" for e in error.errors()
+    )
     return f"Invalid arguments: {problems}. Fix them and call the tool again."

@@ -21,8 +21,9 @@ def is_plain_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "\uff1f")) and remember_cue(text) is None
 
 
-def observe_exchange(memory: RippleMem, user_text: str | None, answer_text: str | None, *,
-                     source: str) -> list[Memory]:
+def observe_exchange(
+    memory: RippleMem, user_text: str | None, answer_text: str | None, *, source: str
+) -> list[Memory]:
     """Observe one exchange in the handle's session; returns the memories consolidation wrote."""
     metadata = {"source": source}
     try:
@@ -47,7 +48,13 @@ def consolidate_due(memory: RippleMem, *, source: str) -> list[Memory]:
             continue
         if memory.list(metadata={"working_id": item.id}, session_id=session, limit=1):
             continue  # already written (by observe's immediate path or an earlier turn)
-        written.append(memory.add(item.text, type=decision.target or "episodic", session_id=session,
-                                  importance=decision.importance,
-                                  metadata={**dict(item.metadata), "role": item.role, "working_id": item.id}))
+        written.append(
+            memory.add(
+                item.text,
+                type=decision.target or "episodic",
+                session_id=session,
+                importance=decision.importance,
+                metadata={**dict(item.metadata), "role": item.role, "working_id": item.id},
+            )
+        )
     return written

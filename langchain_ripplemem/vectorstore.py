@@ -34,8 +34,14 @@ class RippleMemVectorStore(VectorStore):
     metadata and their memory id). Use ``mode="dense"`` for plain vector-similarity order.
     """
 
-    def __init__(self, memory: RippleMem, *, mode: str = "ripple", memory_type: str = "semantic",
-                 embedding: Embeddings | None = None) -> None:
+    def __init__(
+        self,
+        memory: RippleMem,
+        *,
+        mode: str = "ripple",
+        memory_type: str = "semantic",
+        embedding: Embeddings | None = None,
+    ) -> None:
         self.memory = check_memory(memory)
         self.mode = _check_mode(mode)
         self.memory_type = check_type(memory_type)
@@ -47,8 +53,14 @@ class RippleMemVectorStore(VectorStore):
         return self._embedding
 
     # -- writes ----------------------------------------------------------------------------------
-    def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *,
-                  ids: list[str] | None = None, **kwargs: Any) -> list[str]:
+    def add_texts(
+        self,
+        texts: Iterable[str],
+        metadatas: list[dict] | None = None,
+        *,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
         """Store texts as memories; a text whose id exists replaces that document, a None id gets a
         new one. Returns the ids."""
         _refuse_unknown("add_texts", kwargs, _ADD_OPTIONS)
@@ -68,8 +80,9 @@ class RippleMemVectorStore(VectorStore):
             if existing is None:
                 new.append({"content": text, "type": self.memory_type, "metadata": stored_meta})
             else:
-                self.memory.update(existing.id, content=None if text == existing.content else text,
-                                   metadata=stored_meta)
+                self.memory.update(
+                    existing.id, content=None if text == existing.content else text, metadata=stored_meta
+                )
         if new:
             self.memory.add_many(new, batch_size=kwargs.get("batch_size", 1024))
         return chosen
@@ -78,8 +91,9 @@ class RippleMemVectorStore(VectorStore):
         """Delete the documents with these ids (unknown ids are skipped); True when done."""
         _refuse_unknown("delete", kwargs, ())
         if ids is None:
-            raise InvalidInputError("delete needs ids; to remove everything of a user use "
-                                    "mem.erase(...) on the RippleMem handle")
+            raise InvalidInputError(
+                "delete needs ids; to remove everything of a user use mem.erase(...) on the RippleMem handle"
+            )
         for found in self._found(_id_list(ids)).values():
             self.memory.delete(found.id)
         return True
@@ -91,13 +105,15 @@ class RippleMemVectorStore(VectorStore):
         found = self._found(wanted)
         return [to_document(found[doc_id]) for doc_id in wanted if doc_id in found]
 
-    def similarity_search(self, query: str, k: int = 4, filter: dict[str, Any] | None = None,
-                          **kwargs: Any) -> list[Document]:
+    def similarity_search(
+        self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Document]:
         """The k documents ripple recall ranks best for the query (filter: metadata equality)."""
         return [document for document, _ in self.similarity_search_with_score(query, k, filter, **kwargs)]
 
-    def similarity_search_with_score(self, query: str, k: int = 4, filter: dict[str, Any] | None = None,
-                                     **kwargs: Any) -> list[tuple[Document, float]]:
+    def similarity_search_with_score(
+        self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
         """Like similarity_search, with each document's relevance: in [0, 1], comparable across
         queries (Hit.relevance), so ``similarity_score_threshold`` retrievers can cut on it; the
         order is recall's.
@@ -106,25 +122,29 @@ class RippleMemVectorStore(VectorStore):
         """
         _refuse_unknown("similarity_search", kwargs, ("mode",))
         if filter is not None and not isinstance(filter, dict):
-            raise InvalidTypeError("filter must be a dict of metadata values that must be equal, "
-                                   f"got {type(filter).__name__}")
+            raise InvalidTypeError(
+                f"filter must be a dict of metadata values that must be equal, got {type(filter).__name__}"
+            )
         mode = _check_mode(kwargs.get("mode", self.mode))
         recall = self.memory.recall(query, k=k, mode=mode, metadata=filter)
         return [(to_document(hit.memory), float(hit.relevance)) for hit in recall.hits]
 
-    def similarity_search_with_relevance_scores(self, query: str, k: int = 4,
-                                                **kwargs: Any) -> list[tuple[Document, float]]:
+    def similarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
         """Documents with their relevance in [0, 1]; ``score_threshold=`` (a number in [0, 1])
         drops those below it, as ``as_retriever(search_type="similarity_score_threshold")`` asks."""
         check_score_threshold(kwargs.get("score_threshold"))
         return super().similarity_search_with_relevance_scores(query, k, **kwargs)
 
-    def similarity_search_by_vector(self, embedding: list[float], k: int = 4,
-                                    **kwargs: Any) -> list[Document]:
+    def similarity_search_by_vector(
+        self, embedding: list[float], k: int = 4, **kwargs: Any
+    ) -> list[Document]:
         """Not supported: ripple recall starts from the query text (keywords, entities, time phrases)."""
         raise NotImplementedError(
             "RippleMemVectorStore recalls by text (meaning, keywords and the memory graph), not by a "
-            "bare vector: pass the query text to similarity_search, or mode='dense' for vector order")
+            "bare vector: pass the query text to similarity_search, or mode='dense' for vector order"
+        )
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
         """The scores similarity_search_with_score returns are relevances already, in [0, 1]."""
@@ -132,11 +152,21 @@ class RippleMemVectorStore(VectorStore):
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
-    def from_texts(cls, texts: list[str], embedding: Embeddings | None, metadatas: list[dict] | None = None,
-                   *, ids: list[str] | None = None, memory: RippleMem | None = None,
-                   path: str | None = None, user_id: str | None = None, model_id: str | None = None,
-                   mode: str = "ripple", memory_type: str = "semantic",
-                   **kwargs: Any) -> RippleMemVectorStore:
+    def from_texts(
+        cls,
+        texts: list[str],
+        embedding: Embeddings | None,
+        metadatas: list[dict] | None = None,
+        *,
+        ids: list[str] | None = None,
+        memory: RippleMem | None = None,
+        path: str | None = None,
+        user_id: str | None = None,
+        model_id: str | None = None,
+        mode: str = "ripple",
+        memory_type: str = "semantic",
+        **kwargs: Any,
+    ) -> RippleMemVectorStore:
         """A store holding these texts: on ``memory=`` (a RippleMem handle), or on a new RippleMem
         at ``path`` (None: in memory) for ``user_id`` that embeds with ``embedding``.
 
@@ -163,8 +193,13 @@ def to_document(memory: Memory) -> Document:
     return Document(id=memory.id, page_content=memory.content, metadata=memory_metadata(memory))
 
 
-def _handle_for(embedding: Embeddings | None, memory: RippleMem | None, path: str | None,
-                user_id: str | None, model_id: str | None) -> RippleMem:
+def _handle_for(
+    embedding: Embeddings | None,
+    memory: RippleMem | None,
+    path: str | None,
+    user_id: str | None,
+    model_id: str | None,
+) -> RippleMem:
     """The handle from_texts writes to: the one given (its model must be the embedding's) or a new one."""
     if memory is not None:
         handle = check_memory(memory)
@@ -174,12 +209,16 @@ def _handle_for(embedding: Embeddings | None, memory: RippleMem | None, path: st
             wanted = FrameworkEmbedder(embedding, model_id=model_id).model_id
             recorded = handle.stats()["embedding_model"]
             if wanted != recorded:
-                raise InvalidInputError(f"embedding is {wanted!r} but memory= embeds with {recorded!r}; "
-                                        "pass embedding=None to use the handle's embedder")
+                raise InvalidInputError(
+                    f"embedding is {wanted!r} but memory= embeds with {recorded!r}; "
+                    "pass embedding=None to use the handle's embedder"
+                )
         return handle
     if user_id is None:
-        raise InvalidInputError("from_texts needs memory=RippleMem(...) or user_id=... (and path=..., "
-                                "None for in memory) for a new store")
+        raise InvalidInputError(
+            "from_texts needs memory=RippleMem(...) or user_id=... (and path=..., "
+            "None for in memory) for a new store"
+        )
     embedder = None if embedding is None else FrameworkEmbedder(embedding, model_id=model_id)
     return RippleMem(path=path, user_id=user_id, embedder=embedder)
 
@@ -208,8 +247,9 @@ def _aligned(name: str, values: list[Any] | None, count: int, default: Any) -> l
     if values is None:
         return [default] * count
     if isinstance(values, (str, dict)) or len(values) != count:
-        raise InvalidInputError(f"{name} must be a list with one entry per text ({count}), "
-                                f"got {values!r:.80}")
+        raise InvalidInputError(
+            f"{name} must be a list with one entry per text ({count}), got {values!r:.80}"
+        )
     return list(values)
 
 

@@ -27,7 +27,8 @@ def check_memory(memory: Any) -> RippleMem:
     if not isinstance(memory, RippleMem):
         raise InvalidTypeError(
             "memory must be a ripplemem.RippleMem handle, e.g. RippleMem(path='./memdb', user_id='alice'); "
-            f"got {type(memory).__name__}")
+            f"got {type(memory).__name__}"
+        )
     return memory
 
 
@@ -85,8 +86,10 @@ def filters_to_recall(filters: Any) -> dict[str, Any]:
     """LlamaIndex MetadataFilters on the nodes' metadata keys as recall options; what recall cannot
     express (OR, NOT, NE, NIN, GT, LTE, text matches, ...) is refused with the operator named."""
     if not isinstance(filters, MetadataFilters):
-        raise InvalidTypeError("filters must be a llama_index.core.vector_stores.types.MetadataFilters, "
-                               f"got {type(filters).__name__}")
+        raise InvalidTypeError(
+            "filters must be a llama_index.core.vector_stores.types.MetadataFilters, "
+            f"got {type(filters).__name__}"
+        )
     return recall_options(_conditions(filters))
 
 
@@ -94,11 +97,14 @@ def _conditions(filters: MetadataFilters) -> list[Condition]:
     """The conditions of MetadataFilters that must all hold (nested AND groups flattened)."""
     condition = filters.condition or FilterCondition.AND
     if condition == FilterCondition.NOT:
-        raise InvalidInputError("FilterCondition.NOT is not supported: recall keeps memories matching "
-                                "every filter (AND)")
+        raise InvalidInputError(
+            "FilterCondition.NOT is not supported: recall keeps memories matching every filter (AND)"
+        )
     if condition == FilterCondition.OR and len(filters.filters) > 1:
-        raise InvalidInputError("FilterCondition.OR is not supported: recall keeps memories matching "
-                                "every filter (AND); for one key with several values use FilterOperator.IN")
+        raise InvalidInputError(
+            "FilterCondition.OR is not supported: recall keeps memories matching "
+            "every filter (AND); for one key with several values use FilterOperator.IN"
+        )
     found: list[Condition] = []
     for item in filters.filters:
         if isinstance(item, MetadataFilters):
@@ -108,6 +114,7 @@ def _conditions(filters: MetadataFilters) -> list[Condition]:
             if operator.value not in OPERATORS:
                 raise InvalidInputError(
                     f"FilterOperator.{operator.name} ({operator.value!r}) on {item.key!r} is not supported; "
-                    "recall takes EQ, IN (type), GTE (time, importance) and LT (time)")
+                    "recall takes EQ, IN (type), GTE (time, importance) and LT (time)"
+                )
             found.append(Condition(item.key, operator.value, item.value))
     return found

@@ -45,22 +45,34 @@ class RippleMemMemory(BaseMemory):
     token_budget: int = Field(default=500, description="Token budget of the recalled-memories text.")
     mode: RecallMode = Field(default="ripple", description="RippleMem recall mode.")
     recall_window: int = Field(default=1, description="How many recent user messages form the recall query.")
-    observe_roles: tuple[str, ...] = Field(default=("user", "assistant"),
-                                           description="Roles whose turns enter working memory.")
-    store_roles: tuple[str, ...] = Field(default=("user",),
-                                         description="Roles whose turns may become long-term memories.")
-    insert_method: str = Field(default="system",
-                               description="Where recalled memories go: 'system' or 'user' message.")
+    observe_roles: tuple[str, ...] = Field(
+        default=("user", "assistant"), description="Roles whose turns enter working memory."
+    )
+    store_roles: tuple[str, ...] = Field(
+        default=("user",), description="Roles whose turns may become long-term memories."
+    )
+    insert_method: str = Field(
+        default="system", description="Where recalled memories go: 'system' or 'user' message."
+    )
 
     _memory: RippleMem = PrivateAttr()
     _consolidated: set[str] = PrivateAttr(default_factory=set)
     _cached: tuple[str, str] | None = PrivateAttr(default=None)
 
-    def __init__(self, memory: RippleMem, *, session_id: str | None = None,
-                 primary_memory: BaseMemory | None = None, k: int = 5, token_budget: int = 500,
-                 mode: RecallMode = "ripple", recall_window: int = 1,
-                 observe_roles: Iterable[str] = ("user", "assistant"), store_roles: Iterable[str] = ("user",),
-                 insert_method: str = "system") -> None:
+    def __init__(
+        self,
+        memory: RippleMem,
+        *,
+        session_id: str | None = None,
+        primary_memory: BaseMemory | None = None,
+        k: int = 5,
+        token_budget: int = 500,
+        mode: RecallMode = "ripple",
+        recall_window: int = 1,
+        observe_roles: Iterable[str] = ("user", "assistant"),
+        store_roles: Iterable[str] = ("user",),
+        insert_method: str = "system",
+    ) -> None:
         handle = check_memory(memory)
         session = session_id or handle.scope_info.session_id or uuid.uuid4().hex
         if not isinstance(session, str):
@@ -68,16 +80,20 @@ class RippleMemMemory(BaseMemory):
         if not session.strip():
             raise InvalidInputError("session_id must not be empty or whitespace")
         if primary_memory is not None and not isinstance(primary_memory, BaseMemory):
-            raise InvalidTypeError("primary_memory must be a LlamaIndex BaseMemory, "
-                                   f"got {type(primary_memory).__name__}")
+            raise InvalidTypeError(
+                f"primary_memory must be a LlamaIndex BaseMemory, got {type(primary_memory).__name__}"
+            )
         super().__init__(  # type: ignore[call-arg]  # pydantic fields; mypy runs without the plugin
             primary_memory=primary_memory or ChatHistoryMemory.from_defaults(session_id=session),
-            session_id=session, k=check_positive_int("k", k),
-            token_budget=check_positive_int("token_budget", token_budget), mode=check_mode(mode),
+            session_id=session,
+            k=check_positive_int("k", k),
+            token_budget=check_positive_int("token_budget", token_budget),
+            mode=check_mode(mode),
             recall_window=check_positive_int("recall_window", recall_window),
             observe_roles=check_roles("observe_roles", observe_roles),
             store_roles=check_roles("store_roles", store_roles),
-            insert_method=check_insert_method(insert_method))
+            insert_method=check_insert_method(insert_method),
+        )
         self._memory = handle
 
     @classmethod
@@ -193,8 +209,9 @@ def check_insert_method(value: Any) -> str:
     return str(value)
 
 
-def with_context(messages: list[ChatMessage], context: str,
-                 insert_method: str = "system") -> list[ChatMessage]:
+def with_context(
+    messages: list[ChatMessage], context: str, insert_method: str = "system"
+) -> list[ChatMessage]:
     """The messages with the recalled context added, in the leading system message or the last user message.
 
     "system" appends it to the leading system message (or adds one); "user" puts it in front of the
@@ -216,10 +233,16 @@ def with_context(messages: list[ChatMessage], context: str,
 
 
 def _prepend(message: ChatMessage, text: str) -> ChatMessage:
-    return ChatMessage(role=message.role, blocks=[TextBlock(text=text), *message.blocks],
-                       additional_kwargs=dict(message.additional_kwargs))
+    return ChatMessage(
+        role=message.role,
+        blocks=[TextBlock(text=text), *message.blocks],
+        additional_kwargs=dict(message.additional_kwargs),
+    )
 
 
 def _append(message: ChatMessage, text: str) -> ChatMessage:
-    return ChatMessage(role=message.role, blocks=[*message.blocks, TextBlock(text=text)],
-                       additional_kwargs=dict(message.additional_kwargs))
+    return ChatMessage(
+        role=message.role,
+        blocks=[*message.blocks, TextBlock(text=text)],
+        additional_kwargs=dict(message.additional_kwargs),
+    )

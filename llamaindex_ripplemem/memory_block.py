@@ -36,8 +36,9 @@ class RippleMemMemoryBlock(BaseMemoryBlock[str]):
     token_budget: int = Field(default=400, description="Token budget of the recalled-memories text.")
     mode: RecallMode = Field(default="ripple", description="RippleMem recall mode.")
     recall_window: int = Field(default=1, description="How many recent user messages form the recall query.")
-    store_roles: tuple[str, ...] = Field(default=("user", "assistant"),
-                                         description="Roles whose overflowing turns are stored.")
+    store_roles: tuple[str, ...] = Field(
+        default=("user", "assistant"), description="Roles whose overflowing turns are stored."
+    )
 
     _memory: RippleMem = PrivateAttr()
 

@@ -60,15 +60,26 @@ class RippleMemRetriever(BaseRetriever):
         self.mode = check_mode(mode)
         self.record_access = bool(record_access)
         self.score_threshold = check_score_threshold(score_threshold)
-        self._filters = _merge_filters(filters, {
-            "types": types, "since": since, "until": until, "min_importance": min_importance,
-            "metadata": metadata_filter, "session_id": session_id,
-        })
+        self._filters = _merge_filters(
+            filters,
+            {
+                "types": types,
+                "since": since,
+                "until": until,
+                "min_importance": min_importance,
+                "metadata": metadata_filter,
+                "session_id": session_id,
+            },
+        )
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _recall_kwargs(self) -> dict[str, Any]:
-        return {"mode": self.mode, "record_access": self.record_access,
-                "score_threshold": self.score_threshold, **self._filters}
+        return {
+            "mode": self.mode,
+            "record_access": self.record_access,
+            "score_threshold": self.score_threshold,
+            **self._filters,
+        }
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         """Recall the memories that best answer the query."""
@@ -77,8 +88,9 @@ class RippleMemRetriever(BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         """Async twin of _retrieve (the recall runs in a worker thread)."""
-        found = await self.memory.arecall(query_bundle.query_str, self.similarity_top_k,
-                                          **self._recall_kwargs())
+        found = await self.memory.arecall(
+            query_bundle.query_str, self.similarity_top_k, **self._recall_kwargs()
+        )
         return recall_to_nodes(found)
 
 
@@ -89,8 +101,9 @@ def _merge_filters(filters: MetadataFilters | None, given: dict[str, Any]) -> di
     merged = dict(given)
     for option, value in filters_to_recall(filters).items():
         if merged.get(option) is not None:
-            raise InvalidInputError(f"filters= and {_ARGUMENT.get(option, option)}= both set {option!r}; "
-                                    "give it once")
+            raise InvalidInputError(
+                f"filters= and {_ARGUMENT.get(option, option)}= both set {option!r}; give it once"
+            )
         merged[option] = value
     return merged
 

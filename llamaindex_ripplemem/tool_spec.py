@@ -49,10 +49,19 @@ class RippleMemToolSpec(BaseToolSpec):
 
     spec_functions = [(name, f"a{name}") for name in TOOL_NAMES]
 
-    def __init__(self, memory: RippleMem, *, mode: str = "ripple", read_only: bool = False,
-                 max_k: int = 20, include: Sequence[str] = DEFAULT_TOOLS,
-                 names: Mapping[str, str] | None = None, descriptions: Mapping[str, str] | None = None,
-                 response_format: str = "content", allow_erase_everything: bool = False) -> None:
+    def __init__(
+        self,
+        memory: RippleMem,
+        *,
+        mode: str = "ripple",
+        read_only: bool = False,
+        max_k: int = 20,
+        include: Sequence[str] = DEFAULT_TOOLS,
+        names: Mapping[str, str] | None = None,
+        descriptions: Mapping[str, str] | None = None,
+        response_format: str = "content",
+        allow_erase_everything: bool = False,
+    ) -> None:
         self.memory = check_memory(memory)
         self.mode = check_mode(mode)
         self.max_k = check_positive_int("max_k", max_k)
@@ -61,18 +70,23 @@ class RippleMemToolSpec(BaseToolSpec):
         for option, given in (("include", list(include)), ("descriptions", list(self.descriptions))):
             unknown = [tool for tool in given if tool not in TOOL_NAMES]
             if unknown:
-                raise InvalidInputError(f"{option} names {unknown}, not memory tools; the tools are "
-                                        f"{', '.join(TOOL_NAMES)}")
+                raise InvalidInputError(
+                    f"{option} names {unknown}, not memory tools; the tools are {', '.join(TOOL_NAMES)}"
+                )
         if response_format not in RESPONSE_FORMATS:
-            raise InvalidInputError(f"response_format must be one of {', '.join(RESPONSE_FORMATS)}; "
-                                    f"got {response_format!r}")
+            raise InvalidInputError(
+                f"response_format must be one of {', '.join(RESPONSE_FORMATS)}; got {response_format!r}"
+            )
         self.response_format = response_format
         self.allow_erase_everything = bool(allow_erase_everything)
         chosen = [tool for tool in include if not read_only or tool in READ_TOOLS]  # read_only: look only
         self.spec_functions = [(tool, f"a{tool}") for tool in chosen]
 
-    def to_tool_list(self, spec_functions: list[SPEC_FUNCTION_TYPE] | None = None,
-                     func_to_metadata_mapping: dict[str, ToolMetadata] | None = None) -> list[FunctionTool]:
+    def to_tool_list(
+        self,
+        spec_functions: list[SPEC_FUNCTION_TYPE] | None = None,
+        func_to_metadata_mapping: dict[str, ToolMetadata] | None = None,
+    ) -> list[FunctionTool]:
         """The tools, named and described as configured (a description naming another tool names it
         as renamed)."""
         tools = super().to_tool_list(spec_functions, func_to_metadata_mapping)
@@ -80,15 +94,21 @@ class RippleMemToolSpec(BaseToolSpec):
             default = tool.metadata.name
             if default in self.names and not (func_to_metadata_mapping or {}).get(default):
                 tool.metadata.name = self.names[default]
-                tool.metadata.description = (self.descriptions.get(default)
-                                             or renamed(tool.metadata.description, self.names))
+                tool.metadata.description = self.descriptions.get(default) or renamed(
+                    tool.metadata.description, self.names
+                )
         return tools
 
     def _reply(self, reply: ToolReply) -> str:
         return reply if self.response_format == "content_and_artifact" else reply.text
 
-    def store_memory(self, content: str, type: StoredType = "episodic", importance: float | None = None,
-                     event_time: str | None = None) -> str:
+    def store_memory(
+        self,
+        content: str,
+        type: StoredType = "episodic",
+        importance: float | None = None,
+        event_time: str | None = None,
+    ) -> str:
         """Save something about the user to long-term memory, to recall it in later conversations.
 
         Use it when the user shares a fact, preference, plan, name or date worth keeping, or asks
@@ -103,13 +123,19 @@ class RippleMemToolSpec(BaseToolSpec):
         """
         if type not in STORABLE_TYPES:
             raise InvalidInputError(f"type must be one of {', '.join(STORABLE_TYPES)}; got {type!r}")
-        stored = self.memory.add(content, type=type, importance=importance, event_time=event_time,
-                                 source="llamaindex:store_memory")
+        stored = self.memory.add(
+            content, type=type, importance=importance, event_time=event_time, source="llamaindex:store_memory"
+        )
         text = f"Stored memory {stored.id} ({stored.type}): {stored.content}"
         return self._reply(ToolReply(text, memory_record(stored)))
 
-    async def astore_memory(self, content: str, type: StoredType = "episodic",
-                            importance: float | None = None, event_time: str | None = None) -> str:
+    async def astore_memory(
+        self,
+        content: str,
+        type: StoredType = "episodic",
+        importance: float | None = None,
+        event_time: str | None = None,
+    ) -> str:
         """Async twin of store_memory."""
         return await asyncio.to_thread(self.store_memory, content, type, importance, event_time)
 
@@ -133,9 +159,15 @@ class RippleMemToolSpec(BaseToolSpec):
         """Async twin of recall_memory."""
         return await asyncio.to_thread(self.recall_memory, query, k, types)
 
-    def update_memory(self, memory_id: str, content: str | None = None, type: StoredType | None = None,
-                      importance: float | None = None, event_time: str | None = None,
-                      metadata: dict[str, MetadataValue] | None = None) -> str:
+    def update_memory(
+        self,
+        memory_id: str,
+        content: str | None = None,
+        type: StoredType | None = None,
+        importance: float | None = None,
+        event_time: str | None = None,
+        metadata: dict[str, MetadataValue] | None = None,
+    ) -> str:
         """Correct or complete a memory that is outdated or incomplete, by its id from recall_memory.
 
         Prefer this over storing a second memory that contradicts the first.
@@ -150,17 +182,32 @@ class RippleMemToolSpec(BaseToolSpec):
         """
         if type is not None and type not in STORABLE_TYPES:
             raise InvalidInputError(f"type must be one of {', '.join(STORABLE_TYPES)}; got {type!r}")
-        return self._reply(update_result(self.memory, memory_id, content=content, type=type,
-                                         importance=importance, event_time=event_time, metadata=metadata,
-                                         names=self.names))
+        return self._reply(
+            update_result(
+                self.memory,
+                memory_id,
+                content=content,
+                type=type,
+                importance=importance,
+                event_time=event_time,
+                metadata=metadata,
+                names=self.names,
+            )
+        )
 
-    async def aupdate_memory(self, memory_id: str, content: str | None = None,
-                             type: StoredType | None = None, importance: float | None = None,
-                             event_time: str | None = None,
-                             metadata: dict[str, MetadataValue] | None = None) -> str:
+    async def aupdate_memory(
+        self,
+        memory_id: str,
+        content: str | None = None,
+        type: StoredType | None = None,
+        importance: float | None = None,
+        event_time: str | None = None,
+        metadata: dict[str, MetadataValue] | None = None,
+    ) -> str:
         """Async twin of update_memory."""
-        return await asyncio.to_thread(self.update_memory, memory_id, content, type, importance, event_time,
-                                       metadata)
+        return await asyncio.to_thread(
+            self.update_memory, memory_id, content, type, importance, event_time, metadata
+        )
 
     def find_connections(self, source: str, target: str, max_hops: int = 3) -> str:
         """Explain how two people, places or things in memory are linked, via the memories that mention them.
@@ -179,8 +226,10 @@ class RippleMemToolSpec(BaseToolSpec):
         found = [{"path": path.explain(), "hops": path.hops, "strength": path.strength} for path in paths]
         artifact = {"source": source, "target": target, "connections": found}
         if not paths:
-            text = (f"No connection found between {source!r} and {target!r} within {hops} hops "
-                    "(try a larger max_hops, or recall_memory: one of them may not be in memory).")
+            text = (
+                f"No connection found between {source!r} and {target!r} within {hops} hops "
+                "(try a larger max_hops, or recall_memory: one of them may not be in memory)."
+            )
             return self._reply(ToolReply(renamed(text, self.names), artifact))
         lines = [f"{n}. {path['path']}" for n, path in enumerate(found, start=1)]
         found_count = count_phrase(len(lines), "connection", "connections")
@@ -201,8 +250,9 @@ class RippleMemToolSpec(BaseToolSpec):
         """
         found = self.memory.get(memory_id.strip() if isinstance(memory_id, str) else memory_id)
         if found is None or not self.memory.delete(found.id):
-            text = renamed(f"No memory with id {memory_id!r}; use recall_memory to find the right id.",
-                           self.names)
+            text = renamed(
+                f"No memory with id {memory_id!r}; use recall_memory to find the right id.", self.names
+            )
             return self._reply(ToolReply(text, {"memory_id": memory_id, "deleted": False}))
         text = f"Forgot memory {found.id}: {found.content}"
         return self._reply(ToolReply(text, {"memory_id": found.id, "deleted": True}))
@@ -211,8 +261,13 @@ class RippleMemToolSpec(BaseToolSpec):
         """Async twin of forget_memory."""
         return await asyncio.to_thread(self.forget_memory, memory_id)
 
-    def erase_memory(self, memory_id: str | None = None, matching: str | None = None,
-                     confirm: bool = False, everything: bool = False) -> str:
+    def erase_memory(
+        self,
+        memory_id: str | None = None,
+        matching: str | None = None,
+        confirm: bool = False,
+        everything: bool = False,
+    ) -> str:
         """Erase for good, from every layer, what the user asks you to forget; the first call only previews.
 
         Give one memory_id (from recall_memory) or a matching text in the user's words ("my medical
@@ -225,12 +280,24 @@ class RippleMemToolSpec(BaseToolSpec):
             confirm (bool): false (default) previews; true erases, after the user agreed.
             everything (bool): true erases all of the user's memories (only if the tool allows it).
         """
-        return self._reply(erase_result(self.memory, memory_id=memory_id, matching=matching,
-                                        everything=everything, confirm=confirm,
-                                        allow_everything=self.allow_erase_everything, names=self.names))
+        return self._reply(
+            erase_result(
+                self.memory,
+                memory_id=memory_id,
+                matching=matching,
+                everything=everything,
+                confirm=confirm,
+                allow_everything=self.allow_erase_everything,
+                names=self.names,
+            )
+        )
 
-    async def aerase_memory(self, memory_id: str | None = None, matching: str | None = None,
-                            confirm: bool = False, everything: bool = False) -> str:
+    async def aerase_memory(
+        self,
+        memory_id: str | None = None,
+        matching: str | None = None,
+        confirm: bool = False,
+        everything: bool = False,
+    ) -> str:
         """Async twin of erase_memory."""
         return await asyncio.to_thread(self.erase_memory, memory_id, matching, confirm, everything)
-

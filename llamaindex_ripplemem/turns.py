@@ -27,8 +27,13 @@ def is_plain_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "\uff1f")) and remember_cue(text) is None
 
 
-def observe_messages(memory: RippleMem, session_id: str, messages: Iterable[ChatMessage],
-                     observe_roles: tuple[str, ...], store_roles: tuple[str, ...]) -> int:
+def observe_messages(
+    memory: RippleMem,
+    session_id: str,
+    messages: Iterable[ChatMessage],
+    observe_roles: tuple[str, ...],
+    store_roles: tuple[str, ...],
+) -> int:
     """Feed the text turns of the observed roles into the session's working memory; returns how many."""
     observed = 0
     for message in messages:
@@ -44,8 +49,9 @@ def observe_messages(memory: RippleMem, session_id: str, messages: Iterable[Chat
     return observed
 
 
-def consolidate_due(memory: RippleMem, session_id: str, done: MutableSet[str],
-                    store_roles: tuple[str, ...]) -> list[Memory]:
+def consolidate_due(
+    memory: RippleMem, session_id: str, done: MutableSet[str], store_roles: tuple[str, ...]
+) -> list[Memory]:
     """Write the session's working items the consolidation rules call due; returns the new memories.
 
     Only turns of the store roles that are not plain questions are written. `done` holds the
@@ -60,15 +66,25 @@ def consolidate_due(memory: RippleMem, session_id: str, done: MutableSet[str],
             continue
         if memory.list(metadata={"working_id": item.id}, session_id=session_id, limit=1):
             continue  # observe() already wrote it as an explicit or urgent turn
-        written.append(memory.add(
-            item.text, type=decision.target or "episodic", session_id=session_id,
-            importance=decision.importance, source=CHAT_SOURCE,
-            metadata={**dict(item.metadata), "role": item.role, "working_id": item.id}))
+        written.append(
+            memory.add(
+                item.text,
+                type=decision.target or "episodic",
+                session_id=session_id,
+                importance=decision.importance,
+                source=CHAT_SOURCE,
+                metadata={**dict(item.metadata), "role": item.role, "working_id": item.id},
+            )
+        )
     return written
 
 
-def store_turns(memory: RippleMem, messages: Iterable[ChatMessage], roles: tuple[str, ...],
-                default_session: str | None = None) -> list[Memory]:
+def store_turns(
+    memory: RippleMem,
+    messages: Iterable[ChatMessage],
+    roles: tuple[str, ...],
+    default_session: str | None = None,
+) -> list[Memory]:
     """Write the text turns of the given roles straight to long-term memory as episodic memories."""
     items = []
     for message in messages:
@@ -76,6 +92,13 @@ def store_turns(memory: RippleMem, messages: Iterable[ChatMessage], roles: tuple
         text = message_text(message)
         if role in roles and has_words(text):
             session = message.additional_kwargs.get("session_id") or default_session
-            items.append({"content": text, "type": "episodic", "session_id": session,
-                          "source": CHAT_SOURCE, "metadata": {"role": role}})
+            items.append(
+                {
+                    "content": text,
+                    "type": "episodic",
+                    "session_id": session,
+                    "source": CHAT_SOURCE,
+                    "metadata": {"role": role},
+                }
+            )
     return memory.add_many(items) if items else []

@@ -33,8 +33,10 @@ NODE_KEY = "llamaindex_node_id"
 _NODE_KEYS = (NODE_KEY, "_node_content", "_node_type", "document_id", "doc_id", "ref_doc_id")
 #: RippleMem's keys an answering model sees on a memory written another way; the rest is hidden.
 _SHOWN_TO_LLM = ("type", "source", "time")
-_MODES: dict[VectorStoreQueryMode, RecallMode] = {VectorStoreQueryMode.HYBRID: "hybrid",
-                                                  VectorStoreQueryMode.TEXT_SEARCH: "keyword"}
+_MODES: dict[VectorStoreQueryMode, RecallMode] = {
+    VectorStoreQueryMode.HYBRID: "hybrid",
+    VectorStoreQueryMode.TEXT_SEARCH: "keyword",
+}
 _PAGE = 500
 
 
@@ -55,10 +57,12 @@ class RippleMemVectorStore(BasePydanticVectorStore):
     memory_type: str = "semantic"
     _memory: RippleMem = PrivateAttr()
 
-    def __init__(self, memory: RippleMem, *, mode: RecallMode = "ripple",
-                 memory_type: MemoryTypeName = "semantic") -> None:
+    def __init__(
+        self, memory: RippleMem, *, mode: RecallMode = "ripple", memory_type: MemoryTypeName = "semantic"
+    ) -> None:
         super().__init__(  # type: ignore[call-arg]  # pydantic fields; mypy runs without the plugin
-            mode=check_mode(mode), memory_type=check_type(memory_type))
+            mode=check_mode(mode), memory_type=check_type(memory_type)
+        )
         self._memory = check_memory(memory)
 
     @classmethod
@@ -83,14 +87,17 @@ class RippleMemVectorStore(BasePydanticVectorStore):
             text = node.get_content(metadata_mode=MetadataMode.NONE)
             if not text.strip():
                 raise InvalidInputError(f"node {node.node_id!r} has no text; RippleMem stores text nodes")
-            metadata = {**node_to_metadata_dict(node, remove_text=True, flat_metadata=False),
-                        NODE_KEY: node.node_id}
+            metadata = {
+                **node_to_metadata_dict(node, remove_text=True, flat_metadata=False),
+                NODE_KEY: node.node_id,
+            }
             existing = stored.get(node.node_id)
             if existing is None:
                 new.append({"content": text, "type": self.memory_type, "metadata": metadata})
             else:
-                self._memory.update(existing.id, content=None if text == existing.content else text,
-                                    metadata=metadata)
+                self._memory.update(
+                    existing.id, content=None if text == existing.content else text, metadata=metadata
+                )
         if new:
             self._memory.add_many(new)
         return [node.node_id for node in nodes]
@@ -102,35 +109,45 @@ class RippleMemVectorStore(BasePydanticVectorStore):
         for memory in memories_by_metadata(self._memory, "ref_doc_id", [ref_doc_id]).get(ref_doc_id, []):
             self._memory.delete(memory.id)
 
-    def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
-                     **delete_kwargs: Any) -> None:
+    def delete_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **delete_kwargs: Any
+    ) -> None:
         """Delete the nodes with these ids and/or matching these filters (equality only)."""
         for memory in self._matching(node_ids, filters):
             self._memory.delete(memory.id)
 
     def clear(self) -> None:
         """Refused: the store is the user's whole memory."""
-        raise NotImplementedError("clear() would delete all of a user's memories: use "
-                                  "mem.erase(...) on the RippleMem handle, or delete(ref_doc_id)")
+        raise NotImplementedError(
+            "clear() would delete all of a user's memories: use "
+            "mem.erase(...) on the RippleMem handle, or delete(ref_doc_id)"
+        )
 
     # -- reads -----------------------------------------------------------------------------------
-    def get_nodes(self, node_ids: list[str] | None = None,
-                  filters: MetadataFilters | None = None) -> list[BaseNode]:
+    def get_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
+    ) -> list[BaseNode]:
         """The nodes with these ids (in that order) and/or matching these filters (equality only)."""
         return [to_node(memory) for memory in self._matching(node_ids, filters)]
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         """Ripple recall on query.query_str: the similarity_top_k best nodes with their recall scores."""
         if not query.query_str or not query.query_str.strip():
-            raise InvalidInputError("RippleMemVectorStore recalls by the query text and this query has none "
-                                    "(only an embedding); query through a retriever or query engine, or "
-                                    "set VectorStoreQuery(query_str=...)")
+            raise InvalidInputError(
+                "RippleMemVectorStore recalls by the query text and this query has none "
+                "(only an embedding); query through a retriever or query engine, or "
+                "set VectorStoreQuery(query_str=...)"
+            )
         options = recall_filters(query)
-        recall = self._memory.recall(query.query_str, k=query.similarity_top_k, mode=self._mode_of(query),
-                                     **options)
+        recall = self._memory.recall(
+            query.query_str, k=query.similarity_top_k, mode=self._mode_of(query), **options
+        )
         nodes = [to_node(hit.memory) for hit in recall.hits]
-        return VectorStoreQueryResult(nodes=nodes, similarities=[float(hit.score) for hit in recall.hits],
-                                      ids=[node.node_id for node in nodes])
+        return VectorStoreQueryResult(
+            nodes=nodes,
+            similarities=[float(hit.score) for hit in recall.hits],
+            ids=[node.node_id for node in nodes],
+        )
 
     async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         """query in a worker thread, so the event loop never waits on the store."""
@@ -150,8 +167,10 @@ class RippleMemVectorStore(BasePydanticVectorStore):
             return self.mode
         if query.mode in _MODES:
             return _MODES[query.mode]
-        raise InvalidInputError(f"query mode {query.mode.value!r} is not supported; RippleMemVectorStore "
-                                "takes default (the store's mode), hybrid and text_search")
+        raise InvalidInputError(
+            f"query mode {query.mode.value!r} is not supported; RippleMemVectorStore "
+            "takes default (the store's mode), hybrid and text_search"
+        )
 
     def _found(self, node_ids: Sequence[str]) -> dict[str, Memory]:
         """The memory of each of these node ids that has one (the newest, if several)."""
@@ -183,8 +202,13 @@ def to_node(memory: Memory) -> BaseNode:
         return metadata_dict_to_node(meta, text=memory.content)
     public = memory_metadata(memory)
     hidden = [key for key in public if key in MEMORY_KEYS and key not in _SHOWN_TO_LLM]
-    return TextNode(id_=memory.id, text=memory.content, metadata=public, excluded_llm_metadata_keys=hidden,
-                    excluded_embed_metadata_keys=list(public))
+    return TextNode(
+        id_=memory.id,
+        text=memory.content,
+        metadata=public,
+        excluded_llm_metadata_keys=hidden,
+        excluded_embed_metadata_keys=list(public),
+    )
 
 
 def recall_filters(query: VectorStoreQuery) -> dict[str, Any]:
@@ -203,8 +227,10 @@ def filter_values(filters: MetadataFilters) -> dict[str, Any]:
     if not isinstance(filters, MetadataFilters):
         raise InvalidTypeError(f"filters must be MetadataFilters, got {type(filters).__name__}")
     if len(filters.filters) > 1 and filters.condition not in (None, FilterCondition.AND):
-        raise InvalidInputError(f"filter condition {filters.condition!r} is not supported: "
-                                "RippleMemVectorStore keeps nodes matching every filter (AND)")
+        raise InvalidInputError(
+            f"filter condition {filters.condition!r} is not supported: "
+            "RippleMemVectorStore keeps nodes matching every filter (AND)"
+        )
     equal: dict[str, Any] = {}
     for item in filters.filters:
         if isinstance(item, MetadataFilters):
@@ -212,6 +238,8 @@ def filter_values(filters: MetadataFilters) -> dict[str, Any]:
         elif isinstance(item, MetadataFilter) and item.operator == FilterOperator.EQ:  # ExactMatchFilter too
             equal[item.key] = item.value
         else:
-            raise InvalidInputError(f"filter operator {getattr(item, 'operator', item)!r} on "
-                                    f"{getattr(item, 'key', '?')!r} is not supported; use EQ")
+            raise InvalidInputError(
+                f"filter operator {getattr(item, 'operator', item)!r} on "
+                f"{getattr(item, 'key', '?')!r} is not supported; use EQ"
+            )
     return equal

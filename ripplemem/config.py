@@ -56,8 +56,14 @@ GRAPH_SUPPORTED = 0.1
 
 # How much one edge of each type passes on when activation spreads (× its own weight).
 DEFAULT_EDGE_TYPE_WEIGHTS: dict[str, float] = {
-    "MENTIONS": 0.3, "RELATES": 1.0, "NEXT": 1.0, "SIMILAR": 0.5, "ALIAS": 1.0,
-    "SUMMARIZES": 0.8, "SUPERSEDES": 0.5, "CONTRADICTS": 0.3,
+    "MENTIONS": 0.3,
+    "RELATES": 1.0,
+    "NEXT": 1.0,
+    "SIMILAR": 0.5,
+    "ALIAS": 1.0,
+    "SUMMARIZES": 0.8,
+    "SUPERSEDES": 0.5,
+    "CONTRADICTS": 0.3,
 }
 
 
@@ -141,11 +147,15 @@ class Settings:
     sensors: SensorSettings = field(default_factory=SensorSettings)
 
     def __post_init__(self) -> None:
-        for name, kind in (("graph", GraphSettings), ("lifecycle", LifecycleSettings),
-                           ("sensors", SensorSettings)):
+        for name, kind in (
+            ("graph", GraphSettings),
+            ("lifecycle", LifecycleSettings),
+            ("sensors", SensorSettings),
+        ):
             if not isinstance(getattr(self, name), kind):
-                raise InvalidTypeError(f"Settings.{name} must be a {kind.__name__}, "
-                                       f"got {type(getattr(self, name)).__name__}")
+                raise InvalidTypeError(
+                    f"Settings.{name} must be a {kind.__name__}, got {type(getattr(self, name)).__name__}"
+                )
 
     def profile(self, memory_type: str) -> ScoreProfile:
         """The score profile of a memory type: an explicit override, else the preset's."""
@@ -159,6 +169,8 @@ def check_settings(value: object) -> Settings:
     if value is None:
         return Settings()
     if not isinstance(value, Settings):
-        raise InvalidTypeError(f"settings must be a ripplemem.Settings, e.g. Settings(max_content_chars="
-                               f"50_000), got {type(value).__name__}")
+        raise InvalidTypeError(
+            f"settings must be a ripplemem.Settings, e.g. Settings(max_content_chars="
+            f"50_000), got {type(value).__name__}"
+        )
     return value

@@ -72,8 +72,9 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
             session_id=check_identifier("session_id", session_id, required=False),
         )
         options = store_options(store, deprecated)
-        self._shared_engine = _engine or open_engine(path, embedder, settings, clock, options,
-                                                     on_working_drop=consolidate_dropped)
+        self._shared_engine = _engine or open_engine(
+            path, embedder, settings, clock, options, on_working_drop=consolidate_dropped
+        )
         self.llm = llm
         self._extractor: LLMExtractor | None = None
         if llm is not None:
@@ -138,13 +139,18 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
     learning_report = Moved("analysis")
 
     # -- handles -----------------------------------------------------------------------------
-    def scope(self, user_id: str | None = None, *, agent_id: str | None = None,
-              session_id: str | None = None) -> RippleMem:
+    def scope(
+        self, user_id: str | None = None, *, agent_id: str | None = None, session_id: str | None = None
+    ) -> RippleMem:
         """Another handle on the same store for another user, agent or session (the agent is
         kept unless given)."""
-        return RippleMem(user_id=self.user_id if user_id is None else user_id,
-                         agent_id=agent_id or self.scope_info.agent_id,
-                         session_id=session_id, llm=self.llm, _engine=self._engine)
+        return RippleMem(
+            user_id=self.user_id if user_id is None else user_id,
+            agent_id=agent_id or self.scope_info.agent_id,
+            session_id=session_id,
+            llm=self.llm,
+            _engine=self._engine,
+        )
 
     def close(self) -> None:
         """Close the store (every handle sharing it); closing it again does nothing."""
@@ -162,19 +168,30 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
 
     # -- maintenance -------------------------------------------------------------------------
     @staticmethod
-    def reembed(path: str | os.PathLike[str], embedder: TargetEmbedder, *,
-                vector_index: VectorIndexName = "auto", batch_size: int = 256,
-                progress: bool | ProgressCallback = False) -> int:
+    def reembed(
+        path: str | os.PathLike[str],
+        embedder: TargetEmbedder,
+        *,
+        vector_index: VectorIndexName = "auto",
+        batch_size: int = 256,
+        progress: bool | ProgressCallback = False,
+    ) -> int:
         """Re-embed every memory of a store with another model and rebuild its vector index.
 
         Returns how many memories were re-embedded. Afterwards open the store with the new embedder.
         """
-        return reembed_store(path, embedder, vector_index=vector_index, batch_size=batch_size,
-                             progress=progress)
+        return reembed_store(
+            path, embedder, vector_index=vector_index, batch_size=batch_size, progress=progress
+        )
 
     @staticmethod
-    def check(path: str | os.PathLike[str], *, repair: bool = True, chroma_url: str | None = None,
-              chroma_headers: Mapping[str, str] | None = None) -> CheckReport:
+    def check(
+        path: str | os.PathLike[str],
+        *,
+        repair: bool = True,
+        chroma_url: str | None = None,
+        chroma_headers: Mapping[str, str] | None = None,
+    ) -> CheckReport:
         """Check that a store's SQLite rows, keyword index, graph and vector index agree, and that
         the vector index's files are sound (checked without loading them, then one query per
         collection in a child process), and repair what does not (vectors re-added from SQLite's
@@ -185,9 +202,16 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
         return check_path(path, repair=repair, server=server_option(chroma_url, chroma_headers))
 
     @classmethod
-    def erase_user(cls, path: str | os.PathLike[str], user_id: str, *, dry_run: bool = False,
-                   embedder: EmbedderSpec = None, chroma_url: str | None = None,
-                   chroma_headers: Mapping[str, str] | None = None) -> EraseReport:
+    def erase_user(
+        cls,
+        path: str | os.PathLike[str],
+        user_id: str,
+        *,
+        dry_run: bool = False,
+        embedder: EmbedderSpec = None,
+        chroma_url: str | None = None,
+        chroma_headers: Mapping[str, str] | None = None,
+    ) -> EraseReport:
         """Erase every trace of one user from the store at ``path`` (administrators, "forget me"
         requests handled outside the user's own session); returns the audit report. A store whose
         vectors are on a Chroma server needs its ``chroma_url`` (and headers)."""
@@ -195,6 +219,10 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
         model = embedder or recorded_embedder(folder)
         if model is None:
             raise StoreError(f"no RippleMem store at {folder!r} to erase from")
-        with cls(folder, user_id=user_id, embedder=model,
-                 store=StoreOptions(chroma_url=chroma_url, chroma_headers=chroma_headers)) as handle:
+        with cls(
+            folder,
+            user_id=user_id,
+            embedder=model,
+            store=StoreOptions(chroma_url=chroma_url, chroma_headers=chroma_headers),
+        ) as handle:
             return handle.erase(user_id=user_id, dry_run=dry_run)

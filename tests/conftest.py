@@ -63,16 +63,21 @@ def chroma_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     log = open(folder / "server.log", "wb")  # noqa: SIM115 - the server writes it until the end
-    server = subprocess.Popen([command, "run", "--path", str(folder / "data"), "--host", "127.0.0.1",
-                               "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                              env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    server = subprocess.Popen(
+        [command, "run", "--path", str(folder / "data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
     try:
         deadline = time.monotonic() + SERVER_START_SECONDS
         while not _answers(url):
             if server.poll() is not None or time.monotonic() > deadline:
                 tail = (folder / "server.log").read_text(errors="replace")[-400:]
-                pytest.skip(f"chroma-server backend: `chroma run` did not answer at {url} "
-                            f"within {SERVER_START_SECONDS} s; its log ends: {tail!r}")
+                pytest.skip(
+                    f"chroma-server backend: `chroma run` did not answer at {url} "
+                    f"within {SERVER_START_SECONDS} s; its log ends: {tail!r}"
+                )
             time.sleep(0.2)
         yield url
     finally:
@@ -91,8 +96,10 @@ def neo4j_server() -> dict[str, Any]:
     No server can be started here: without one answering, the tests that need it are skipped."""
     uri = os.environ.get("NEO4J_URI")
     if not uri:
-        pytest.skip("neo4j backend: set NEO4J_URI to a running server (docker run -p 7687:7687 "
-                    "-e NEO4J_AUTH=neo4j/password neo4j:5, or Neo4j Aura)")
+        pytest.skip(
+            "neo4j backend: set NEO4J_URI to a running server (docker run -p 7687:7687 "
+            "-e NEO4J_AUTH=neo4j/password neo4j:5, or Neo4j Aura)"
+        )
     from ripplemem.errors import RippleMemError
     from ripplemem.store.neo4j.connection import Neo4jConnection, Neo4jOptions
 
@@ -111,8 +118,10 @@ def neo4j_server() -> dict[str, Any]:
 BACKEND_OPTIONS: dict[str, Callable[[pytest.FixtureRequest], dict[str, Any]]] = {
     "chroma": lambda request: {"vector_index": "chroma"},
     "numpy": lambda request: {"vector_index": "numpy"},
-    "chroma-server": lambda request: {"vector_index": "chroma",
-                                      "chroma_url": request.getfixturevalue("chroma_server_url")},
+    "chroma-server": lambda request: {
+        "vector_index": "chroma",
+        "chroma_url": request.getfixturevalue("chroma_server_url"),
+    },
     "neo4j": lambda request: request.getfixturevalue("neo4j_server"),
 }
 BACKENDS = list(BACKEND_OPTIONS)
@@ -139,8 +148,9 @@ def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's handle on a fresh on-disk store, once on each backend."""
-    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder,
-                       store=StoreOptions(**backend))
+    handle = RippleMem(
+        path=tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(**backend)
+    )
     yield handle
     handle.close()
 

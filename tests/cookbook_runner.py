@@ -16,7 +16,14 @@ def run_recipe(name: str, *args: str, timeout: float = 300, **env: str) -> str:
     environment = {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
     environment.update(HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", TRANSFORMERS_VERBOSITY="error")
     environment.update(env)
-    done = subprocess.run([sys.executable, str(COOKBOOK / name), *args], capture_output=True, text=True,
-                          env=environment, cwd=COOKBOOK.parent, timeout=timeout, check=False)
+    done = subprocess.run(
+        [sys.executable, str(COOKBOOK / name), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=COOKBOOK.parent,
+        timeout=timeout,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout

@@ -23,8 +23,12 @@ PDF_PAGES = (
     "On the second page the harbour master counted the cargo crates.",
     "The third page records that the storm passed at midnight.",
 )
-PDF_TABLE = (("Vessel", "Tonnage", "Port"), ("Aurora", "1200", "Bergen"), ("Borealis", "950", "Tromso"),
-             ("Cygnus", "780", "Alesund"))
+PDF_TABLE = (
+    ("Vessel", "Tonnage", "Port"),
+    ("Aurora", "1200", "Bergen"),
+    ("Borealis", "950", "Tromso"),
+    ("Cygnus", "780", "Alesund"),
+)
 DOCX_TITLE = "Quarterly Garden Report"
 DOCX_HEADINGS = ("Spring Planting", "Summer Harvest")
 DOCX_PARAGRAPHS = (
@@ -60,8 +64,14 @@ CHINESE_PARAGRAPHS = (
 )
 
 
-def write_pdf(path: Path, pages: Sequence[str] = PDF_PAGES, *, title: str | None = "Harbour Log",
-              table: Sequence[Sequence[str]] | None = None, table_page: int = 2) -> Path:
+def write_pdf(
+    path: Path,
+    pages: Sequence[str] = PDF_PAGES,
+    *,
+    title: str | None = "Harbour Log",
+    table: Sequence[Sequence[str]] | None = None,
+    table_page: int = 2,
+) -> Path:
     """A PDF with one page per entry of ``pages`` (Latin-1 text); a table on ``table_page`` if given."""
     from fpdf import FPDF
 
@@ -83,8 +93,13 @@ def write_pdf(path: Path, pages: Sequence[str] = PDF_PAGES, *, title: str | None
     return path
 
 
-def write_docx(path: Path, *, title: str = DOCX_TITLE, headings: Sequence[str] = DOCX_HEADINGS,
-               paragraphs: Sequence[str] = DOCX_PARAGRAPHS) -> Path:
+def write_docx(
+    path: Path,
+    *,
+    title: str = DOCX_TITLE,
+    headings: Sequence[str] = DOCX_HEADINGS,
+    paragraphs: Sequence[str] = DOCX_PARAGRAPHS,
+) -> Path:
     """A DOCX with a Title paragraph, then each heading (Heading 1) followed by its paragraph."""
     import docx
 
@@ -126,8 +141,9 @@ def write_pptx(path: Path, slides: Sequence[tuple[str, str]] = PPTX_SLIDES) -> P
     return path
 
 
-def write_epub(path: Path, *, title: str = EPUB_TITLE,
-               chapters: Sequence[tuple[str, str]] = EPUB_CHAPTERS) -> Path:
+def write_epub(
+    path: Path, *, title: str = EPUB_TITLE, chapters: Sequence[tuple[str, str]] = EPUB_CHAPTERS
+) -> Path:
     """An EPUB 3 book with one XHTML file per (heading, sentence) chapter, in spine order."""
     from ebooklib import epub
 
@@ -179,7 +195,7 @@ def write_xml(path: Path, sentence: str = XML_SENTENCE) -> Path:
     """A small XML maintenance record."""
     path.write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n<maintenance>\n'
-        f"  <task id=\"7\"><note>{escape(sentence)}</note></task>\n</maintenance>\n",
+        f'  <task id="7"><note>{escape(sentence)}</note></task>\n</maintenance>\n',
         encoding="utf-8",
     )
     return path

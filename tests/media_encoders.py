@@ -14,12 +14,21 @@ from pathlib import Path
 
 import numpy as np
 
-COLOURS = {"red": (220, 30, 30), "green": (30, 180, 60), "blue": (30, 60, 220), "yellow": (240, 220, 40),
-           "black": (10, 10, 10), "white": (245, 245, 245)}
+COLOURS = {
+    "red": (220, 30, 30),
+    "green": (30, 180, 60),
+    "blue": (30, 60, 220),
+    "yellow": (240, 220, 40),
+    "black": (10, 10, 10),
+    "white": (245, 245, 245),
+}
 # Pitch bands (Hz) and the words a query uses for each.
 BANDS = {"low": (0, 200), "mid": (200, 1000), "high": (1000, 20_000)}
-BAND_WORDS = {"low": ("hum", "low", "bass", "rumble", "deep"), "mid": ("voice", "spoken", "speech", "talk"),
-              "high": ("whistle", "high-pitched", "shrill", "beep")}
+BAND_WORDS = {
+    "low": ("hum", "low", "bass", "rumble", "deep"),
+    "mid": ("voice", "spoken", "speech", "talk"),
+    "high": ("whistle", "high-pitched", "shrill", "beep"),
+}
 
 
 def write_ppm(path: Path, rgb: tuple[int, int, int], size: int = 16) -> Path:

@@ -65,8 +65,13 @@ def _title(chunk: Memory, source: str) -> str:
     return str(chunk.metadata.get("title") or chunk.metadata.get("file_name") or source)
 
 
-def measure_coverage(store: SQLiteStore, scope_id: str, topics: list[Topic], learning: np.ndarray | None,
-                     threshold: float = COVERAGE_SIMILARITY) -> None:
+def measure_coverage(
+    store: SQLiteStore,
+    scope_id: str,
+    topics: list[Topic],
+    learning: np.ndarray | None,
+    threshold: float = COVERAGE_SIMILARITY,
+) -> None:
     """Fill each topic's best similarity and how many learning memories reached it."""
     if learning is None or not len(learning) or not topics:
         return
@@ -85,6 +90,10 @@ def measure_coverage(store: SQLiteStore, scope_id: str, topics: list[Topic], lea
 
 def memory_vectors(store: SQLiteStore, user_id: str, ids: set[str]) -> np.ndarray | None:
     """The stored vectors of some of a user's memories (None when none has one)."""
-    rows = [vector for batch_ids, _, matrix in store.iter_embeddings(user_id)
-            for memory_id, vector in zip(batch_ids, matrix, strict=True) if memory_id in ids]
+    rows = [
+        vector
+        for batch_ids, _, matrix in store.iter_embeddings(user_id)
+        for memory_id, vector in zip(batch_ids, matrix, strict=True)
+        if memory_id in ids
+    ]
     return np.stack(rows) if rows else None

@@ -25,30 +25,77 @@ from ripplemem.store.graph_tables import EdgeRow
 # Entity types that say nothing specific (rule extraction's capitalised spans, bare relations).
 GENERIC_TYPES = frozenset({"thing", "name"})
 # Predicates that read the same both ways: both directions are not a direction error.
-SYMMETRIC_PREDICATES = frozenset({
-    "married_to", "spouse_of", "sibling_of", "brother_of", "sister_of", "friend_of", "friends_with",
-    "related_to", "knows", "works_with", "colleague_of", "partner_of", "neighbour_of", "neighbor_of",
-    "similar_to", "same_as", "connected_to", "met", "met_with", "dating", "collaborates_with", "与", "朋友",
-})
+SYMMETRIC_PREDICATES = frozenset(
+    {
+        "married_to",
+        "spouse_of",
+        "sibling_of",
+        "brother_of",
+        "sister_of",
+        "friend_of",
+        "friends_with",
+        "related_to",
+        "knows",
+        "works_with",
+        "colleague_of",
+        "partner_of",
+        "neighbour_of",
+        "neighbor_of",
+        "similar_to",
+        "same_as",
+        "connected_to",
+        "met",
+        "met_with",
+        "dating",
+        "collaborates_with",
+        "与",
+        "朋友",
+    }
+)
 # Predicates that chain (A part_of B, B part_of C => A part_of C): a cycle means one edge is reversed.
-TRANSITIVE_PREDICATES = frozenset({
-    "is_a", "subclass_of", "type_of", "kind_of", "part_of", "located_in", "in", "inside", "contains",
-    "belongs_to", "parent_of", "ancestor_of", "child_of", "descendant_of", "older_than", "larger_than",
-    "depends_on", "prerequisite_of", "属于", "位于", "包含", "是",
-})
+TRANSITIVE_PREDICATES = frozenset(
+    {
+        "is_a",
+        "subclass_of",
+        "type_of",
+        "kind_of",
+        "part_of",
+        "located_in",
+        "in",
+        "inside",
+        "contains",
+        "belongs_to",
+        "parent_of",
+        "ancestor_of",
+        "child_of",
+        "descendant_of",
+        "older_than",
+        "larger_than",
+        "depends_on",
+        "prerequisite_of",
+        "属于",
+        "位于",
+        "包含",
+        "是",
+    }
+)
 _AUXILIARY = re.compile(r"^(?:is|are|was|were|has_been|have_been|be)_")
 # ours: an entity named once whose name contains a name mentioned this often looks mis-segmented.
 BOUNDARY_MIN_MENTIONS = 3
 
 ERROR_TYPES = {
-    "isolated_entity": ("isolated node",
-                        "add the relation that links it, or delete it if extraction invented it"),
+    "isolated_entity": (
+        "isolated node",
+        "add the relation that links it, or delete it if extraction invented it",
+    ),
     "isolated_memory": ("isolated node", "link it: name the entities it is about, or consolidate it"),
     "entity_boundary": ("entity boundary error", "re-segment: merge it into the shorter entity"),
     "relation_direction": ("relation direction error", "reverse the relation that contradicts the others"),
     "type_conflict": ("type conflict", "give the entity a multi-type label, or cut the ALIAS if they differ"),
-    "duplicate_relation": ("redundant relation",
-                           "merge the relations into one, keeping the highest confidence"),
+    "duplicate_relation": (
+        "redundant relation",
+        "merge the relations into one, keeping the highest confidence",
+    ),
     "unmerged_aliases": ("redundant entity", "merge the cluster into one entity with the others as aliases"),
     "low_confidence": ("spurious association", "filter: verify the edge or delete it"),
 }
@@ -99,7 +146,7 @@ def _ratio(part: float, whole: float) -> float:
 
 
 def _snippet(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _predicate_key(predicate: str) -> str:
@@ -121,13 +168,30 @@ def check_completeness(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphI
     n = len(view.entities)
     pairs = {frozenset((e.src, e.dst)) for e in view.relations}
     isolation = _ratio(len(isolated), n)
-    section = {"isolated_entities": len(isolated), "isolation_ratio": isolation,
-               "isolated_memories": len(lonely_memories),
-               "density": _ratio(len(pairs), n * (n - 1) / 2), "score": 1 - isolation * 0.5}
-    issues = [_issue("isolated_entity", f"'{view.name(e)}' shares no relation, alias or memory with another "
-                     "entity", [view.name(e)]) for e in isolated]
-    issues += [_issue("isolated_memory", f"memory '{_snippet(view.memories[m].content)}' ({m}) has no edge: "
-                      "no entity, no session neighbour, no similar memory", [m]) for m in lonely_memories]
+    section = {
+        "isolated_entities": len(isolated),
+        "isolation_ratio": isolation,
+        "isolated_memories": len(lonely_memories),
+        "density": _ratio(len(pairs), n * (n - 1) / 2),
+        "score": 1 - isolation * 0.5,
+    }
+    issues = [
+        _issue(
+            "isolated_entity",
+            f"'{view.name(e)}' shares no relation, alias or memory with another entity",
+            [view.name(e)],
+        )
+        for e in isolated
+    ]
+    issues += [
+        _issue(
+            "isolated_memory",
+            f"memory '{_snippet(view.memories[m].content)}' ({m}) has no edge: "
+            "no entity, no session neighbour, no similar memory",
+            [m],
+        )
+        for m in lonely_memories
+    ]
     return section, issues
 
 
@@ -142,16 +206,26 @@ def check_consistency(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphIs
             conflicted.update(cluster)
             names = [view.name(e) for e in cluster]
             labels = ", ".join(f"'{view.name(e)}' ({view.entities[e].type})" for e in cluster)
-            issues.append(_issue("type_conflict", f"aliases of one entity have different types: {labels}",
-                                 names, f"give '{names[0]}' a multi-type label ({' + '.join(types)}), or cut "
-                                 "the ALIAS edge if they are different things"))
+            issues.append(
+                _issue(
+                    "type_conflict",
+                    f"aliases of one entity have different types: {labels}",
+                    names,
+                    f"give '{names[0]}' a multi-type label ({' + '.join(types)}), or cut "
+                    "the ALIAS edge if they are different things",
+                )
+            )
     flagged = _both_directions(view, issues) | _transitive_cycles(view, issues)
     relations = view.relations
     entity_consistency = 1 - _ratio(len(conflicted), len(view.entities))
     relation_validity = 1 - _ratio(len(flagged), len(relations))
-    section = {"type_conflicts": len(conflicted), "entity_consistency": entity_consistency,
-               "direction_errors": len(flagged), "relation_validity": relation_validity,
-               "score": (entity_consistency + relation_validity) / 2}
+    section = {
+        "type_conflicts": len(conflicted),
+        "entity_consistency": entity_consistency,
+        "direction_errors": len(flagged),
+        "relation_validity": relation_validity,
+        "score": (entity_consistency + relation_validity) / 2,
+    }
     return section, issues
 
 
@@ -164,11 +238,15 @@ def _both_directions(view: GraphSnapshot, issues: list[GraphIssue]) -> set[tuple
             continue
         flagged.update({(src, dst, predicate), (dst, src, predicate)})
         keep, drop = (edge, back) if edge.confidence >= back.confidence else (back, edge)
-        issues.append(_issue(
-            "relation_direction", f"'{view.name(src)}' {predicate} '{view.name(dst)}' and the reverse are "
-            "both stored", [view.name(src), view.name(dst)],
-            f"reverse or drop '{view.name(drop.src)}' {predicate} '{view.name(drop.dst)}' (confidence "
-            f"{drop.confidence:.2f}); keep '{view.name(keep.src)}' {predicate} '{view.name(keep.dst)}'"))
+        issues.append(
+            _issue(
+                "relation_direction",
+                f"'{view.name(src)}' {predicate} '{view.name(dst)}' and the reverse are both stored",
+                [view.name(src), view.name(dst)],
+                f"reverse or drop '{view.name(drop.src)}' {predicate} '{view.name(drop.dst)}' (confidence "
+                f"{drop.confidence:.2f}); keep '{view.name(keep.src)}' {predicate} '{view.name(keep.dst)}'",
+            )
+        )
     return flagged
 
 
@@ -187,11 +265,15 @@ def _transitive_cycles(view: GraphSnapshot, issues: list[GraphIssue]) -> set[tup
             weakest = min(cycle, key=lambda e: e.confidence)
             flagged.update((e.src, e.dst, predicate) for e in cycle)
             chain = " -> ".join([view.name(e.src) for e in cycle] + [view.name(cycle[0].src)])
-            issues.append(_issue(
-                "relation_direction", f"'{predicate}' is transitive but runs in a cycle: {chain}",
-                [view.name(e.src) for e in cycle],
-                f"reverse '{view.name(weakest.src)}' {predicate} '{view.name(weakest.dst)}' (the least "
-                f"confident, {weakest.confidence:.2f})"))
+            issues.append(
+                _issue(
+                    "relation_direction",
+                    f"'{predicate}' is transitive but runs in a cycle: {chain}",
+                    [view.name(e.src) for e in cycle],
+                    f"reverse '{view.name(weakest.src)}' {predicate} '{view.name(weakest.dst)}' (the least "
+                    f"confident, {weakest.confidence:.2f})",
+                )
+            )
     return flagged
 
 
@@ -242,20 +324,33 @@ def check_redundancy(view: GraphSnapshot) -> tuple[dict[str, Any], list[GraphIss
             continue
         extra += len(edges) - 1
         stated = "; ".join(f"'{view.name(e.src)}' {e.predicate} '{view.name(e.dst)}'" for e in edges)
-        issues.append(_issue("duplicate_relation", f"one fact stored {len(edges)} times: {stated}",
-                             sorted({view.name(e.src) for e in edges} | {view.name(e.dst) for e in edges}),
-                             f"merge into '{view.name(src)}' {predicate} '{view.name(dst)}' with confidence "
-                             f"{max(e.confidence for e in edges):.2f}"))
+        issues.append(
+            _issue(
+                "duplicate_relation",
+                f"one fact stored {len(edges)} times: {stated}",
+                sorted({view.name(e.src) for e in edges} | {view.name(e.dst) for e in edges}),
+                f"merge into '{view.name(src)}' {predicate} '{view.name(dst)}' with confidence "
+                f"{max(e.confidence for e in edges):.2f}",
+            )
+        )
     for cluster in clusters:
         names = [view.name(e) for e in cluster]
-        issues.append(_issue("unmerged_aliases", f"{len(cluster)} entities name one thing: "
-                             + ", ".join(f"'{n}'" for n in names), names,
-                             f"merge into '{names[0]}' with aliases "
-                             + ", ".join(f"'{n}'" for n in names[1:])))
+        issues.append(
+            _issue(
+                "unmerged_aliases",
+                f"{len(cluster)} entities name one thing: " + ", ".join(f"'{n}'" for n in names),
+                names,
+                f"merge into '{names[0]}' with aliases " + ", ".join(f"'{n}'" for n in names[1:]),
+            )
+        )
     surplus = sum(len(c) - 1 for c in clusters)
     relations = len(view.relations)
-    section = {"duplicate_relations": extra, "alias_clusters": len(clusters), "unmerged_entities": surplus,
-               "score": 1 - _ratio(extra + surplus, relations + len(view.entities))}
+    section = {
+        "duplicate_relations": extra,
+        "alias_clusters": len(clusters),
+        "unmerged_entities": surplus,
+        "score": 1 - _ratio(extra + surplus, relations + len(view.entities)),
+    }
     return section, issues
 
 
@@ -269,13 +364,24 @@ def check_boundaries(view: GraphSnapshot) -> list[GraphIssue]:
         if len(view.mentioned_by.get(node, ())) != 1 or len(words) < 2:
             continue
         for size in range(len(words) - 1, 0, -1):
-            inner = next((by_words[words[i:i + size]] for i in range(len(words) - size + 1)
-                          if words[i:i + size] in by_words), None)
+            inner = next(
+                (
+                    by_words[words[i : i + size]]
+                    for i in range(len(words) - size + 1)
+                    if words[i : i + size] in by_words
+                ),
+                None,
+            )
             if inner is not None and len(view.mentioned_by.get(inner, ())) >= BOUNDARY_MIN_MENTIONS:
-                issues.append(_issue(
-                    "entity_boundary", f"'{entity.name}' is named once, '{view.name(inner)}' "
-                    f"{len(view.mentioned_by[inner])} times: the extra words may not belong to the name",
-                    [entity.name, view.name(inner)], f"re-segment '{entity.name}' as '{view.name(inner)}'"))
+                issues.append(
+                    _issue(
+                        "entity_boundary",
+                        f"'{entity.name}' is named once, '{view.name(inner)}' "
+                        f"{len(view.mentioned_by[inner])} times: the extra words may not belong to the name",
+                        [entity.name, view.name(inner)],
+                        f"re-segment '{entity.name}' as '{view.name(inner)}'",
+                    )
+                )
                 break
     return issues
 
@@ -284,9 +390,15 @@ def check_confidence(view: GraphSnapshot, threshold: float) -> tuple[dict[str, A
     """RELATES and ALIAS edges below the confidence threshold (spurious associations)."""
     knowledge = [*view.relations, *view.aliases]
     low = [e for e in knowledge if e.confidence < threshold]
-    issues = [_issue("low_confidence", f"'{view.name(e.src)}' {e.predicate or e.type.lower()} "
-                     f"'{view.name(e.dst)}' has confidence {e.confidence:.2f} < {threshold:.2f}",
-                     [view.name(e.src), view.name(e.dst)]) for e in low]
+    issues = [
+        _issue(
+            "low_confidence",
+            f"'{view.name(e.src)}' {e.predicate or e.type.lower()} "
+            f"'{view.name(e.dst)}' has confidence {e.confidence:.2f} < {threshold:.2f}",
+            [view.name(e.src), view.name(e.dst)],
+        )
+        for e in low
+    ]
     ratio = _ratio(len(low), len(knowledge))
     section = {"threshold": threshold, "low_confidence_edges": len(low), "ratio": ratio, "score": 1 - ratio}
     return section, issues
@@ -297,10 +409,13 @@ def check_coverage(view: GraphSnapshot) -> dict[str, Any]:
     with_entities = sum(1 for m in view.memories if view.mentions.get(m))
     related = {end for e in view.relations for end in (e.src, e.dst)}
     memory_coverage = _ratio(with_entities, len(view.memories))
-    return {"memories_with_entities": with_entities, "memory_coverage": memory_coverage,
-            "entities_in_relations": len(related),
-            "relation_coverage": _ratio(len(related), len(view.entities)),
-            "score": memory_coverage}
+    return {
+        "memories_with_entities": with_entities,
+        "memory_coverage": memory_coverage,
+        "entities_in_relations": len(related),
+        "relation_coverage": _ratio(len(related), len(view.entities)),
+        "score": memory_coverage,
+    }
 
 
 def assess_graph(view: GraphSnapshot, *, min_confidence: float = 0.5) -> GraphQualityReport:
@@ -314,5 +429,15 @@ def assess_graph(view: GraphSnapshot, *, min_confidence: float = 0.5) -> GraphQu
     issues += found + duplicates + check_boundaries(view) + weak
     scores = [section["score"] for section in (completeness, consistency, redundancy, confidence, coverage)]
     overall = sum(scores) / len(scores) if view.memories else None
-    return GraphQualityReport(len(view.entities), len(view.memories), len(view.relations), completeness,
-                              consistency, redundancy, confidence, coverage, overall, issues)
+    return GraphQualityReport(
+        len(view.entities),
+        len(view.memories),
+        len(view.relations),
+        completeness,
+        consistency,
+        redundancy,
+        confidence,
+        coverage,
+        overall,
+        issues,
+    )

@@ -53,8 +53,11 @@ class GraphSnapshot:
         groups: dict[str, list[str]] = defaultdict(list)
         for node in self.entities:
             groups[root(node)].append(node)
-        clusters = [sorted(g, key=lambda n: (-len(self.mentioned_by.get(n, ())), self.name(n))) for g in
-                    groups.values() if len(g) > 1]
+        clusters = [
+            sorted(g, key=lambda n: (-len(self.mentioned_by.get(n, ())), self.name(n)))
+            for g in groups.values()
+            if len(g) > 1
+        ]
         return sorted(clusters, key=lambda g: (-len(g), self.name(g[0])))
 
     def degree(self) -> Counter[str]:

@@ -29,14 +29,18 @@ REVIEW_BELOW = 0.8
 URGENCY = ((0.3, "high"), (0.6, "medium"), (REVIEW_BELOW, "low"))
 
 
-def build_learning_report(engine: Engine, user_id: str, *, llm: Any = None,
-                          knowledge_base: str | None = None) -> dict[str, Any]:
+def build_learning_report(
+    engine: Engine, user_id: str, *, llm: Any = None, knowledge_base: str | None = None
+) -> dict[str, Any]:
     """The report of one user (see the module docstring); `knowledge_base` limits coverage to one base."""
     now = engine.now()
     view = load_graph(engine.store, user_id)
     activities = {m.id: activity_of(m) for m in view.memories.values()}
-    learning = [m for m in view.memories.values()
-                if activities[m.id] != "document" and not (m.source or "").startswith("sensor:")]
+    learning = [
+        m
+        for m in view.memories.values()
+        if activities[m.id] != "document" and not (m.source or "").startswith("sensor:")
+    ]
     topics, basis = _coverage(engine, user_id, knowledge_base, view, learning)
     concepts = concept_stats(view, learning, activities)
     minutes, time_basis = study_minutes(learning)
@@ -59,10 +63,14 @@ def build_learning_report(engine: Engine, user_id: str, *, llm: Any = None,
         "knowledge_gaps": _gaps(topics, concepts),
         "review_suggestions": _reviews(concepts, now),
         "next_steps": [],
-        "basis": {"study_time": time_basis, "coverage": basis, "topics": len(topics),
-                  "topics_covered": sum(t.covered for t in topics),
-                  "forgetting_curve": "Ebbinghaus retention exp(-days / stability), stability 2 days "
-                                      "doubling with each review"},
+        "basis": {
+            "study_time": time_basis,
+            "coverage": basis,
+            "topics": len(topics),
+            "topics_covered": sum(t.covered for t in topics),
+            "forgetting_curve": "Ebbinghaus retention exp(-days / stability), stability 2 days "
+            "doubling with each review",
+        },
     }
     report["next_steps"] = _next_steps(report, view, concepts)
     report["overview"] = _overview(report)
@@ -78,8 +86,9 @@ def build_learning_report(engine: Engine, user_id: str, *, llm: Any = None,
     return report
 
 
-def _coverage(engine: Engine, user_id: str, knowledge_base: str | None, view: GraphSnapshot,
-              learning: list[MemoryRow]) -> tuple[list[Topic], str]:
+def _coverage(
+    engine: Engine, user_id: str, knowledge_base: str | None, view: GraphSnapshot, learning: list[MemoryRow]
+) -> tuple[list[Topic], str]:
     """The document topics and whether the learning reached them, and what they were taken from."""
     if knowledge_base is not None:
         kbs.require_reader(engine, knowledge_base, user_id)
@@ -127,19 +136,33 @@ def _gaps(topics: list[Topic], concepts: list[ConceptStats]) -> list[dict[str, A
     for topic in topics:
         if topic.covered:
             continue
-        recommendation = ("Study: " + ", ".join(topic.subtopics)) if topic.subtopics else \
-            f"Study the section '{topic.name}' of {topic.source}"
-        gaps.append({"topic": topic.name, "reason": "never asked about or took notes on it",
-                     "priority": "high" if topic.source in studied_sources else "medium",
-                     "recommendation": recommendation})
+        recommendation = (
+            ("Study: " + ", ".join(topic.subtopics))
+            if topic.subtopics
+            else f"Study the section '{topic.name}' of {topic.source}"
+        )
+        gaps.append(
+            {
+                "topic": topic.name,
+                "reason": "never asked about or took notes on it",
+                "priority": "high" if topic.source in studied_sources else "medium",
+                "recommendation": recommendation,
+            }
+        )
     for concept in _weaknesses(concepts):
         reason = _weakness_reason(concept) or ""
         misunderstood = concept.contradicted
-        gaps.append({"topic": concept.name, "reason": reason,
-                     "priority": "high" if misunderstood else "medium",
-                     "recommendation": f"Re-read {concept.name} and settle which statement is right"
-                     if misunderstood else f"Go deeper into {concept.name}: take notes and test yourself"})
-    return sorted(gaps, key=lambda g: g["priority"] != "high")[:2 * MAX_ITEMS]
+        gaps.append(
+            {
+                "topic": concept.name,
+                "reason": reason,
+                "priority": "high" if misunderstood else "medium",
+                "recommendation": f"Re-read {concept.name} and settle which statement is right"
+                if misunderstood
+                else f"Go deeper into {concept.name}: take notes and test yourself",
+            }
+        )
+    return sorted(gaps, key=lambda g: g["priority"] != "high")[: 2 * MAX_ITEMS]
 
 
 def _ago(days: float) -> str:
@@ -156,24 +179,41 @@ def _reviews(concepts: list[ConceptStats], now: float) -> list[dict[str, Any]]:
         if retention >= REVIEW_BELOW:
             continue
         days = (now - concept.last_studied) / SECONDS_PER_DAY
-        reason = f"learned {_ago(days)}, not reviewed" if concept.reviews == 0 else \
-            f"last studied {_ago(days)}, {concept.reviews} review(s) since first learned"
+        reason = (
+            f"learned {_ago(days)}, not reviewed"
+            if concept.reviews == 0
+            else f"last studied {_ago(days)}, {concept.reviews} review(s) since first learned"
+        )
         urgency = next(label for bound, label in URGENCY if retention < bound)
         priority = (1 - retention) * (0.5 + concept.importance)
-        due.append((priority, {"topic": concept.name, "reason": reason, "urgency": urgency,
-                               "retention": round(retention, 2)}))
+        due.append(
+            (
+                priority,
+                {
+                    "topic": concept.name,
+                    "reason": reason,
+                    "urgency": urgency,
+                    "retention": round(retention, 2),
+                },
+            )
+        )
     return [item for _, item in sorted(due, key=lambda d: -d[0])][:MAX_ITEMS]
 
 
 def _next_steps(report: dict[str, Any], view: GraphSnapshot, concepts: list[ConceptStats]) -> list[str]:
     """Data-only next steps: close the high-priority gaps, review the most urgent, explore neighbours."""
     steps = [gap["recommendation"] for gap in report["knowledge_gaps"] if gap["priority"] == "high"][:2]
-    steps += [f"Review {r['topic']} (estimated retention {r['retention']:.0%})"
-              for r in report["review_suggestions"][:2]]
+    steps += [
+        f"Review {r['topic']} (estimated retention {r['retention']:.0%})"
+        for r in report["review_suggestions"][:2]
+    ]
     studied = {c.entity_id for c in concepts}
     for concept in _strengths(concepts):
-        linked = [e.dst if e.src == concept.entity_id else e.src for e in view.relations
-                  if concept.entity_id in (e.src, e.dst)]
+        linked = [
+            e.dst if e.src == concept.entity_id else e.src
+            for e in view.relations
+            if concept.entity_id in (e.src, e.dst)
+        ]
         new = [view.name(n) for n in linked if n not in studied]
         if new:
             steps.append(f"Explore {new[0]}, linked to {concept.name}")
@@ -184,9 +224,11 @@ def _next_steps(report: dict[str, Any], view: GraphSnapshot, concepts: list[Conc
 def _overview(report: dict[str, Any]) -> str:
     """A few sentences from the numbers alone."""
     summary, analysis = report["summary"], report["learning_analysis"]
-    text = (f"You studied for {summary['total_study_time']}, asked {summary['questions_asked']} questions "
-            f"and wrote {summary['notes_created']} notes, touching {summary['documents_studied']} "
-            "document(s).")
+    text = (
+        f"You studied for {summary['total_study_time']}, asked {summary['questions_asked']} questions "
+        f"and wrote {summary['notes_created']} notes, touching {summary['documents_studied']} "
+        "document(s)."
+    )
     if analysis["strengths"]:
         text += f" Strongest: {', '.join(analysis['strengths'][:3])}."
     if analysis["weaknesses"]:
@@ -195,4 +237,3 @@ def _overview(report: dict[str, Any]) -> str:
     if uncovered:
         text += f" Not yet covered: {', '.join(uncovered[:3])}."
     return text
-

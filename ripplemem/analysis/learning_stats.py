@@ -20,7 +20,7 @@ BASE_STABILITY_DAYS = 2.0
 
 
 def activity_of(memory: MemoryRow) -> str:
-    """"question", "note", "study" or "document": metadata["activity"] when given, else a question
+    """ "question", "note", "study" or "document": metadata["activity"] when given, else a question
     by its question mark, a note when it is a semantic memory, study for the rest."""
     if memory.type == "document":
         return "document"
@@ -77,8 +77,9 @@ class ConceptStats:
         return math.exp(-days / (BASE_STABILITY_DAYS * 2 ** min(self.reviews, 20)))
 
 
-def concept_stats(view: GraphSnapshot, learning: list[MemoryRow],
-                  activities: dict[str, str]) -> list[ConceptStats]:
+def concept_stats(
+    view: GraphSnapshot, learning: list[MemoryRow], activities: dict[str, str]
+) -> list[ConceptStats]:
     """Per concept the user's learning memories mention: counts, recalls, last study time, and
     whether two of its memories contradict each other (a misunderstood concept)."""
     contradicting = {end for e in view.edges if e.type == "CONTRADICTS" for end in (e.src, e.dst)}
@@ -103,7 +104,7 @@ def central_concepts(view: GraphSnapshot, limit: int = 3) -> tuple[int, list[str
     pairs: set[frozenset[str]] = {frozenset((e.src, e.dst)) for e in [*view.relations, *view.aliases]}
     for entities in view.mentions.values():
         concepts = sorted(e for e in entities if view.entities[e].type not in NOT_CONCEPTS)
-        pairs.update(frozenset((a, b)) for i, a in enumerate(concepts) for b in concepts[i + 1:])
+        pairs.update(frozenset((a, b)) for i, a in enumerate(concepts) for b in concepts[i + 1 :])
     degree: dict[str, int] = {}
     for pair in pairs:
         for node in pair:

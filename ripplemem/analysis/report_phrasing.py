@@ -24,8 +24,10 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
 def _numbers(text: str) -> set[str]:
-    return {n.replace(",", ".").rstrip("0").rstrip(".") if "." in n or "," in n else n
-            for n in _NUMBER.findall(text)}
+    return {
+        n.replace(",", ".").rstrip("0").rstrip(".") if "." in n or "," in n else n
+        for n in _NUMBER.findall(text)
+    }
 
 
 def parse_phrasing(reply: str, data_text: str) -> dict[str, Any]:
@@ -37,14 +39,17 @@ def parse_phrasing(reply: str, data_text: str) -> dict[str, Any]:
     if start < 0 or end <= start:
         raise ValueError("the reply holds no JSON object")
     try:
-        parsed = json.loads(text[start:end + 1])
+        parsed = json.loads(text[start : end + 1])
     except json.JSONDecodeError as exc:
         raise ValueError(f"the JSON does not parse ({exc.msg})") from exc
     overview, steps = parsed.get("overview"), parsed.get("next_steps")
     if not isinstance(overview, str) or not overview.strip():
         raise ValueError('"overview" must be a non-empty string')
-    if not isinstance(steps, list) or not 1 <= len(steps) <= 6 or \
-            not all(isinstance(s, str) and s.strip() for s in steps):
+    if (
+        not isinstance(steps, list)
+        or not 1 <= len(steps) <= 6
+        or not all(isinstance(s, str) and s.strip() for s in steps)
+    ):
         raise ValueError('"next_steps" must be a list of one to six non-empty strings')
     invented = sorted(_numbers(" ".join([overview, *steps])) - _numbers(data_text))
     if invented:
@@ -52,8 +57,9 @@ def parse_phrasing(reply: str, data_text: str) -> dict[str, Any]:
     return {"overview": overview.strip(), "next_steps": [s.strip() for s in steps]}
 
 
-def phrase_report(llm: Any, report: dict[str, Any],
-                  language_sample: str) -> tuple[dict[str, Any] | None, str | None]:
+def phrase_report(
+    llm: Any, report: dict[str, Any], language_sample: str
+) -> tuple[dict[str, Any] | None, str | None]:
     """(overview and next steps from the model, None) or (None, why they could not be used)."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -62,6 +68,9 @@ def phrase_report(llm: Any, report: dict[str, Any],
     system = PHRASING_PROMPT.format(language=answer_language_rule(language_sample, "the learner's notes"))
     task: ChatTask[dict[str, Any]] = ChatTask(
         messages=[SystemMessage(system), HumanMessage(data_text)],
-        parse=lambda reply: parse_phrasing(reply, data_text), retry_prompt=RETRY_PROMPT, tries_left=1)
+        parse=lambda reply: parse_phrasing(reply, data_text),
+        retry_prompt=RETRY_PROMPT,
+        tries_left=1,
+    )
     run_tasks(llm, [task])
     return (task.result, None) if task.ok else (None, task.error)

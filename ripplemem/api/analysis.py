@@ -23,8 +23,9 @@ class Analysis(Namespace):
         ``min_confidence``) and coverage, each scored in [0, 1], with every issue found named by its
         error type and its fix."""
         if isinstance(min_confidence, bool) or not isinstance(min_confidence, int | float):
-            raise InvalidTypeError(f"min_confidence must be a number in [0, 1], "
-                                   f"got {type(min_confidence).__name__}")
+            raise InvalidTypeError(
+                f"min_confidence must be a number in [0, 1], got {type(min_confidence).__name__}"
+            )
         if not 0.0 <= min_confidence <= 1.0:
             raise InvalidInputError(f"min_confidence must be in [0, 1], got {min_confidence}")
         view = load_graph(self._engine.store, self.user_id)

@@ -60,10 +60,12 @@ class ImportReport:
     def summary(self) -> str:
         """One line for a person."""
         if self.lines and self.skipped == self.lines:
-            return (f"{self.file} was already imported for {self.user_id!r} ({self.lines} lines); "
-                    "nothing to do")
-        done = (f"imported {self.stored} memories from {self.file} for {self.user_id!r} "
-                f"in {self.seconds:.1f} s")
+            return (
+                f"{self.file} was already imported for {self.user_id!r} ({self.lines} lines); nothing to do"
+            )
+        done = (
+            f"imported {self.stored} memories from {self.file} for {self.user_id!r} in {self.seconds:.1f} s"
+        )
         if self.merged:
             done += f"; {self.merged} lines repeated a stored memory and were merged into it"
         if self.resumed:
@@ -109,8 +111,9 @@ def read_lines(file: str, fmt: str, offset: int = 0, line: int = 0) -> Iterator[
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InvalidInputError(f"{file}, line {line}: not UTF-8 text ({exc.reason} at byte "
-                                        f"{exc.start})") from None
+                raise InvalidInputError(
+                    f"{file}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                ) from None
             text = text.lstrip("\ufeff") if line == 1 else text
             if not text.strip():
                 continue
@@ -123,16 +126,22 @@ def _item(file: str, line: int, text: str, fmt: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{file}, line {line}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                                "each line must be a JSON string or object (or use --format text)") from None
+        raise InvalidInputError(
+            f"{file}, line {line}: not valid JSON ({exc.msg} at column {exc.colno}); "
+            "each line must be a JSON string or object (or use --format text)"
+        ) from None
     except RecursionError:
-        raise InvalidInputError(f"{file}, line {line}: JSON nested too deeply to read (metadata may "
-                                f"nest at most {MAX_METADATA_DEPTH} levels)") from None
+        raise InvalidInputError(
+            f"{file}, line {line}: JSON nested too deeply to read (metadata may "
+            f"nest at most {MAX_METADATA_DEPTH} levels)"
+        ) from None
     if isinstance(value, str):
         return {"content": value}
     if not isinstance(value, dict):
-        raise InvalidInputError(f"{file}, line {line}: expected a JSON string or an object with "
-                                f"'content', got a JSON {type(value).__name__}")
+        raise InvalidInputError(
+            f"{file}, line {line}: expected a JSON string or an object with "
+            f"'content', got a JSON {type(value).__name__}"
+        )
     return value
 
 
@@ -147,8 +156,14 @@ class ImportTarget:
     extract: Callable[[list[Memory], list[GraphInput]], None] | None = None
 
 
-def import_file(mem: ImportTarget, file: str | os.PathLike[str], *, format: str = "auto",
-                batch_size: int = 1024, progress: bool | ProgressCallback = False) -> ImportReport:
+def import_file(
+    mem: ImportTarget,
+    file: str | os.PathLike[str],
+    *,
+    format: str = "auto",
+    batch_size: int = 1024,
+    progress: bool | ProgressCallback = False,
+) -> ImportReport:
     """Import a JSONL or text file into ``mem``'s scope, one memory a line, committing per batch.
 
     Every remaining line is checked before anything is written (an error names the line). Run it
@@ -181,9 +196,18 @@ def import_file(mem: ImportTarget, file: str | os.PathLike[str], *, format: str 
         stored, merged = _add(_write(mem, path, key, state, pending, last=True), stored, merged)
         batches += bool(pending)
         report_done(state.items - skipped)
-    return ImportReport(file=path, user_id=scope.user_id, format=fmt, lines=state.items, stored=stored,
-                        merged=merged, skipped=skipped, batches=batches,
-                        seconds=time.perf_counter() - start, resumed=skipped > 0)
+    return ImportReport(
+        file=path,
+        user_id=scope.user_id,
+        format=fmt,
+        lines=state.items,
+        stored=stored,
+        merged=merged,
+        skipped=skipped,
+        batches=batches,
+        seconds=time.perf_counter() - start,
+        resumed=skipped > 0,
+    )
 
 
 def _add(counts: tuple[int, int], stored: int, merged: int) -> tuple[int, int]:
@@ -217,21 +241,27 @@ def _memory(mem: ImportTarget, file: str, line: _Line, now: datetime) -> Memory:
     return memory
 
 
-def _write(mem: ImportTarget, path: str, key: str, state: _Progress, lines: list[_Line], *,
-           last: bool) -> tuple[int, int]:
+def _write(
+    mem: ImportTarget, path: str, key: str, state: _Progress, lines: list[_Line], *, last: bool
+) -> tuple[int, int]:
     """Store one batch, its progress record committing in the same transaction; returns how many
     lines were stored as new memories and how many merged into a memory they repeat."""
     engine = mem.engine
     before = state.offset
-    after = _Progress(offset=lines[-1].end if lines else state.offset,
-                      line=lines[-1].number if lines else state.line, items=state.items + len(lines),
-                      done=last)
+    after = _Progress(
+        offset=lines[-1].end if lines else state.offset,
+        line=lines[-1].number if lines else state.line,
+        items=state.items + len(lines),
+        done=last,
+    )
 
     def record(conn: sqlite3.Connection) -> None:
         recorded = read_meta(conn, key)
         if (json.loads(recorded)["offset"] if recorded else 0) != before:
-            raise StoreError("another import of this file into this store is running (its progress "
-                             "moved under this one); let it finish, then run this import again")
+            raise StoreError(
+                "another import of this file into this store is running (its progress "
+                "moved under this one); let it finish, then run this import again"
+            )
         write_meta(conn, key, json.dumps(asdict(after)))
 
     merged = 0

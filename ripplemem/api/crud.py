@@ -42,23 +42,48 @@ class CrudMethods(HandleState):
     _extractor: LLMExtractor | None
 
     # -- writes ------------------------------------------------------------------------------
-    def add(self, content: str, type: MemoryTypeChoice = "episodic", *, session_id: str | None = None,
-            event_time: datetime | str | None = None, importance: float | None = None,
-            metadata: Mapping[str, Any] | None = None, source: str | None = None,
-            modality: Modality = "text", relations: Iterable[Any] | None = None) -> Memory:
+    def add(
+        self,
+        content: str,
+        type: MemoryTypeChoice = "episodic",
+        *,
+        session_id: str | None = None,
+        event_time: datetime | str | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        source: str | None = None,
+        modality: Modality = "text",
+        relations: Iterable[Any] | None = None,
+    ) -> Memory:
         """Store one memory and return it (with its id).
 
         ``relations`` are facts the memory states, as (subject, predicate, object) tuples or dicts;
         they become entities and RELATES edges of the graph.
         """
-        return self.add_many([{
-            "content": content, "type": type, "session_id": session_id, "event_time": event_time,
-            "importance": importance, "metadata": metadata, "source": source, "modality": modality,
-            "relations": relations,
-        }])[0]
+        return self.add_many(
+            [
+                {
+                    "content": content,
+                    "type": type,
+                    "session_id": session_id,
+                    "event_time": event_time,
+                    "importance": importance,
+                    "metadata": metadata,
+                    "source": source,
+                    "modality": modality,
+                    "relations": relations,
+                }
+            ]
+        )[0]
 
-    def add_many(self, items: Iterable[Mapping[str, Any] | str], *, type: MemoryTypeChoice = "episodic",
-                 batch_size: int = 1024, progress: bool | ProgressCallback = False) -> builtins.list[Memory]:
+    def add_many(
+        self,
+        items: Iterable[Mapping[str, Any] | str],
+        *,
+        type: MemoryTypeChoice = "episodic",
+        batch_size: int = 1024,
+        progress: bool | ProgressCallback = False,
+    ) -> builtins.list[Memory]:
         """Store many memories, embedded in batches; all are validated before any is written.
 
         Items are dicts with ``content`` and optionally the keyword arguments of ``add``, or plain
@@ -66,24 +91,33 @@ class CrudMethods(HandleState):
         """
         check_k(batch_size, "batch_size")
         now = self._engine.clock()
-        entries: builtins.list[Mapping[str, Any]] = [{"content": item} if isinstance(item, str) else item
-                                                    for item in items]
-        memories = [build_memory(item, position, type, now, self.scope_info, self.settings)
-                    for position, item in enumerate(entries)]
+        entries: builtins.list[Mapping[str, Any]] = [
+            {"content": item} if isinstance(item, str) else item for item in items
+        ]
+        memories = [
+            build_memory(item, position, type, now, self.scope_info, self.settings)
+            for position, item in enumerate(entries)
+        ]
         inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in entries]
         report = progress_reporter(progress, len(memories))
         stored: list[Memory] = []
         for start in range(0, len(memories), batch_size):
-            batch = memories[start:start + batch_size]
-            batch_inputs = inputs[start:start + batch_size]
+            batch = memories[start : start + batch_size]
+            batch_inputs = inputs[start : start + batch_size]
             if self._extractor is not None:
                 self._extract_into(batch, batch_inputs)
             stored.extend(write_batch(self._engine, self.user_id, batch, batch_inputs, llm=self.llm))
             report(min(start + batch_size, len(memories)))
         return stored
 
-    def import_file(self, file: str | os.PathLike[str], *, format: ImportFormat = "auto",
-                    batch_size: int = 1024, progress: bool | ProgressCallback = False) -> ImportReport:
+    def import_file(
+        self,
+        file: str | os.PathLike[str],
+        *,
+        format: ImportFormat = "auto",
+        batch_size: int = 1024,
+        progress: bool | ProgressCallback = False,
+    ) -> ImportReport:
         """Import a JSONL or text file, one memory a line, a batch per commit; run it again after an
         interruption and it resumes after the last committed batch (see docs/scale.md)."""
         extract = self._extract_into if self._extractor is not None else None
@@ -92,14 +126,22 @@ class CrudMethods(HandleState):
 
     def _extract_into(self, memories: list[Memory], inputs: list[GraphInput]) -> None:
         assert self._extractor is not None
-        for result, target in zip(self._extractor.extract_many([m.content for m in memories]), inputs,
-                                  strict=True):
+        for result, target in zip(
+            self._extractor.extract_many([m.content for m in memories]), inputs, strict=True
+        ):
             target.entities.extend(result.entities)
             target.relations.extend(result.relations)
 
-    def update(self, memory_id: str, *, content: str | None = None, importance: float | None = None,
-               metadata: Mapping[str, Any] | None = None, type: MemoryTypeChoice | None = None,
-               event_time: datetime | str | None = None) -> Memory:
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        type: MemoryTypeChoice | None = None,
+        event_time: datetime | str | None = None,
+    ) -> Memory:
         """Change a memory; new content is re-embedded and re-indexed. Returns the new version."""
         current = self._require(memory_id)
         fields: dict[str, Any] = {}
@@ -121,6 +163,7 @@ class CrudMethods(HandleState):
         """Delete a memory of this user; True if it existed."""
         _check_memory_id(memory_id)
         return bool(delete_memories(self._engine, self.user_id, [memory_id]))
+
     def get(self, memory_id: str) -> Memory | None:
         """The memory with this id if it belongs to this user, else None."""
         _check_memory_id(memory_id)
@@ -132,18 +175,28 @@ class CrudMethods(HandleState):
             raise MemoryNotFoundError(f"no memory {memory_id!r} for user {self.user_id!r}")
         return memory
 
-    def list(self, type: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None, *,
-             since: datetime | str | None = None, until: datetime | str | None = None,
-             session_id: str | None = None,
-             metadata: Mapping[str, Any] | None = None, limit: int = 100, offset: int = 0,
-             newest_first: bool = True) -> builtins.list[Memory]:
+    def list(
+        self,
+        type: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None,
+        *,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> builtins.list[Memory]:
         """This user's memories, newest first, optionally of some types, a time range, a session
         or with some metadata values (equality on each given key)."""
         check_offset(offset)
-        flt = self._filter(types=check_types(type), since=to_epoch(check_datetime("since", since)),
-                           until=to_epoch(check_datetime("until", until)),
-                           session_id=check_identifier("session_id", session_id, required=False),
-                           metadata=tuple(check_metadata(metadata).items()))
+        flt = self._filter(
+            types=check_types(type),
+            since=to_epoch(check_datetime("since", since)),
+            until=to_epoch(check_datetime("until", until)),
+            session_id=check_identifier("session_id", session_id, required=False),
+            metadata=tuple(check_metadata(metadata).items()),
+        )
         return self._engine.store.list(flt, check_k(limit, "limit"), offset, newest_first)
 
     def stats(self) -> dict[str, Any]:
@@ -162,47 +215,99 @@ class CrudMethods(HandleState):
         }
 
     # -- async twins: each runs its sync call in a worker thread, so the event loop never blocks
-    async def aadd(self, content: str, type: MemoryTypeChoice = "episodic", *,
-                   session_id: str | None = None, event_time: datetime | str | None = None,
-                   importance: float | None = None, metadata: Mapping[str, Any] | None = None,
-                   source: str | None = None, modality: Modality = "text",
-                   relations: Iterable[Any] | None = None) -> Memory:
+    async def aadd(
+        self,
+        content: str,
+        type: MemoryTypeChoice = "episodic",
+        *,
+        session_id: str | None = None,
+        event_time: datetime | str | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        source: str | None = None,
+        modality: Modality = "text",
+        relations: Iterable[Any] | None = None,
+    ) -> Memory:
         """Async twin of add."""
-        return await asyncio.to_thread(self.add, content, type, session_id=session_id, event_time=event_time,
-                                       importance=importance, metadata=metadata, source=source,
-                                       modality=modality, relations=relations)
+        return await asyncio.to_thread(
+            self.add,
+            content,
+            type,
+            session_id=session_id,
+            event_time=event_time,
+            importance=importance,
+            metadata=metadata,
+            source=source,
+            modality=modality,
+            relations=relations,
+        )
 
-    async def aadd_many(self, items: Iterable[Mapping[str, Any] | str], *,
-                        type: MemoryTypeChoice = "episodic", batch_size: int = 1024,
-                        progress: bool | ProgressCallback = False) -> builtins.list[Memory]:
+    async def aadd_many(
+        self,
+        items: Iterable[Mapping[str, Any] | str],
+        *,
+        type: MemoryTypeChoice = "episodic",
+        batch_size: int = 1024,
+        progress: bool | ProgressCallback = False,
+    ) -> builtins.list[Memory]:
         """Async twin of add_many."""
-        return await asyncio.to_thread(self.add_many, builtins.list(items), type=type, batch_size=batch_size,
-                                       progress=progress)
+        return await asyncio.to_thread(
+            self.add_many, builtins.list(items), type=type, batch_size=batch_size, progress=progress
+        )
 
     async def aget(self, memory_id: str) -> Memory | None:
         """Async twin of get."""
         return await asyncio.to_thread(self.get, memory_id)
 
-    async def aupdate(self, memory_id: str, *, content: str | None = None, importance: float | None = None,
-                      metadata: Mapping[str, Any] | None = None,
-                      type: MemoryTypeChoice | None = None,
-                      event_time: datetime | str | None = None) -> Memory:
+    async def aupdate(
+        self,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        type: MemoryTypeChoice | None = None,
+        event_time: datetime | str | None = None,
+    ) -> Memory:
         """Async twin of update."""
-        return await asyncio.to_thread(self.update, memory_id, content=content, importance=importance,
-                                       metadata=metadata, type=type, event_time=event_time)
+        return await asyncio.to_thread(
+            self.update,
+            memory_id,
+            content=content,
+            importance=importance,
+            metadata=metadata,
+            type=type,
+            event_time=event_time,
+        )
 
     async def adelete(self, memory_id: str) -> bool:
         """Async twin of delete."""
         return await asyncio.to_thread(self.delete, memory_id)
 
-    async def alist(self, type: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None,
-                    *, since: datetime | str | None = None, until: datetime | str | None = None,
-                    session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
-                    limit: int = 100, offset: int = 0, newest_first: bool = True) -> builtins.list[Memory]:
+    async def alist(
+        self,
+        type: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None,
+        *,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> builtins.list[Memory]:
         """Async twin of list."""
-        return await asyncio.to_thread(self.list, type, since=since, until=until, session_id=session_id,
-                                       metadata=metadata, limit=limit, offset=offset,
-                                       newest_first=newest_first)
+        return await asyncio.to_thread(
+            self.list,
+            type,
+            since=since,
+            until=until,
+            session_id=session_id,
+            metadata=metadata,
+            limit=limit,
+            offset=offset,
+            newest_first=newest_first,
+        )
 
     async def astats(self) -> dict[str, Any]:
         """Async twin of stats."""

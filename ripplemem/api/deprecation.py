@@ -11,8 +11,11 @@ from typing import Any
 def warn_deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
     """Warn that ``RippleMem.<old>`` is deprecated in favour of ``new``; ``stacklevel`` as for
     warnings.warn, counted from here (3: the caller of the function that calls this)."""
-    warnings.warn(f"RippleMem{old} is deprecated and will be removed in the next release; use {new}",
-                  DeprecationWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"RippleMem{old} is deprecated and will be removed in the next release; use {new}",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
 
 
 class Moved:

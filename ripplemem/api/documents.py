@@ -29,13 +29,23 @@ from ripplemem.types import Memory
 class DocumentMethods(HandleState):
     """ingest of a RippleMem handle and its async twin."""
 
-    def ingest(self, paths: PathLike | Iterable[PathLike], knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *,
-               include: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
-               recursive: bool = True, chunker: Chunker = "auto", max_tokens: int = DEFAULT_MAX_TOKENS,
-               force: bool = False, progress: bool | FileProgress = False,
-               follow_outside_symlinks: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-               max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
-               max_compression_ratio: float = DEFAULT_MAX_COMPRESSION_RATIO) -> IngestReport:
+    def ingest(
+        self,
+        paths: PathLike | Iterable[PathLike],
+        knowledge_base: str = DEFAULT_KNOWLEDGE_BASE,
+        *,
+        include: str | Iterable[str] | None = None,
+        exclude: str | Iterable[str] | None = None,
+        recursive: bool = True,
+        chunker: Chunker = "auto",
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        force: bool = False,
+        progress: bool | FileProgress = False,
+        follow_outside_symlinks: bool = False,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+        max_compression_ratio: float = DEFAULT_MAX_COMPRESSION_RATIO,
+    ) -> IngestReport:
         """Convert files and folders (PDF, DOCX, XLSX, PPTX, HTML, CSV, JSON, XML, TXT, MD, EPUB, ...)
         to Markdown, chunk them and store the chunks in a knowledge base; returns an IngestReport.
 
@@ -55,28 +65,55 @@ class DocumentMethods(HandleState):
         valid UTF-8 fails as ``bad_name``. A failed file changes nothing already stored.
         """
         limits = FileLimits(max_file_bytes, max_unpacked_bytes, max_compression_ratio)
-        options = IngestOptions(include=include, exclude=exclude, recursive=recursive, chunker=chunker,
-                                max_tokens=max_tokens, force=force,
-                                follow_outside_symlinks=follow_outside_symlinks, limits=limits)
+        options = IngestOptions(
+            include=include,
+            exclude=exclude,
+            recursive=recursive,
+            chunker=chunker,
+            max_tokens=max_tokens,
+            force=force,
+            follow_outside_symlinks=follow_outside_symlinks,
+            limits=limits,
+        )
         kb = check_kb_name(knowledge_base)
         return ingest_paths(self._engine, self.user_id, kb, paths, options, progress)
 
-    async def aingest(self, paths: PathLike | Iterable[PathLike],
-                      knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *,
-                      include: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
-                      recursive: bool = True, chunker: Chunker = "auto", max_tokens: int = DEFAULT_MAX_TOKENS,
-                      force: bool = False, progress: bool | FileProgress = False,
-                      follow_outside_symlinks: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                      max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
-                      max_compression_ratio: float = DEFAULT_MAX_COMPRESSION_RATIO) -> IngestReport:
+    async def aingest(
+        self,
+        paths: PathLike | Iterable[PathLike],
+        knowledge_base: str = DEFAULT_KNOWLEDGE_BASE,
+        *,
+        include: str | Iterable[str] | None = None,
+        exclude: str | Iterable[str] | None = None,
+        recursive: bool = True,
+        chunker: Chunker = "auto",
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        force: bool = False,
+        progress: bool | FileProgress = False,
+        follow_outside_symlinks: bool = False,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+        max_compression_ratio: float = DEFAULT_MAX_COMPRESSION_RATIO,
+    ) -> IngestReport:
         """Async twin of ingest (runs in a worker thread)."""
         if not isinstance(paths, (str, os.PathLike)):
             paths = list(paths)
         return await asyncio.to_thread(
-            self.ingest, paths, knowledge_base, include=include, exclude=exclude, recursive=recursive,
-            chunker=chunker, max_tokens=max_tokens, force=force, progress=progress,
-            follow_outside_symlinks=follow_outside_symlinks, max_file_bytes=max_file_bytes,
-            max_unpacked_bytes=max_unpacked_bytes, max_compression_ratio=max_compression_ratio)
+            self.ingest,
+            paths,
+            knowledge_base,
+            include=include,
+            exclude=exclude,
+            recursive=recursive,
+            chunker=chunker,
+            max_tokens=max_tokens,
+            force=force,
+            progress=progress,
+            follow_outside_symlinks=follow_outside_symlinks,
+            max_file_bytes=max_file_bytes,
+            max_unpacked_bytes=max_unpacked_bytes,
+            max_compression_ratio=max_compression_ratio,
+        )
 
 
 class KnowledgeBases(Namespace):
@@ -100,14 +137,21 @@ class KnowledgeBases(Namespace):
         """The knowledge bases this user can read, with chunk, file and page counts and readers."""
         return kbs.describe(self._engine, self.user_id)
 
-    def chunks(self, knowledge_base: str = DEFAULT_KNOWLEDGE_BASE, *, source: PathLike | None = None,
-               limit: int = 1000, offset: int = 0) -> builtins.list[Memory]:
+    def chunks(
+        self,
+        knowledge_base: str = DEFAULT_KNOWLEDGE_BASE,
+        *,
+        source: PathLike | None = None,
+        limit: int = 1000,
+        offset: int = 0,
+    ) -> builtins.list[Memory]:
         """The chunks of a knowledge base this user can read (of one file if ``source`` is given), in
         the order they were stored; ``Memory.metadata`` holds source, heading path, offsets, pages."""
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInputError(f"offset must be a non-negative integer, got {offset!r}")
-        return kbs.list_chunks(self._engine, check_kb_name(knowledge_base), self.user_id,
-                               source, check_k(limit, "limit"), offset)
+        return kbs.list_chunks(
+            self._engine, check_kb_name(knowledge_base), self.user_id, source, check_k(limit, "limit"), offset
+        )
 
     def forget_source(self, path: PathLike, knowledge_base: str = DEFAULT_KNOWLEDGE_BASE) -> int:
         """Delete one file's chunks from a knowledge base (the file itself is untouched); returns

@@ -26,8 +26,10 @@ class HandleState:
     def _engine(self) -> Engine:
         """The store behind this handle; after close() every use raises ClosedError."""
         if self._shared_engine.store.closed:
-            raise ClosedError("this RippleMem handle is closed (close() was called on it or on a handle "
-                              "sharing its store); open the store again with RippleMem(path, ...)")
+            raise ClosedError(
+                "this RippleMem handle is closed (close() was called on it or on a handle "
+                "sharing its store); open the store again with RippleMem(path, ...)"
+            )
         return self._shared_engine
 
     @property

@@ -74,8 +74,11 @@ def superseded_history(engine: Engine, user_id: str, hits: Sequence[Hit]) -> dic
         frontier = [hit.memory.id]
         while frontier:
             pairs = linked_pairs(engine.store, user_id, frontier, "SUPERSEDES")
-            step = [(new, old) for new, old in pairs
-                    if new in frontier and old not in successor and old != hit.memory.id]
+            step = [
+                (new, old)
+                for new, old in pairs
+                if new in frontier and old not in successor and old != hit.memory.id
+            ]
             successor.update((old, new) for new, old in step)
             frontier = list(dict.fromkeys(old for _, old in step))
         if successor:
@@ -94,6 +97,7 @@ def with_superseded(hits: Sequence[Hit], history: dict[str, list[Predecessor]]) 
         for old in history.get(hit.memory.id, []):
             until = old.memory.valid_to
             on = until.date().isoformat() if until is not None else "an unknown date"
-            merged.append(Hit(memory=old.memory, score=hit.score,
-                              why=f"superseded by {old.superseded_by} on {on}"))
+            merged.append(
+                Hit(memory=old.memory, score=hit.score, why=f"superseded by {old.superseded_by} on {on}")
+            )
     return merged

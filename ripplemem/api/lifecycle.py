@@ -22,9 +22,15 @@ if TYPE_CHECKING:
 class LifecycleMethods(WorkingMethods):
     """forget and maintain of a RippleMem handle (and their async twins)."""
 
-    def forget(self, strategy: ForgetStrategy = "score", *, dry_run: bool = False,
-               threshold: float | None = None, max_age_days: float | None = None,
-               capacity: int | None = None) -> LifecycleReport:
+    def forget(
+        self,
+        strategy: ForgetStrategy = "score",
+        *,
+        dry_run: bool = False,
+        threshold: float | None = None,
+        max_age_days: float | None = None,
+        capacity: int | None = None,
+    ) -> LifecycleReport:
         """Forget what is no longer worth keeping; returns what happened to which memory and why.
 
         ``strategy="score"`` is the forgetting score of docs/design-notes.md#forgetting (importance .30,
@@ -37,12 +43,20 @@ class LifecycleMethods(WorkingMethods):
         anything is read (threshold a finite number in [0, 1], max_age_days one >= 0, capacity an
         integer >= 0) and each is refused with a strategy that does not read it.
         """
-        return run_forget(self._engine, self.user_id, self.scope_info.agent_id, check_strategy(strategy),
-                          check_flag(dry_run), threshold=threshold, max_age_days=max_age_days,
-                          capacity=capacity)
+        return run_forget(
+            self._engine,
+            self.user_id,
+            self.scope_info.agent_id,
+            check_strategy(strategy),
+            check_flag(dry_run),
+            threshold=threshold,
+            max_age_days=max_age_days,
+            capacity=capacity,
+        )
 
-    def maintain(self, *, dry_run: bool = False, strategy: ForgetStrategy = "score",
-                 session_id: str | None = None) -> MaintenanceReport:
+    def maintain(
+        self, *, dry_run: bool = False, strategy: ForgetStrategy = "score", session_id: str | None = None
+    ) -> MaintenanceReport:
         """The scheduled job: consolidate, then forget (``strategy``), then archive; one report.
 
         ``session_id`` limits consolidation to one session's working memory (every session by
@@ -60,26 +74,47 @@ class LifecycleMethods(WorkingMethods):
         seconds["forget"] = forgotten.seconds
         moved = Lifecycle(self).archive(dry_run=dry)
         seconds["archive"] = moved.seconds
-        return MaintenanceReport(user_id=self.user_id, dry_run=dry, consolidation=consolidation,
-                                 forget=forgotten, archive=moved, seconds=seconds, tiers_before=tiers_before,
-                                 tiers_after=self._tier_counts())
+        return MaintenanceReport(
+            user_id=self.user_id,
+            dry_run=dry,
+            consolidation=consolidation,
+            forget=forgotten,
+            archive=moved,
+            seconds=seconds,
+            tiers_before=tiers_before,
+            tiers_after=self._tier_counts(),
+        )
 
     def _tier_counts(self) -> dict[str, int]:
         return dict(self._engine.store.counts(self.user_id)["by_tier"])
 
     # -- async twins -------------------------------------------------------------------------
-    async def aforget(self, strategy: ForgetStrategy = "score", *, dry_run: bool = False,
-                      threshold: float | None = None, max_age_days: float | None = None,
-                      capacity: int | None = None) -> LifecycleReport:
+    async def aforget(
+        self,
+        strategy: ForgetStrategy = "score",
+        *,
+        dry_run: bool = False,
+        threshold: float | None = None,
+        max_age_days: float | None = None,
+        capacity: int | None = None,
+    ) -> LifecycleReport:
         """Async twin of forget."""
-        return await asyncio.to_thread(self.forget, strategy, dry_run=dry_run, threshold=threshold,
-                                       max_age_days=max_age_days, capacity=capacity)
+        return await asyncio.to_thread(
+            self.forget,
+            strategy,
+            dry_run=dry_run,
+            threshold=threshold,
+            max_age_days=max_age_days,
+            capacity=capacity,
+        )
 
-    async def amaintain(self, *, dry_run: bool = False, strategy: ForgetStrategy = "score",
-                        session_id: str | None = None) -> MaintenanceReport:
+    async def amaintain(
+        self, *, dry_run: bool = False, strategy: ForgetStrategy = "score", session_id: str | None = None
+    ) -> MaintenanceReport:
         """Async twin of maintain."""
-        return await asyncio.to_thread(self.maintain, dry_run=dry_run, strategy=strategy,
-                                       session_id=session_id)
+        return await asyncio.to_thread(
+            self.maintain, dry_run=dry_run, strategy=strategy, session_id=session_id
+        )
 
 
 class Lifecycle(Namespace):

@@ -55,22 +55,39 @@ def store_options(store: StoreOptions | None, loose: Mapping[str, Any]) -> Store
     if not loose:
         return store or StoreOptions()
     if store is not None:
-        raise InvalidInputError(f"give the store settings once: in store=StoreOptions(...) or as "
-                                f"{', '.join(loose)}=..., not both")
+        raise InvalidInputError(
+            f"give the store settings once: in store=StoreOptions(...) or as {', '.join(loose)}=..., not both"
+        )
     given = ", ".join(f"{name}=..." for name in loose)
     warn_deprecated(f"({given})", f"RippleMem(..., store=StoreOptions({given}))", stacklevel=4)
     return StoreOptions(**loose)
 
 
-def open_engine(path: str | os.PathLike[str] | None, embedder: EmbedderSpec, settings: Settings | None,
-                clock: Clock | None, options: StoreOptions,
-                on_working_drop: WorkingDrop) -> Engine:
+def open_engine(
+    path: str | os.PathLike[str] | None,
+    embedder: EmbedderSpec,
+    settings: Settings | None,
+    clock: Clock | None,
+    options: StoreOptions,
+    on_working_drop: WorkingDrop,
+) -> Engine:
     """Open (or create) the store at ``path`` with these backend options."""
     return Engine(
-        None if path is None else os.fspath(path), embedder, options.vector_index,
-        check_settings(settings), clock, options.isolation,
+        None if path is None else os.fspath(path),
+        embedder,
+        options.vector_index,
+        check_settings(settings),
+        clock,
+        options.isolation,
         server_option(options.chroma_url, options.chroma_headers),
-        neo4j_options(options.backend, options.uri, options.auth, options.database, path=path,
-                      vector_index=options.vector_index, chroma_url=options.chroma_url),
+        neo4j_options(
+            options.backend,
+            options.uri,
+            options.auth,
+            options.database,
+            path=path,
+            vector_index=options.vector_index,
+            chroma_url=options.chroma_url,
+        ),
         on_working_drop=on_working_drop,
     )

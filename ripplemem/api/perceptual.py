@@ -32,10 +32,17 @@ if TYPE_CHECKING:
 class Media(Namespace):
     """``mem.media``: images and audio as perceptual memories, and the encoders that embed them."""
 
-    def add_image(self, path: str | os.PathLike[str], caption: str | None = None, *,
-                  encoder: ImageEncoder | None = None, importance: float | None = None,
-                  metadata: Mapping[str, Any] | None = None, event_time: datetime | str | None = None,
-                  session_id: str | None = None) -> Memory:
+    def add_image(
+        self,
+        path: str | os.PathLike[str],
+        caption: str | None = None,
+        *,
+        encoder: ImageEncoder | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        event_time: datetime | str | None = None,
+        session_id: str | None = None,
+    ) -> Memory:
         """Remember an image: a perceptual memory (modality "image") whose ``metadata["file"]`` is the
         file's absolute path, so a recall hit leads back to it.
 
@@ -45,21 +52,46 @@ class Media(Namespace):
         space; with a text side (``embed_text``) recall finds it from a text query. One of the two
         is required.
         """
-        return add_media(self._engine, self.scope_info, "image", path, caption, encoder,
-                         importance=importance, metadata=metadata, event_time=event_time,
-                         session_id=session_id)
+        return add_media(
+            self._engine,
+            self.scope_info,
+            "image",
+            path,
+            caption,
+            encoder,
+            importance=importance,
+            metadata=metadata,
+            event_time=event_time,
+            session_id=session_id,
+        )
 
-    def add_audio(self, path: str | os.PathLike[str], transcript: str | None = None, *,
-                  encoder: AudioEncoder | None = None, importance: float | None = None,
-                  metadata: Mapping[str, Any] | None = None, event_time: datetime | str | None = None,
-                  session_id: str | None = None) -> Memory:
+    def add_audio(
+        self,
+        path: str | os.PathLike[str],
+        transcript: str | None = None,
+        *,
+        encoder: AudioEncoder | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        event_time: datetime | str | None = None,
+        session_id: str | None = None,
+    ) -> Memory:
         """Remember an audio file: a perceptual memory (modality "audio") with ``metadata["file"]``;
         the ``transcript`` is embedded as text, and ``encoder.embed_audio(path)`` (e.g.
         ``ClapAudioEncoder``; default: the one given to ``use_encoder``) embeds the sound into the
         store's audio index. One of the two is required."""
-        return add_media(self._engine, self.scope_info, "audio", path, transcript, encoder,
-                         importance=importance, metadata=metadata, event_time=event_time,
-                         session_id=session_id)
+        return add_media(
+            self._engine,
+            self.scope_info,
+            "audio",
+            path,
+            transcript,
+            encoder,
+            importance=importance,
+            metadata=metadata,
+            event_time=event_time,
+            session_id=session_id,
+        )
 
     def use_encoder(self, modality: MediaKind, encoder: ImageEncoder | AudioEncoder) -> None:
         """Use an encoder for "image" or "audio" on this handle and those made by its ``scope()``:
@@ -75,8 +107,15 @@ class Media(Namespace):
 class Sensors(Namespace):
     """``mem.sensors``: sensor streams (heart rate, steps, SpO2, ...) as exact time series."""
 
-    def record(self, metric: str, value: float, *, unit: str | None = None, at: datetime | str | None = None,
-               source: str | None = None) -> Reading:
+    def record(
+        self,
+        metric: str,
+        value: float,
+        *,
+        unit: str | None = None,
+        at: datetime | str | None = None,
+        source: str | None = None,
+    ) -> Reading:
         """Store one sensor reading: ``mem.sensors.record("heart_rate", 85, unit="bpm")`` (``at``: now).
 
         A reading outside the metric's normal range (``Settings.sensors``; heart rate 60-100 bpm,
@@ -96,23 +135,43 @@ class Sensors(Namespace):
             return []
         return record_readings(self._engine, self.scope_info, incoming)
 
-    def readings(self, metric: str, *, period: str | None = None, since: datetime | str | None = None,
-                 until: datetime | str | None = None, limit: int | None = None) -> list[Reading]:
+    def readings(
+        self,
+        metric: str,
+        *,
+        period: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        limit: int | None = None,
+    ) -> list[Reading]:
         """A metric's readings in time order, in a period ("today", "last week") or [since, until)."""
         name = check_metric(metric)
         start, end = resolve_window(period, since, until, self._engine.clock())
-        rows = select_readings(self._engine.store, self.user_id, name, to_epoch(start), to_epoch(end),
-                               None if limit is None else check_k(limit, "limit"))
+        rows = select_readings(
+            self._engine.store,
+            self.user_id,
+            name,
+            to_epoch(start),
+            to_epoch(end),
+            None if limit is None else check_k(limit, "limit"),
+        )
         return [to_reading(row, self._sensor_settings) for row in rows]
 
     def latest(self, metric: str) -> Reading | None:
         """The newest reading of a metric (by its time), or None when none was recorded."""
-        rows = select_readings(self._engine.store, self.user_id, check_metric(metric), None, None,
-                               limit=1, newest_first=True)
+        rows = select_readings(
+            self._engine.store, self.user_id, check_metric(metric), None, None, limit=1, newest_first=True
+        )
         return to_reading(rows[0], self._sensor_settings) if rows else None
 
-    def metric_range(self, metric: str, *, period: str | None = None, since: datetime | str | None = None,
-                     until: datetime | str | None = None) -> MetricStats | None:
+    def metric_range(
+        self,
+        metric: str,
+        *,
+        period: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> MetricStats | None:
         """The lowest and highest reading (with their times), count, mean and total of a metric in a
         period or [since, until), computed exactly over the stored readings; None when there are none."""
         name = check_metric(metric)
@@ -121,22 +180,36 @@ class Sensors(Namespace):
         if stats is None:
             return None
         lowest, highest = (to_reading(row, self._sensor_settings) for row in (stats.lowest, stats.highest))
-        return MetricStats(name, highest.unit, stats.count, stats.mean, stats.total, lowest, highest,
-                           start, end)
+        return MetricStats(
+            name, highest.unit, stats.count, stats.mean, stats.total, lowest, highest, start, end
+        )
 
-    def average(self, metric: str, *, period: str | None = None, since: datetime | str | None = None,
-                until: datetime | str | None = None) -> float | None:
+    def average(
+        self,
+        metric: str,
+        *,
+        period: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> float | None:
         """The mean of a metric's readings in a period ("last week") or [since, until); None if none."""
         stats = self.metric_range(metric, period=period, since=since, until=until)
         return None if stats is None else stats.mean
 
     def metrics(self) -> dict[str, dict[str, Any]]:
         """Every metric this user recorded: {metric: {"unit": ..., "readings": count}}."""
-        return {name: {"unit": unit, "readings": count}
-                for name, (unit, count) in metric_units(self._engine.store, self.user_id).items()}
+        return {
+            name: {"unit": unit, "readings": count}
+            for name, (unit, count) in metric_units(self._engine.store, self.user_id).items()
+        }
 
-    def delete(self, metric: str | None = None, *, since: datetime | str | None = None,
-               until: datetime | str | None = None) -> int:
+    def delete(
+        self,
+        metric: str | None = None,
+        *,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> int:
         """Delete this user's readings (of one metric, in [since, until), if given); returns how many.
         Deleting every reading of a metric also deletes its latest-reading memory."""
         name = None if metric is None else check_metric(metric)

@@ -14,8 +14,15 @@ from ripplemem.privacy.erase import DEFAULT_MIN_SIMILARITY, EraseReport, erase
 class PrivacyMethods(HandleState):
     """erase of a RippleMem handle and its async twin."""
 
-    def erase(self, memory_id: str | None = None, *, user_id: str | None = None, matching: str | None = None,
-              dry_run: bool = False, min_similarity: float = DEFAULT_MIN_SIMILARITY) -> EraseReport:
+    def erase(
+        self,
+        memory_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        matching: str | None = None,
+        dry_run: bool = False,
+        min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    ) -> EraseReport:
         """Erase for good, through every layer, then verify; returns the audit report.
 
         ``erase(memory_id)`` erases the memory with its other versions and the summaries made from
@@ -33,15 +40,35 @@ class PrivacyMethods(HandleState):
         if user_id is not None and user_id != self.user_id:
             raise UserMismatchError(
                 f"this handle belongs to user {self.user_id!r} and cannot erase user {user_id!r}; "
-                "an administrator erases any user with RippleMem.erase_user(path, user_id)")
+                "an administrator erases any user with RippleMem.erase_user(path, user_id)"
+            )
         if isinstance(memory_id, str):
             check_text("memory_id", memory_id)
-        return erase(self._engine, self.user_id, memory_id=memory_id, matching=matching,
-                     whole_user=user_id is not None, dry_run=dry_run, min_similarity=min_similarity)
+        return erase(
+            self._engine,
+            self.user_id,
+            memory_id=memory_id,
+            matching=matching,
+            whole_user=user_id is not None,
+            dry_run=dry_run,
+            min_similarity=min_similarity,
+        )
 
-    async def aerase(self, memory_id: str | None = None, *, user_id: str | None = None,
-                     matching: str | None = None, dry_run: bool = False,
-                     min_similarity: float = DEFAULT_MIN_SIMILARITY) -> EraseReport:
+    async def aerase(
+        self,
+        memory_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        matching: str | None = None,
+        dry_run: bool = False,
+        min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    ) -> EraseReport:
         """Async twin of erase."""
-        return await asyncio.to_thread(self.erase, memory_id, user_id=user_id, matching=matching,
-                                       dry_run=dry_run, min_similarity=min_similarity)
+        return await asyncio.to_thread(
+            self.erase,
+            memory_id,
+            user_id=user_id,
+            matching=matching,
+            dry_run=dry_run,
+            min_similarity=min_similarity,
+        )

@@ -54,15 +54,28 @@ WAKE_CAUSE = "recall reached it (a cold memory an associated query touches becom
 class RecallMethods(HandleState):
     """recall, ask and their async twins of a RippleMem handle."""
 
-    def recall(self, query: str, k: int = 10, *, mode: RecallMode = "ripple",
-               types: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None,
-               since: datetime | str | None = None, until: datetime | str | None = None,
-               min_importance: float | None = None, metadata: Mapping[str, Any] | None = None,
-               session_id: str | None = None, record_access: bool = True, route: Route | None = None,
-               expand: ExpandMode | None = None, now: datetime | str | None = None,
-               time_phrases: TimePhraseMode = "boost", llm: Any = None,
-               knowledge_bases: str | Iterable[str] | None = None, history: bool = False,
-               score_threshold: float | None = None) -> Recall:
+    def recall(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        mode: RecallMode = "ripple",
+        types: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        min_importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        record_access: bool = True,
+        route: Route | None = None,
+        expand: ExpandMode | None = None,
+        now: datetime | str | None = None,
+        time_phrases: TimePhraseMode = "boost",
+        llm: Any = None,
+        knowledge_bases: str | Iterable[str] | None = None,
+        history: bool = False,
+        score_threshold: float | None = None,
+    ) -> Recall:
         """The k memories that best answer the query, scored by each type's profile.
 
         ``mode="ripple"`` (default) spreads activation from the first-stage matches and the
@@ -103,24 +116,40 @@ class RecallMethods(HandleState):
         expand_mode = check_expand(expand, llm, how="pass llm=... to recall() or to RippleMem(...)")
         time_mode = check_time_phrases(time_phrases)
         reference = check_datetime("now", now) or self._engine.clock()
-        plan = plan_route(self._engine, self.user_id, query, check_route(route),
-                          check_kb_names(knowledge_bases))
+        plan = plan_route(
+            self._engine, self.user_id, query, check_route(route), check_kb_names(knowledge_bases)
+        )
         if plan.decision is not None and types is None:
             types = plan.types
         flt = self._filter(
-            types=check_types(types), since=to_epoch(check_datetime("since", since)),
+            types=check_types(types),
+            since=to_epoch(check_datetime("since", since)),
             until=to_epoch(check_datetime("until", until)),
             min_importance=None if min_importance is None else check_importance(min_importance),
             metadata=tuple(check_metadata(metadata).items()),
             session_id=check_identifier("session_id", session_id, required=False),
         )
-        spec = SearchSpec(k=check_k(k), mode=check_mode(mode, RECALL_MODES), flt=flt,
-                          now=to_epoch(reference),  # type: ignore[arg-type]
-                          queries=QueryEmbeddings(self._engine.embedder))
-        result = self._search(query, spec, plan.knowledge_bases,
-                              time_window(query, reference, time_mode), time_mode, expand_mode, llm)
-        result.hits = [hit for hit in with_relevance(self._engine, query, result.hits, spec)
-                       if threshold is None or hit.relevance >= threshold]
+        spec = SearchSpec(
+            k=check_k(k),
+            mode=check_mode(mode, RECALL_MODES),
+            flt=flt,
+            now=to_epoch(reference),  # type: ignore[arg-type]
+            queries=QueryEmbeddings(self._engine.embedder),
+        )
+        result = self._search(
+            query,
+            spec,
+            plan.knowledge_bases,
+            time_window(query, reference, time_mode),
+            time_mode,
+            expand_mode,
+            llm,
+        )
+        result.hits = [
+            hit
+            for hit in with_relevance(self._engine, query, result.hits, spec)
+            if threshold is None or hit.relevance >= threshold
+        ]
         if record_access:
             record_recall_access(self._engine, self.user_id, result, spec.now)
             self._wake_recalled(result, spec.now)
@@ -132,20 +161,35 @@ class RecallMethods(HandleState):
             result.hits = with_relevance(self._engine, query, with_superseded(result.hits, earlier), spec)
         return result
 
-    def _search(self, query: str, spec: SearchSpec, knowledge_bases: tuple[str, ...],
-                window: TimeRange | None, time_mode: str, expand_mode: str | None, llm: Any) -> Recall:
+    def _search(
+        self,
+        query: str,
+        spec: SearchSpec,
+        knowledge_bases: tuple[str, ...],
+        window: TimeRange | None,
+        time_mode: str,
+        expand_mode: str | None,
+        llm: Any,
+    ) -> Recall:
         """Recall's search: the user's scope and knowledge bases, cross-modal hits, the query's time
         window, and the expanded queries fused by rank when asked."""
         engine = self._engine
 
         def search_all(text: str, scoped: SearchSpec) -> Recall:
-            found = search_readable(engine, self.user_id, knowledge_bases, text, scoped,
-                                    lambda t, s: search_scope(engine, self.user_id, t, s))
+            found = search_readable(
+                engine,
+                self.user_id,
+                knowledge_bases,
+                text,
+                scoped,
+                lambda t, s: search_scope(engine, self.user_id, t, s),
+            )
             return with_cross_modal(engine, self.user_id, text, scoped, found)
 
         def search(text: str, pool: int) -> Recall:
-            return search_in_time(search_all, text, replace(spec, k=pool), window, time_mode,
-                                  self.settings.time_boost)
+            return search_in_time(
+                search_all, text, replace(spec, k=pool), window, time_mode, self.settings.time_boost
+            )
 
         if expand_mode is None:
             result = search(query, spec.k)
@@ -154,8 +198,12 @@ class RecallMethods(HandleState):
             result = expanded_search(search, queries, spec.k)
             result.expansion = described
         if window is not None:
-            result.time = {"phrase": window.phrase, "start": window.start, "end": window.end,
-                           "how": time_mode}
+            result.time = {
+                "phrase": window.phrase,
+                "start": window.start,
+                "end": window.end,
+                "how": time_mode,
+            }
         return result
 
     def ask(self, question: str, *, llm: Any = None, k: int = 8, **recall_options: Any) -> Answer:
@@ -163,28 +211,67 @@ class RecallMethods(HandleState):
         them (``Answer.citations`` are memory ids). Uses ``llm`` or the handle's ``RippleMem(llm=...)``;
         without either, a clear error."""
         recalled = self.recall(question, k, **recall_options)
-        return answer_question(llm if llm is not None else self.llm, question,
-                               [ContextItem.from_hit(hit) for hit in recalled.hits], now=self._engine.clock())
+        return answer_question(
+            llm if llm is not None else self.llm,
+            question,
+            [ContextItem.from_hit(hit) for hit in recalled.hits],
+            now=self._engine.clock(),
+        )
 
     def _wake_recalled(self, result: Recall, now: float) -> None:
         """Bring a recall's warm and cold hits back to hot, logging each move."""
         hits = [hit for hit in result.hits if hit.memory.tier != "hot"]
         if hits:
-            wake_memories(self._engine, self.user_id, [hit.memory.id for hit in hits],
-                          [hit.memory.tier for hit in hits], now, WAKE_CAUSE)
+            wake_memories(
+                self._engine,
+                self.user_id,
+                [hit.memory.id for hit in hits],
+                [hit.memory.tier for hit in hits],
+                now,
+                WAKE_CAUSE,
+            )
 
-    async def arecall(self, query: str, k: int = 10, *, mode: RecallMode = "ripple",
-                      types: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None,
-                      since: datetime | str | None = None, until: datetime | str | None = None,
-                      min_importance: float | None = None, metadata: Mapping[str, Any] | None = None,
-                      session_id: str | None = None, record_access: bool = True, route: Route | None = None,
-                      expand: ExpandMode | None = None, now: datetime | str | None = None,
-                      time_phrases: TimePhraseMode = "boost", llm: Any = None,
-                      knowledge_bases: str | Iterable[str] | None = None, history: bool = False,
-                      score_threshold: float | None = None) -> Recall:
+    async def arecall(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        mode: RecallMode = "ripple",
+        types: MemoryTypeChoice | Iterable[MemoryTypeChoice] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        min_importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        record_access: bool = True,
+        route: Route | None = None,
+        expand: ExpandMode | None = None,
+        now: datetime | str | None = None,
+        time_phrases: TimePhraseMode = "boost",
+        llm: Any = None,
+        knowledge_bases: str | Iterable[str] | None = None,
+        history: bool = False,
+        score_threshold: float | None = None,
+    ) -> Recall:
         """Async twin of recall."""
         return await asyncio.to_thread(
-            self.recall, query, k, mode=mode, types=types, since=since, until=until,
-            min_importance=min_importance, metadata=metadata, session_id=session_id,
-            record_access=record_access, route=route, expand=expand, now=now, time_phrases=time_phrases,
-            llm=llm, knowledge_bases=knowledge_bases, history=history, score_threshold=score_threshold)
+            self.recall,
+            query,
+            k,
+            mode=mode,
+            types=types,
+            since=since,
+            until=until,
+            min_importance=min_importance,
+            metadata=metadata,
+            session_id=session_id,
+            record_access=record_access,
+            route=route,
+            expand=expand,
+            now=now,
+            time_phrases=time_phrases,
+            llm=llm,
+            knowledge_bases=knowledge_bases,
+            history=history,
+            score_threshold=score_threshold,
+        )

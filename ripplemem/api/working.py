@@ -24,8 +24,16 @@ class WorkingMethods(CrudMethods):
     """observe, working and consolidate of a RippleMem handle."""
 
     # -- working memory ----------------------------------------------------------------------
-    def observe(self, role: str, text: str, *, session_id: str | None = None, importance: float | None = None,
-                remember: bool = False, metadata: Mapping[str, Any] | None = None) -> WorkingItem:
+    def observe(
+        self,
+        role: str,
+        text: str,
+        *,
+        session_id: str | None = None,
+        importance: float | None = None,
+        remember: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> WorkingItem:
         """Feed one conversation turn into the session's working memory (capacity, TTL, mentions).
 
         An explicit request ("remember that ...", "记住", or ``remember=True``) or an urgent or
@@ -33,11 +41,21 @@ class WorkingMethods(CrudMethods):
         questions, assistant and system turns, and everything else wait in working memory.
         """
         session = check_identifier("session_id", session_id, required=False) or self.scope_info.session_id
-        return observe_turn(self._engine, self.user_id, session, role, text, importance=importance,
-                            remember=remember, metadata=metadata, store=self.add)
+        return observe_turn(
+            self._engine,
+            self.user_id,
+            session,
+            role,
+            text,
+            importance=importance,
+            remember=remember,
+            metadata=metadata,
+            store=self.add,
+        )
 
-    def consolidate(self, session_id: str | None = None, *, dry_run: bool = False,
-                    summarize: bool | None = None) -> ConsolidationReport:
+    def consolidate(
+        self, session_id: str | None = None, *, dry_run: bool = False, summarize: bool | None = None
+    ) -> ConsolidationReport:
         """Move what deserves it into long-term memory and return what happened and why.
 
         Working items of the session (every session of this user when None) are written when the

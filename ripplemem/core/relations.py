@@ -37,8 +37,9 @@ def normalise_predicate(predicate: str) -> str:
     return _NOT_WORD.sub("_", text.lower()).strip("_")
 
 
-def make_relation(subject: Any, predicate: Any, object: Any, confidence: Any = 1.0,
-                  *, where: str = "relation") -> Relation:
+def make_relation(
+    subject: Any, predicate: Any, object: Any, confidence: Any = 1.0, *, where: str = "relation"
+) -> Relation:
     """A checked Relation: non-empty string ends and predicate, confidence a number in [0, 1]."""
     parts = {"subject": subject, "predicate": predicate, "object": object}
     for field, value in parts.items():
@@ -63,17 +64,24 @@ def _from_item(item: Any, where: str) -> Relation:
             raise InvalidInputError(f"{where}: missing key(s) {', '.join(missing)} in {_short(item)}")
         unknown = sorted(set(map(str, item)) - {*_FIELDS, "confidence"})
         if unknown:
-            raise InvalidInputError(f"{where}: unknown key(s) {', '.join(unknown)} in {_short(item)}; "
-                                    "use subject, predicate, object and optional confidence")
-        return make_relation(item["subject"], item["predicate"], item["object"],
-                             item.get("confidence", 1.0), where=where)
+            raise InvalidInputError(
+                f"{where}: unknown key(s) {', '.join(unknown)} in {_short(item)}; "
+                "use subject, predicate, object and optional confidence"
+            )
+        return make_relation(
+            item["subject"], item["predicate"], item["object"], item.get("confidence", 1.0), where=where
+        )
     if isinstance(item, (tuple, list)):
         if len(item) not in (3, 4):
-            raise InvalidInputError(f"{where}: expected (subject, predicate, object[, confidence]), "
-                                    f"got {len(item)} item(s): {_short(item)}")
+            raise InvalidInputError(
+                f"{where}: expected (subject, predicate, object[, confidence]), "
+                f"got {len(item)} item(s): {_short(item)}"
+            )
         return make_relation(*item, where=where)
-    raise InvalidTypeError(f"{where}: expected a Relation, a (subject, predicate, object) tuple or a "
-                           f"dict with those keys, got {type(item).__name__}: {_short(item)}")
+    raise InvalidTypeError(
+        f"{where}: expected a Relation, a (subject, predicate, object) tuple or a "
+        f"dict with those keys, got {type(item).__name__}: {_short(item)}"
+    )
 
 
 def coerce_relations(value: Any) -> list[Relation]:
@@ -81,8 +89,10 @@ def coerce_relations(value: Any) -> list[Relation]:
     if value is None:
         return []
     if isinstance(value, (str, bytes, Mapping, Relation)) or not isinstance(value, Iterable):
-        raise InvalidTypeError(f"relations must be a list of relations, got {type(value).__name__}: "
-                               f"{_short(value)} (wrap a single relation in a list)")
+        raise InvalidTypeError(
+            f"relations must be a list of relations, got {type(value).__name__}: "
+            f"{_short(value)} (wrap a single relation in a list)"
+        )
     return [_from_item(item, f"relations[{index}]") for index, item in enumerate(value)]
 
 

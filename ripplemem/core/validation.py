@@ -55,8 +55,10 @@ def check_identifier(name: str, value: Any, *, required: bool) -> str | None:
     if _SURROGATE_RE.search(value):
         raise InvalidInputError(f"{name} contains a lone surrogate (not valid Unicode text)")
     if _BIDI_RE.search(value):
-        raise InvalidInputError(f"{name} must not contain bidirectional override characters "
-                                "(U+202A-U+202E, U+2066-U+2069): they make one id look like another")
+        raise InvalidInputError(
+            f"{name} must not contain bidirectional override characters "
+            "(U+202A-U+202E, U+2066-U+2069): they make one id look like another"
+        )
     return value
 
 
@@ -83,8 +85,10 @@ def check_text(name: str, value: Any, *, max_chars: int = MAX_TEXT_CHARS) -> str
         raise InvalidInputError(f"{name} must not contain NUL characters")
     surrogate = _SURROGATE_RE.search(value)
     if surrogate:
-        raise InvalidInputError(f"{name} contains a lone surrogate at character {surrogate.start()} "
-                                "(not valid Unicode text; decode the source with errors='replace')")
+        raise InvalidInputError(
+            f"{name} contains a lone surrogate at character {surrogate.start()} "
+            "(not valid Unicode text; decode the source with errors='replace')"
+        )
     if len(value) > max_chars:
         raise InvalidInputError(f"{name} is {len(value)} characters long; the limit is {max_chars}")
     return value
@@ -140,8 +144,10 @@ def check_k(value: Any, name: str = "k") -> int:
     if value <= 0:
         raise InvalidInputError(f"{name} must be positive, got {value}")
     if value > SQLITE_INT_MAX:
-        raise InvalidInputError(f"{name} must be at most 2**63 - 1 (SQLite's largest integer), "
-                                f"got an integer of {value.bit_length()} bits")
+        raise InvalidInputError(
+            f"{name} must be at most 2**63 - 1 (SQLite's largest integer), "
+            f"got an integer of {value.bit_length()} bits"
+        )
     return value
 
 
@@ -180,8 +186,10 @@ def check_time_range(name: str, value: datetime) -> datetime:
     except (OverflowError, ValueError):  # the offset pushes it past year 1 or 9999
         inside = False
     if not inside:
-        raise InvalidInputError(f"{name} {value.isoformat()} is outside the accepted range "
-                                f"{EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} (UTC)")
+        raise InvalidInputError(
+            f"{name} {value.isoformat()} is outside the accepted range "
+            f"{EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} (UTC)"
+        )
     return value
 
 
@@ -218,14 +226,19 @@ def check_metadata(value: Any) -> dict[str, Any]:
     if _SURROGATE_RE.search(text):
         raise InvalidInputError("metadata contains a lone surrogate (not valid Unicode text)")
     if len(text) > MAX_METADATA_CHARS:
-        raise InvalidInputError(f"metadata is {len(text)} characters as JSON; "
-                                f"the limit is {MAX_METADATA_CHARS}")
+        raise InvalidInputError(
+            f"metadata is {len(text)} characters as JSON; the limit is {MAX_METADATA_CHARS}"
+        )
     if _depth(value) > MAX_METADATA_DEPTH:
-        raise InvalidInputError(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep "
-                                "(SQLite's JSON functions could not filter on it)")
+        raise InvalidInputError(
+            f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep "
+            "(SQLite's JSON functions could not filter on it)"
+        )
     if _has_huge_int(value):
-        raise InvalidInputError("metadata holds an integer outside -2**63 .. 2**63 - 1, which SQLite's "
-                                "JSON functions read as an inexact float; store it as a string")
+        raise InvalidInputError(
+            "metadata holds an integer outside -2**63 .. 2**63 - 1, which SQLite's "
+            "JSON functions read as an inexact float; store it as a string"
+        )
     return dict(value)
 
 

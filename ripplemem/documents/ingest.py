@@ -72,9 +72,11 @@ class IngestReport:
 
     def summary(self) -> str:
         """One line: '12 files into 'default': 9 new, 1 replaced, 1 unchanged, 1 failed; 140 chunks ...'."""
-        return (f"{self.files} files into {self.knowledge_base!r}: {len(self.ingested)} new, "
-                f"{len(self.replaced)} replaced, {len(self.unchanged)} unchanged, {len(self.failed)} failed; "
-                f"{self.chunks} chunks from {self.pages} pages in {self.seconds:.1f} s")
+        return (
+            f"{self.files} files into {self.knowledge_base!r}: {len(self.ingested)} new, "
+            f"{len(self.replaced)} replaced, {len(self.unchanged)} unchanged, {len(self.failed)} failed; "
+            f"{self.chunks} chunks from {self.pages} pages in {self.seconds:.1f} s"
+        )
 
 
 @dataclass(frozen=True)
@@ -120,8 +122,14 @@ def file_progress(progress: bool | FileProgress, total: int) -> Callable[[int, P
     return report
 
 
-def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterable[PathLike],
-                 options: IngestOptions, progress: bool | FileProgress = False) -> IngestReport:
+def ingest_paths(
+    engine: Engine,
+    user_id: str,
+    kb: str,
+    paths: PathLike | Iterable[PathLike],
+    options: IngestOptions,
+    progress: bool | FileProgress = False,
+) -> IngestReport:
     """Ingest files and folders into a knowledge base the user may write (created if missing)."""
     started = time.perf_counter()
     for name in ("recursive", "force", "follow_outside_symlinks"):
@@ -136,9 +144,14 @@ def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterab
     def refused(path: Path, reason: str, kind: str) -> None:
         report.failed.append(ConversionFailure(path, reason, kind))
 
-    files = discover_files(paths, recursive=options.recursive, include=options.include,
-                           exclude=options.exclude, on_skip=refused,
-                           follow_outside_symlinks=options.follow_outside_symlinks)
+    files = discover_files(
+        paths,
+        recursive=options.recursive,
+        include=options.include,
+        exclude=options.exclude,
+        on_skip=refused,
+        follow_outside_symlinks=options.follow_outside_symlinks,
+    )
     files = _outside_store(engine, files, refused)
     report.created = open_for_ingest(engine, kb, user_id)
     known = {} if options.force else kb_tables.source_hashes(engine.store, kb)
@@ -155,8 +168,9 @@ def ingest_paths(engine: Engine, user_id: str, kb: str, paths: PathLike | Iterab
     return report
 
 
-def _outside_store(engine: Engine, files: list[Path],
-                   refused: Callable[[Path, str, str], None]) -> list[Path]:
+def _outside_store(
+    engine: Engine, files: list[Path], refused: Callable[[Path, str, str], None]
+) -> list[Path]:
     """The files that are not the store's own: reading a live database file with plain open() and
     closing it drops every SQLite lock this process holds on it (and other processes' writes)."""
     if engine.path is None:
@@ -171,20 +185,30 @@ def _outside_store(engine: Engine, files: list[Path],
     return kept
 
 
-def _ingest_document(engine: Engine, kb: str, document: ConvertedDocument, options: IngestOptions,
-                     report: IngestReport) -> None:
+def _ingest_document(
+    engine: Engine, kb: str, document: ConvertedDocument, options: IngestOptions, report: IngestReport
+) -> None:
     key = source_key(document.source)
     try:
-        chunks = [c for c in chunk_text(document.markdown, options.chunker, max_tokens=options.max_tokens,
-                                        embedder=engine.embedder, page_starts=document.page_starts)
-                  if c.text.strip()]
+        chunks = [
+            c
+            for c in chunk_text(
+                document.markdown,
+                options.chunker,
+                max_tokens=options.max_tokens,
+                embedder=engine.embedder,
+                page_starts=document.page_starts,
+            )
+            if c.text.strip()
+        ]
         memories = [_chunk_memory(engine, kb, key, document, chunk, len(chunks)) for chunk in chunks]
     except RippleMemError as exc:
         report.failed.append(ConversionFailure(document.source, f"cannot be chunked: {exc}", "error"))
         return
     if not memories:
-        report.failed.append(ConversionFailure(document.source, "no text left to store after conversion",
-                                               "no_text"))
+        report.failed.append(
+            ConversionFailure(document.source, "no text left to store after conversion", "no_text")
+        )
         return
     scope = kb_scope(kb)
     old = kb_tables.chunk_ids(engine.store, scope, key)
@@ -193,9 +217,19 @@ def _ingest_document(engine: Engine, kb: str, document: ConvertedDocument, optio
     delete_memories(engine, scope, old)
     pages = page_count(document)
     with engine.unit_of_work(scope) as work, work.transaction() as conn:
-        kb_tables.record_source(conn, kb, kb_tables.SourceRow(
-            source=key, content_hash=document.content_hash, ingested_at=engine.now(), chunks=len(memories),
-            pages=pages, format=document.format, title=document.title))
+        kb_tables.record_source(
+            conn,
+            kb,
+            kb_tables.SourceRow(
+                source=key,
+                content_hash=document.content_hash,
+                ingested_at=engine.now(),
+                chunks=len(memories),
+                pages=pages,
+                format=document.format,
+                title=document.title,
+            ),
+        )
     (report.replaced if old else report.ingested).append(document.source)
     report.chunks += len(memories)
     report.pages += pages
@@ -214,21 +248,36 @@ def chunk_content(chunk: Chunk, title: str | None) -> str:
     return f"{BREADCRUMB_SEPARATOR.join(path)}\n\n{chunk.text}" if path else chunk.text
 
 
-def _chunk_memory(engine: Engine, kb: str, key: str, document: ConvertedDocument, chunk: Chunk,
-                  count: int) -> Memory:
+def _chunk_memory(
+    engine: Engine, kb: str, key: str, document: ConvertedDocument, chunk: Chunk, count: int
+) -> Memory:
     """A chunk as a document memory, with where it came from in its metadata."""
     metadata: dict[str, Any] = {
-        "knowledge_base": kb, "source": key, "file_name": document.source.name, "format": document.format,
-        "title": document.title, "heading_path": list(chunk.heading_path), "breadcrumb": chunk.breadcrumb,
-        "start": chunk.start, "end": chunk.end, "page": chunk.page, "end_page": chunk.end_page,
-        "chunk_index": chunk.index, "chunk_count": count, "content_hash": document.content_hash,
+        "knowledge_base": kb,
+        "source": key,
+        "file_name": document.source.name,
+        "format": document.format,
+        "title": document.title,
+        "heading_path": list(chunk.heading_path),
+        "breadcrumb": chunk.breadcrumb,
+        "start": chunk.start,
+        "end": chunk.end,
+        "page": chunk.page,
+        "end_page": chunk.end_page,
+        "chunk_index": chunk.index,
+        "chunk_count": count,
+        "content_hash": document.content_hash,
         "chunker": chunk.chunker,
     }
     return Memory(
-        id=uuid.uuid4().hex, user_id=kb_scope(kb), type="document",
+        id=uuid.uuid4().hex,
+        user_id=kb_scope(kb),
+        type="document",
         content=check_content(chunk_content(chunk, document.title), engine.settings.max_content_chars),
         # One "session" per file, so consecutive chunks are linked by NEXT edges.
         session_id="doc_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16],
-        importance=engine.settings.default_importance, created_at=engine.clock(), source=key,
+        importance=engine.settings.default_importance,
+        created_at=engine.clock(),
+        source=key,
         metadata=metadata,
     )

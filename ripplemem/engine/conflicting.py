@@ -48,7 +48,8 @@ _TIME_WORDS = re.compile(
     r"july|august|september|october|november|december|last|next|ago|one|two|three|four|five|six|seven|"
     r"eight|nine|ten|eleven|twelve|twenty|thirty|hundred|thousand|first|second|third|once|twice)\b"
     r"|今天|今晚|明天|昨天|前天|后天|早上|上午|中午|下午|晚上|上周|下周|本周|周末|星期.|周[一二三四五六日天]|礼拜.",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # The library's own provenance keys: they tell turns apart, not facts.
 _PROVENANCE_KEYS = frozenset({"working_id", "role", "mention_count"})
 # Every text the rules can read an attribute from has one of these (a superset of the nouns and
@@ -60,7 +61,8 @@ _ATTRIBUTE_HINT = re.compile(
     r"lik|lov|enjoy|prefer|ador|hat|dislik|detest|stand)"
     r"|剂量|用量|药量|地址|住|截止|期限|交稿|电话|手机|邮箱|电子邮件|工作|职位|职业|工资|薪|体重|生日|预约|会议"
     r"|航班|搬|定居|生活|上班|任职|喜欢|爱|讨厌|恨|受不了",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _NEGATION = re.compile(r"\b(?:not|no|never|nothing|without)\b|n't\b|不|没|别|未", re.IGNORECASE)
 _UNRELATED = ConflictVerdict("unrelated", reason="no shared attribute read by the rules")
 
@@ -101,8 +103,14 @@ def _comparable(memory: Memory) -> bool:
 
 def metadata_conflict(a: Memory, b: Memory, ignore: frozenset[str] = frozenset()) -> str | None:
     """A metadata key both memories carry with different values (they are separate records), else None."""
-    return next((key for key in a.metadata.keys() & b.metadata.keys()
-                 if key not in ignore and a.metadata[key] != b.metadata[key]), None)
+    return next(
+        (
+            key
+            for key in a.metadata.keys() & b.metadata.keys()
+            if key not in ignore and a.metadata[key] != b.metadata[key]
+        ),
+        None,
+    )
 
 
 def may_state_attribute(text: str) -> bool:
@@ -162,14 +170,14 @@ class _Judging:
 
     def alike(self, a: str, b: str) -> bool:
         """Same numbers, date words and negation, and enough shared keyword stems."""
-        return (particulars(a) == particulars(b)
-                and self.overlap(a, b) >= self.settings.duplicate_overlap)
+        return particulars(a) == particulars(b) and self.overlap(a, b) >= self.settings.duplicate_overlap
 
     def rules(self, new: Memory, other: Memory, similarity: float) -> ConflictVerdict:
         s = self.settings
         if text_key(new.content) == text_key(other.content):
-            return ConflictVerdict("duplicate", reason="the same text once case, punctuation and spacing "
-                                   "are set aside")
+            return ConflictVerdict(
+                "duplicate", reason="the same text once case, punctuation and spacing are set aside"
+            )
         statement = read_statement(new.content)
         slot = statement.slot
         near = similarity >= s.duplicate_similarity
@@ -183,19 +191,30 @@ class _Judging:
         alike = near and self.alike(new.content, other.content)
         if alike:
             if paired is None:
-                return ConflictVerdict("duplicate", reason=f"similarity {similarity:.2f} >= "
-                                       f"{s.duplicate_similarity:g}")
-            return compare_statements(statement, paired, new_time=new.when, existing_time=other.when,
-                                      similarity=similarity, settings=s)
+                return ConflictVerdict(
+                    "duplicate", reason=f"similarity {similarity:.2f} >= {s.duplicate_similarity:g}"
+                )
+            return compare_statements(
+                statement,
+                paired,
+                new_time=new.when,
+                existing_time=other.when,
+                similarity=similarity,
+                settings=s,
+            )
         if not may_conflict or paired is None:
             return _UNRELATED
-        verdict = compare_statements(statement, paired, new_time=new.when, existing_time=other.when,
-                                     settings=s)
+        verdict = compare_statements(
+            statement, paired, new_time=new.when, existing_time=other.when, settings=s
+        )
         if verdict.kind == "duplicate" and not self.alike(new.content, other.content):
             # The attribute is restated, but the rest of the text says something else (a new phone
             # number beside the same city): merging would drop it.
-            return replace(verdict, kind="unrelated", reason=f"{verdict.reason}, but the texts differ "
-                           "in other words, numbers or dates: both kept")
+            return replace(
+                verdict,
+                kind="unrelated",
+                reason=f"{verdict.reason}, but the texts differ in other words, numbers or dates: both kept",
+            )
         return verdict
 
     def open_question(self, verdict: ConflictVerdict, similarity: float) -> bool:
@@ -203,19 +222,27 @@ class _Judging:
         if self.judge is None or not self.settings.detect_conflicts:
             return False
         return verdict.kind == "contradiction" or (
-            verdict.kind == "unrelated" and similarity >= self.settings.judge_similarity)
+            verdict.kind == "unrelated" and similarity >= self.settings.judge_similarity
+        )
 
     def ask(self, new: Memory, other: Memory, similarity: float, rules: ConflictVerdict) -> ConflictVerdict:
         assert self.judge is not None
-        verdict = self.judge.judge(new.content, other.content, new_time=new.when, existing_time=other.when,
-                                   similarity=similarity)
+        verdict = self.judge.judge(
+            new.content, other.content, new_time=new.when, existing_time=other.when, similarity=similarity
+        )
         # An unusable reply gives the judge's own rules verdict; ours also weighs the particulars.
         return verdict if verdict.source == "llm" else replace(rules, reason=verdict.reason)
 
 
-def plan_writes(store: SQLiteStore, user_id: str, memories: Sequence[Memory], vectors: np.ndarray,
-                neighbours: Sequence[Sequence[tuple[str, float]]], settings: LifecycleSettings,
-                judge: LLMConflictJudge | None = None) -> WritePlan:
+def plan_writes(
+    store: SQLiteStore,
+    user_id: str,
+    memories: Sequence[Memory],
+    vectors: np.ndarray,
+    neighbours: Sequence[Sequence[tuple[str, float]]],
+    settings: LifecycleSettings,
+    judge: LLMConflictJudge | None = None,
+) -> WritePlan:
     """Decide for each new memory: store it, or merge it; and which memories it supersedes or contradicts.
 
     New memories whose update is older than what is stored, or that a later item of the batch
@@ -240,21 +267,39 @@ def plan_writes(store: SQLiteStore, user_id: str, memories: Sequence[Memory], ve
             plan.fresh.append(position)
             fresh.add(position)
             continue
-        candidates = [(plan.stored[i], cos) for i, cos in neighbours[position]
-                      if cos >= floor and i in plan.stored]
+        candidates = [
+            (plan.stored[i], cos) for i, cos in neighbours[position] if cos >= floor and i in plan.stored
+        ]
         # The nearest earlier items of the batch, as many as stored neighbours are asked for: a
         # batch of near-identical texts must not cost a comparison with every earlier item.
         earlier = [int(j) for j in np.flatnonzero(within[position, :position] >= floor) if j in fresh]
         earlier.sort(key=lambda j: -within[position, j])
-        candidates += [(memories[j], float(within[position, j]))
-                       for j in earlier[: settings.conflict_neighbours]]
-        candidates = sorted(((other, cos) for other, cos in candidates
-                             if other.id not in superseded and other.agent_id == memory.agent_id
-                             and _comparable(other)), key=lambda pair: -pair[1])
+        candidates += [
+            (memories[j], float(within[position, j])) for j in earlier[: settings.conflict_neighbours]
+        ]
+        candidates = sorted(
+            (
+                (other, cos)
+                for other, cos in candidates
+                if other.id not in superseded and other.agent_id == memory.agent_id and _comparable(other)
+            ),
+            key=lambda pair: -pair[1],
+        )
         verdicts = _verdicts(judging, memory, candidates)
-        duplicate = next((other for other, verdict in verdicts if verdict.kind == "duplicate"
-                          and other.type == memory.type and metadata_conflict(memory, other) is None),
-                         None) if settings.merge_duplicates else None
+        duplicate = (
+            next(
+                (
+                    other
+                    for other, verdict in verdicts
+                    if verdict.kind == "duplicate"
+                    and other.type == memory.type
+                    and metadata_conflict(memory, other) is None
+                ),
+                None,
+            )
+            if settings.merge_duplicates
+            else None
+        )
         if duplicate is not None:
             verdict = next(v for other, v in verdicts if other is duplicate)
             plan.merges.append(Merge(position, duplicate.id, verdict))
@@ -266,8 +311,9 @@ def plan_writes(store: SQLiteStore, user_id: str, memories: Sequence[Memory], ve
     return plan
 
 
-def _verdicts(judging: _Judging, memory: Memory,
-              candidates: list[tuple[Memory, float]]) -> list[tuple[Memory, ConflictVerdict]]:
+def _verdicts(
+    judging: _Judging, memory: Memory, candidates: list[tuple[Memory, float]]
+) -> list[tuple[Memory, ConflictVerdict]]:
     asked = 0
     found = []
     for other, similarity in candidates:
@@ -280,13 +326,18 @@ def _verdicts(judging: _Judging, memory: Memory,
     return found
 
 
-def _link(plan: WritePlan, memory: Memory, verdicts: list[tuple[Memory, ConflictVerdict]],
-          superseded: set[str]) -> None:
+def _link(
+    plan: WritePlan, memory: Memory, verdicts: list[tuple[Memory, ConflictVerdict]], superseded: set[str]
+) -> None:
     for other, verdict in verdicts:
         key = metadata_conflict(memory, other, _PROVENANCE_KEYS)
         if verdict.kind == "update" and key is not None:
-            verdict = replace(verdict, kind="contradiction", current=None,
-                              reason=f"{verdict.reason}; kept as separate records (metadata {key!r} differs)")
+            verdict = replace(
+                verdict,
+                kind="contradiction",
+                current=None,
+                reason=f"{verdict.reason}; kept as separate records (metadata {key!r} differs)",
+            )
         if verdict.kind == "update" and verdict.current == "existing":
             if memory.id in superseded:
                 continue

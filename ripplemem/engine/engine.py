@@ -66,16 +66,22 @@ def _prepare_directory(path: str) -> str:
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"cannot create the store directory {path!r}: {exc.strerror}; "
-                         "choose a writable path or path=None for an in-memory store") from exc
+        raise StoreError(
+            f"cannot create the store directory {path!r}: {exc.strerror}; "
+            "choose a writable path or path=None for an in-memory store"
+        ) from exc
     if not os.access(path, os.W_OK | os.X_OK):
-        raise StoreError(f"the store directory {path!r} is not writable; "
-                         "choose a writable path or path=None for an in-memory store")
+        raise StoreError(
+            f"the store directory {path!r} is not writable; "
+            "choose a writable path or path=None for an in-memory store"
+        )
     return path
 
 
-NUMPY_FILTER = ("isolation='filter' (one shared Chroma collection) needs the Chroma index; the numpy "
-                "index always keeps each user's vectors apart")
+NUMPY_FILTER = (
+    "isolation='filter' (one shared Chroma collection) needs the Chroma index; the numpy "
+    "index always keeps each user's vectors apart"
+)
 
 
 def uses_numpy(kind: str, path: str | None) -> bool:
@@ -84,8 +90,13 @@ def uses_numpy(kind: str, path: str | None) -> bool:
     return kind == "numpy" or (kind == "auto" and (path is None or chroma_missing))
 
 
-def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
-                      server: tuple[Any, SQLiteStore] | None = None, verify: str = "files") -> VectorIndex:
+def open_vector_index(
+    kind: str,
+    path: str | None,
+    isolation: str | None = None,
+    server: tuple[Any, SQLiteStore] | None = None,
+    verify: str = "files",
+) -> VectorIndex:
     """Open the named vector index; 'auto' is Chroma on disk (numpy if chromadb is missing)
     and numpy in memory. ``isolation`` ("collection" | "filter" | None: as stored) is Chroma's.
     ``server`` (a Chroma HttpClient and the store whose id names its collections) puts the
@@ -95,8 +106,9 @@ def open_vector_index(kind: str, path: str | None, isolation: str | None = None,
         raise InvalidInputError(f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {kind!r}")
     if server is not None:
         client, store = server
-        return ChromaIndex(client=client, namespace=store_namespace(store), isolation=isolation,
-                           temporary=store.path is None)
+        return ChromaIndex(
+            client=client, namespace=store_namespace(store), isolation=isolation, temporary=store.path is None
+        )
     if uses_numpy(kind, path):
         if isolation == "filter":
             raise InvalidInputError(NUMPY_FILTER)
@@ -121,13 +133,23 @@ def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
 class Engine:
     """Owns the store and index of one path; every handle on that path shares one Engine."""
 
-    def __init__(self, path: str | None, embedder: EmbedderSpec, vector_index: str,
-                 settings: Settings, clock: Clock | None, isolation: str | None = None,
-                 chroma: ChromaServer | None = None, neo4j: Neo4jOptions | None = None,
-                 on_working_drop: WorkingDrop | None = None) -> None:
+    def __init__(
+        self,
+        path: str | None,
+        embedder: EmbedderSpec,
+        vector_index: str,
+        settings: Settings,
+        clock: Clock | None,
+        isolation: str | None = None,
+        chroma: ChromaServer | None = None,
+        neo4j: Neo4jOptions | None = None,
+        on_working_drop: WorkingDrop | None = None,
+    ) -> None:
         if chroma is not None and vector_index == "numpy":
-            raise InvalidInputError(f"chroma_url={chroma.url!r} needs vector_index='chroma' (or 'auto'); "
-                                    "vector_index='numpy' keeps vectors in this process")
+            raise InvalidInputError(
+                f"chroma_url={chroma.url!r} needs vector_index='chroma' (or 'auto'); "
+                "vector_index='numpy' keeps vectors in this process"
+            )
         self.chroma = chroma
         self._on_working_drop = on_working_drop
         # Connected first: an unreachable server fails the constructor and leaves no new store behind.
@@ -145,18 +167,22 @@ class Engine:
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
         self.archive = VectorArchive(self.path)
         # Reentrant; on disk it also marks index writes in flight, for reconcile_on_open.
-        self.write_lock = MarkedWriteLock(self.store,
-                                          enabled=self.path is not None and vector_index != "numpy")
+        self.write_lock = MarkedWriteLock(
+            self.store, enabled=self.path is not None and vector_index != "numpy"
+        )
         self.last_check: CheckReport | None = None
         self._index_stale = False  # kept in memory, and another process wrote since
         if vector_index not in VECTOR_INDEXES:
             self.store.close()
             raise InvalidInputError(
-                f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {vector_index!r}")
+                f"vector_index must be one of {', '.join(VECTOR_INDEXES)}; got {vector_index!r}"
+            )
         if isolation not in (None, *ISOLATIONS):
             self.store.close()
-            raise InvalidInputError(f"isolation must be one of {', '.join(ISOLATIONS)} (or None: as "
-                                    f"the store holds); got {isolation!r}")
+            raise InvalidInputError(
+                f"isolation must be one of {', '.join(ISOLATIONS)} (or None: as "
+                f"the store holds); got {isolation!r}"
+            )
         if isolation == "filter" and chroma is None and neo4j is None and uses_numpy(vector_index, self.path):
             self.store.close()
             raise InvalidInputError(NUMPY_FILTER)
@@ -193,8 +219,9 @@ class Engine:
                     server = None if self._chroma_client is None else (self._chroma_client, self.store)
                     # After a crash (a marker left) the graph files are checked link by link.
                     verify = "graph" if pending_markers(self.path) else "files"
-                    index = open_vector_index(self._vector_index_kind, self.path, self._isolation, server,
-                                              verify)
+                    index = open_vector_index(
+                        self._vector_index_kind, self.path, self._isolation, server, verify
+                    )
                     self._sync_index(index)
                     # Broken files found on a later reload are refilled from SQLite.
                     index.on_damage = functools.partial(self._sync_index, index)
@@ -217,8 +244,9 @@ class Engine:
                 if index is None:
                     index = KeywordIndex()
                     for batch in self.store.iter_keyword_tokens(user_id):
-                        index.add((memory_id, [stem(t) for t in tokens.split()])
-                                  for memory_id, tokens in batch)
+                        index.add(
+                            (memory_id, [stem(t) for t in tokens.split()]) for memory_id, tokens in batch
+                        )
                     self._keyword_indexes[user_id] = index
         return index
 
@@ -229,8 +257,10 @@ class Engine:
             if working is None:
                 drop = self._on_working_drop
                 working = self._working[user_id] = WorkingMemories(
-                    settings=self.settings.lifecycle, clock=self.clock,
-                    on_drop=None if drop is None else functools.partial(drop, self, user_id))
+                    settings=self.settings.lifecycle,
+                    clock=self.clock,
+                    on_drop=None if drop is None else functools.partial(drop, self, user_id),
+                )
             return working
 
     def entity_vectors(self, user_id: str) -> tuple[list[str], np.ndarray | None]:
@@ -257,10 +287,14 @@ class Engine:
                 graph = self._graphs.get(user_id)
                 if graph is None:
                     now = self.now()
-                    batches = iter_edge_rows(self.store, user_id) if self._neo4j is None \
+                    batches = (
+                        iter_edge_rows(self.store, user_id)
+                        if self._neo4j is None
                         else (as_rows(batch) for batch in self._neo4j.iter_edges(user_id))
-                    graph = ScopeGraph.from_edges(edge for rows in batches
-                                                  for edge in weighted_edges(rows, self.settings.graph, now))
+                    )
+                    graph = ScopeGraph.from_edges(
+                        edge for rows in batches for edge in weighted_edges(rows, self.settings.graph, now)
+                    )
                     self._graphs[user_id] = graph
         return graph
 
@@ -385,7 +419,8 @@ class Engine:
             raise StoreError(
                 f"the store at {self.path!r} keeps its vectors on a Chroma server (last opened at "
                 f"{self.store.get_meta('chroma_url')}); pass chroma_url=... (--chroma-url), or "
-                "vector_index='chroma' to rebuild them into a local index")
+                "vector_index='chroma' to rebuild them into a local index"
+            )
 
     def _sync_index(self, index: VectorIndex) -> None:
         # An index kept in memory starts empty, and an index of another kind may have been used
@@ -401,7 +436,8 @@ class Engine:
         if index.persistent:
             # A writer killed between SQLite and the index left a marker: check and repair.
             self.last_check = reconcile_on_open(
-                self.store, index, extra=lambda report, repair: self.media.check(report, repair, index))
+                self.store, index, extra=lambda report, repair: self.media.check(report, repair, index)
+            )
 
     def now(self) -> float:
         """The clock's time as epoch seconds."""

@@ -66,8 +66,9 @@ class _Batch:
         self.entities.setdefault(node, EntityRow(node, name.strip(), canonical, kind))
         return node
 
-    def edge(self, src: str, dst: str, kind: str, weight: float = 1.0, confidence: float = 1.0,
-             predicate: str = "") -> None:
+    def edge(
+        self, src: str, dst: str, kind: str, weight: float = 1.0, confidence: float = 1.0, predicate: str = ""
+    ) -> None:
         if src == dst:
             return
         key = (src, dst, kind, predicate)
@@ -75,9 +76,15 @@ class _Batch:
             self.edges[key] = EdgeRow(src, dst, kind, weight, confidence, predicate, self.now)
 
 
-def build_graph_rows(conn: sqlite3.Connection, memories: Sequence[Memory], vectors: np.ndarray,
-                     neighbours: Sequence[Sequence[tuple[str, float]]], inputs: Sequence[GraphInput],
-                     settings: GraphSettings, now: float) -> GraphRows:
+def build_graph_rows(
+    conn: sqlite3.Connection,
+    memories: Sequence[Memory],
+    vectors: np.ndarray,
+    neighbours: Sequence[Sequence[tuple[str, float]]],
+    inputs: Sequence[GraphInput],
+    settings: GraphSettings,
+    now: float,
+) -> GraphRows:
     """Entities and edges for new memories of one user.
 
     `neighbours[i]` are (memory id, cosine) of already stored memories nearest to memory i; the
@@ -93,8 +100,11 @@ def build_graph_rows(conn: sqlite3.Connection, memories: Sequence[Memory], vecto
     _similar_edges(batch, memories, vectors, neighbours, settings)
     new_ids = set(batch.entities) - existing_entity_ids(conn, batch.user_id, list(batch.entities))
     _alias_edges(conn, batch, new_ids, settings)
-    return GraphRows(list(batch.entities.values()), list(batch.edges.values()),
-                     [batch.entities[node] for node in batch.entities if node in new_ids])
+    return GraphRows(
+        list(batch.entities.values()),
+        list(batch.edges.values()),
+        [batch.entities[node] for node in batch.entities if node in new_ids],
+    )
 
 
 def _mentions(batch: _Batch, memory: Memory, extra: GraphInput) -> None:
@@ -141,8 +151,13 @@ def _next_edges(conn: sqlite3.Connection, batch: _Batch, memories: Sequence[Memo
         previous[session] = memory.id
 
 
-def _similar_edges(batch: _Batch, memories: Sequence[Memory], vectors: np.ndarray,
-                   neighbours: Sequence[Sequence[tuple[str, float]]], settings: GraphSettings) -> None:
+def _similar_edges(
+    batch: _Batch,
+    memories: Sequence[Memory],
+    vectors: np.ndarray,
+    neighbours: Sequence[Sequence[tuple[str, float]]],
+    settings: GraphSettings,
+) -> None:
     if settings.similar_k <= 0:
         return
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -195,8 +210,9 @@ def edge_strengths(rows: Sequence[Sequence[Any]], settings: GraphSettings, now: 
     return factor * decay
 
 
-def weighted_edges(rows: Sequence[Sequence[Any]], settings: GraphSettings,
-                   now: float) -> Iterator[tuple[str, str, float]]:
+def weighted_edges(
+    rows: Sequence[Sequence[Any]], settings: GraphSettings, now: float
+) -> Iterator[tuple[str, str, float]]:
     """(src, dst, strength) of each edge row, for the in-memory graph."""
     strengths = edge_strengths(rows, settings, now).tolist()
     return zip([r[0] for r in rows], [r[1] for r in rows], strengths, strict=True)
@@ -204,12 +220,30 @@ def weighted_edges(rows: Sequence[Sequence[Any]], settings: GraphSettings,
 
 def as_rows(edges: Sequence[EdgeRow]) -> list[tuple[Any, ...]]:
     """Edges as tuples in EdgeRow's field order (what ``edge_strengths`` reads)."""
-    return [(e.src, e.dst, e.type, e.weight, e.confidence, e.predicate, e.created_at, e.last_activated,
-             e.activations) for e in edges]
+    return [
+        (
+            e.src,
+            e.dst,
+            e.type,
+            e.weight,
+            e.confidence,
+            e.predicate,
+            e.created_at,
+            e.last_activated,
+            e.activations,
+        )
+        for e in edges
+    ]
 
 
-def alias_by_embedding(new: Sequence[EntityRow], vectors: np.ndarray, known_ids: Sequence[str],
-                       known: np.ndarray | None, settings: GraphSettings, now: float) -> list[EdgeRow]:
+def alias_by_embedding(
+    new: Sequence[EntityRow],
+    vectors: np.ndarray,
+    known_ids: Sequence[str],
+    known: np.ndarray | None,
+    settings: GraphSettings,
+    now: float,
+) -> list[EdgeRow]:
     """ALIAS edges from new entities to known or other new entities whose names embed alike
     ("NYC" / "New York City", "Liu Cixin" / "Cixin Liu"), confidence = cosine."""
     edges: list[EdgeRow] = []
@@ -221,6 +255,9 @@ def alias_by_embedding(new: Sequence[EntityRow], vectors: np.ndarray, known_ids:
         if known_sims is not None:
             close = np.flatnonzero(known_sims[:, i] >= threshold)
             pool += [(known_ids[int(j)], float(known_sims[j, i])) for j in close]
-        edges += [EdgeRow(other, entity.id, "ALIAS", settings.alias_weight, min(1.0, cosine), "", now)
-                  for other, cosine in pool if other != entity.id]
+        edges += [
+            EdgeRow(other, entity.id, "ALIAS", settings.alias_weight, min(1.0, cosine), "", now)
+            for other, cosine in pool
+            if other != entity.id
+        ]
     return edges

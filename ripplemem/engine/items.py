@@ -21,13 +21,32 @@ from ripplemem.core.validation import (
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.types import Memory, Scope
 
-ADD_FIELDS = frozenset({"content", "type", "session_id", "event_time", "importance", "metadata",
-                        "source", "modality", "relations"})
+ADD_FIELDS = frozenset(
+    {
+        "content",
+        "type",
+        "session_id",
+        "event_time",
+        "importance",
+        "metadata",
+        "source",
+        "modality",
+        "relations",
+    }
+)
 MODALITIES = literal_values(Modality)
 
 
-def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str, now: datetime,
-                 scope: Scope, settings: Settings, *, label: str | None = None) -> Memory:
+def build_memory(
+    item: Mapping[str, Any] | str,
+    position: int,
+    default_type: str,
+    now: datetime,
+    scope: Scope,
+    settings: Settings,
+    *,
+    label: str | None = None,
+) -> Memory:
     """A new Memory (with a fresh id) from one add_many item, every field checked; errors name the
     item by its position, or by ``label`` (e.g. a file's line) when given."""
     where = label or f"item {position}"
@@ -37,8 +56,9 @@ def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str
         raise InvalidTypeError(f"{where} must be a dict or a string, got {type(item).__name__}")
     unknown = set(item) - ADD_FIELDS
     if unknown:
-        raise InvalidInputError(f"{where} has unknown fields {sorted(unknown)}; "
-                                f"allowed: {sorted(ADD_FIELDS)}")
+        raise InvalidInputError(
+            f"{where} has unknown fields {sorted(unknown)}; allowed: {sorted(ADD_FIELDS)}"
+        )
     if "content" not in item:
         raise InvalidInputError(f"{where} has no 'content'")
     importance = item.get("importance")
@@ -58,8 +78,16 @@ def build_memory(item: Mapping[str, Any] | str, position: int, default_type: str
         raise type(exc)(f"{where}: {exc}") from exc
 
 
-def _checked_memory(item: Mapping[str, Any], default_type: str, now: datetime, scope: Scope,
-                    settings: Settings, session_id: Any, importance: Any, modality: str) -> Memory:
+def _checked_memory(
+    item: Mapping[str, Any],
+    default_type: str,
+    now: datetime,
+    scope: Scope,
+    settings: Settings,
+    session_id: Any,
+    importance: Any,
+    modality: str,
+) -> Memory:
     return Memory(
         id=uuid.uuid4().hex,
         user_id=scope.user_id,

@@ -71,14 +71,16 @@ def check_kb_names(value: object) -> tuple[str, ...] | None:
         return (check_kb_name(value),)
     if not isinstance(value, (list, tuple, set, frozenset)):
         raise InvalidTypeError(
-            f"knowledge_bases must be a name or a list of names, got {type(value).__name__}")
+            f"knowledge_bases must be a name or a list of names, got {type(value).__name__}"
+        )
     return tuple(dict.fromkeys(check_kb_name(v) for v in value))
 
 
 def _not_shared(kb: str, user_id: str) -> KnowledgeBaseAccessError:
     return KnowledgeBaseAccessError(
         f"no knowledge base {kb!r} is shared with user {user_id!r}; "
-        "a user it is granted to can share it with mem.kb.grant(knowledge_base, user_id)")
+        "a user it is granted to can share it with mem.kb.grant(knowledge_base, user_id)"
+    )
 
 
 def require_reader(engine: Engine, kb: str, user_id: str) -> None:
@@ -108,7 +110,8 @@ def open_for_ingest(engine: Engine, kb: str, user_id: str) -> bool:
         if not kb_tables.has_grant(conn, kb, user_id):
             raise KnowledgeBaseAccessError(
                 f"the knowledge base {kb!r} exists and is not shared with user {user_id!r}; ask one "
-                "of its readers to grant it (mem.kb.grant), or ingest into another knowledge base")
+                "of its readers to grant it (mem.kb.grant), or ingest into another knowledge base"
+            )
     return False
 
 
@@ -128,7 +131,8 @@ def revoke(engine: Engine, kb: str, revoker: str, user_id: str) -> bool:
         if kb_tables.readers(conn, kb) == [user_id]:
             raise InvalidInputError(
                 f"{user_id!r} is the last reader of knowledge base {kb!r}; revoking would leave it "
-                "unreachable: delete it instead (mem.kb.delete)")
+                "unreachable: delete it instead (mem.kb.delete)"
+            )
         return kb_tables.remove_grant(conn, kb, user_id)
 
 
@@ -145,9 +149,17 @@ def describe(engine: Engine, user_id: str) -> list[KnowledgeBase]:
         with engine.store.read() as conn:
             created_at, created_by = kb_tables.kb_created(conn, kb)
             names = kb_tables.readers(conn, kb)
-        found.append(KnowledgeBase(name=kb, chunks=chunk_count(engine, kb), sources=len(sources),
-                                   pages=sum(s.pages for s in sources), readers=tuple(names),
-                                   created_by=created_by, created_at=from_epoch(created_at)))
+        found.append(
+            KnowledgeBase(
+                name=kb,
+                chunks=chunk_count(engine, kb),
+                sources=len(sources),
+                pages=sum(s.pages for s in sources),
+                readers=tuple(names),
+                created_by=created_by,
+                created_at=from_epoch(created_at),
+            )
+        )
     return found
 
 
@@ -160,8 +172,9 @@ def _stored_key(engine: Engine, kb: str, source: object) -> str:
     return text if text in kb_tables.source_hashes(engine.store, kb) else source_key(text)
 
 
-def list_chunks(engine: Engine, kb: str, user_id: str, source: str | os.PathLike[str] | None, limit: int,
-                offset: int) -> list[Memory]:
+def list_chunks(
+    engine: Engine, kb: str, user_id: str, source: str | os.PathLike[str] | None, limit: int, offset: int
+) -> list[Memory]:
     """Chunks of a base the user can read, in the order they were stored (of one file, if given)."""
     require_reader(engine, kb, user_id)
     metadata: tuple[tuple[str, str], ...] = ()

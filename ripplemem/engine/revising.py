@@ -51,31 +51,47 @@ def merge_within_batch(plan: WritePlan, memories: Sequence[Memory]) -> None:
                     by_id[memory_id].metadata.setdefault("belief", belief)
 
 
-def apply_revisions(conn: sqlite3.Connection, user_id: str, plan: WritePlan, memories: Sequence[Memory],
-                    now: float, cause: str) -> Revisions:
+def apply_revisions(
+    conn: sqlite3.Connection,
+    user_id: str,
+    plan: WritePlan,
+    memories: Sequence[Memory],
+    now: float,
+    cause: str,
+) -> Revisions:
     """Write the plan's effects on stored memories, its edges and every history event."""
     done = Revisions()
     merges: dict[str, MergeUpdate] = {}
-    events = [HistoryEvent(memories[i].id, "added", now, cause, {"type": memories[i].type})
-              for i in plan.fresh]
+    events = [
+        HistoryEvent(memories[i].id, "added", now, cause, {"type": memories[i].type}) for i in plan.fresh
+    ]
     for merge in plan.merges:
         source = memories[merge.position]
         stored = plan.stored.get(merge.target)
         if stored is not None:
-            update = merges.setdefault(merge.target, MergeUpdate(when=_epoch(stored),
-                                                                 importance=stored.importance,
-                                                                 metadata=dict(stored.metadata)))
+            update = merges.setdefault(
+                merge.target,
+                MergeUpdate(
+                    when=_epoch(stored), importance=stored.importance, metadata=dict(stored.metadata)
+                ),
+            )
             update.mentions += 1
             update.importance = max(update.importance, source.importance)
             update.when = max(update.when, _epoch(source))
             update.metadata = {**source.metadata, **update.metadata}
-        events.append(HistoryEvent(merge.target, "merged", now, merge.verdict.reason,
-                                   {"text": source.content, "cause": cause}))
+        events.append(
+            HistoryEvent(
+                merge.target, "merged", now, merge.verdict.reason, {"text": source.content, "cause": cause}
+            )
+        )
     merge_rows(conn, user_id, merges)
     done.merged = list(merges)
 
-    until = {link.other: to_epoch(link.since) or now for link in plan.links
-             if link.kind == "update" and link.other in plan.stored}
+    until = {
+        link.other: to_epoch(link.since) or now
+        for link in plan.links
+        if link.kind == "update" and link.other in plan.stored
+    }
     supersede_rows(conn, user_id, until)
     done.superseded = list(until)
     beliefs: dict[str, str] = {}
@@ -107,11 +123,26 @@ def _link_events(link: Link, now: float) -> list[HistoryEvent]:
     verdict = link.verdict
     values: dict[str, Any] = {"slot": verdict.slot, "subject": verdict.subject, "judged_by": verdict.source}
     if link.kind == "contradiction":
-        return [HistoryEvent(link.current, "contradicted", now, verdict.reason,
-                             {**values, "with": link.other, "belief": verdict.belief_new}),
-                HistoryEvent(link.other, "contradicted", now, verdict.reason,
-                             {**values, "with": link.current, "belief": verdict.belief_existing})]
+        return [
+            HistoryEvent(
+                link.current,
+                "contradicted",
+                now,
+                verdict.reason,
+                {**values, "with": link.other, "belief": verdict.belief_new},
+            ),
+            HistoryEvent(
+                link.other,
+                "contradicted",
+                now,
+                verdict.reason,
+                {**values, "with": link.current, "belief": verdict.belief_existing},
+            ),
+        ]
     since = link.since.isoformat() if link.since is not None else None
-    return [HistoryEvent(link.other, "superseded", now, verdict.reason,
-                         {**values, "by": link.current, "valid_to": since}),
-            HistoryEvent(link.current, "supersedes", now, verdict.reason, {**values, "of": link.other})]
+    return [
+        HistoryEvent(
+            link.other, "superseded", now, verdict.reason, {**values, "by": link.current, "valid_to": since}
+        ),
+        HistoryEvent(link.current, "supersedes", now, verdict.reason, {**values, "of": link.other}),
+    ]

@@ -31,8 +31,9 @@ class WriteTarget(Protocol):
     def index(self) -> VectorIndex:
         """The text vector index."""
 
-    def _memories_added(self, user_id: str, memories: list[Memory],
-                        edges: Sequence[EdgeRow] = ()) -> None: ...
+    def _memories_added(
+        self, user_id: str, memories: list[Memory], edges: Sequence[EdgeRow] = ()
+    ) -> None: ...
 
     def _memories_removed(self, user_id: str, node_ids: list[str]) -> None: ...
 

@@ -43,9 +43,16 @@ def index_meta(memory: Memory) -> dict[str, Any]:
     return index_metadata(memory.user_id, memory.agent_id, memory.session_id, memory.type, to_epoch(when))
 
 
-def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Sequence[GraphInput], *,
-                llm: Any = None, cause: str = "add",
-                on_commit: Callable[[sqlite3.Connection], None] | None = None) -> list[Memory]:
+def write_batch(
+    engine: Engine,
+    user_id: str,
+    memories: list[Memory],
+    inputs: Sequence[GraphInput],
+    *,
+    llm: Any = None,
+    cause: str = "add",
+    on_commit: Callable[[sqlite3.Connection], None] | None = None,
+) -> list[Memory]:
     """Embed and store new memories of one user with their graph rows; returns, per item, the memory
     now holding it.
 
@@ -59,8 +66,11 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
     engine.settle_embedder([m.content for m in memories])  # embedder="auto": the first write chooses
     vectors = np.asarray(engine.embedder.embed_documents([m.content for m in memories]), dtype=np.float32)
     settings = engine.model_settings()
-    judge = LLMConflictJudge(llm, settings=settings.lifecycle) \
-        if llm is not None and settings.lifecycle.detect_conflicts else None
+    judge = (
+        LLMConflictJudge(llm, settings=settings.lifecycle)
+        if llm is not None and settings.lifecycle.detect_conflicts
+        else None
+    )
     with engine.unit_of_work(user_id) as work:
         neighbours = _neighbours(engine, user_id, vectors)
         plan = plan_writes(engine.store, user_id, memories, vectors, neighbours, settings.lifecycle, judge)
@@ -72,13 +82,21 @@ def write_batch(engine: Engine, user_id: str, memories: list[Memory], inputs: Se
         try:
             with work.transaction() as conn:
                 engine.store.insert_rows(conn, fresh, vectors[plan.fresh])
-                rows = build_graph_rows(conn, fresh, vectors[plan.fresh], [neighbours[i] for i in plan.fresh],
-                                        [inputs[i] for i in plan.fresh], settings.graph, now)
+                rows = build_graph_rows(
+                    conn,
+                    fresh,
+                    vectors[plan.fresh],
+                    [neighbours[i] for i in plan.fresh],
+                    [inputs[i] for i in plan.fresh],
+                    settings.graph,
+                    now,
+                )
                 insert_entities(conn, user_id, memories[0].agent_id, rows.entities, now)
                 insert_edges(conn, user_id, rows.edges)
                 revised = apply_revisions(conn, user_id, plan, memories, now, cause)
-                ids, upserted, metas = _index_rows(engine, user_id, active, vectors[active_rows],
-                                                   revised.merged)
+                ids, upserted, metas = _index_rows(
+                    engine, user_id, active, vectors[active_rows], revised.merged
+                )
                 # Written before the commit: if the index fails, SQLite rolls back and neither changed.
                 work.index.add(user_id, ids, upserted, metas)
                 if on_commit is not None:
@@ -108,15 +126,17 @@ def _neighbours(engine: Engine, user_id: str, vectors: np.ndarray) -> list[list[
     return engine.index.query_many(user_id, vectors, k) if k > 0 else [[] for _ in range(len(vectors))]
 
 
-def _index_rows(engine: Engine, user_id: str, active: list[Memory], vectors: np.ndarray,
-                merged: list[str]) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+def _index_rows(
+    engine: Engine, user_id: str, active: list[Memory], vectors: np.ndarray, merged: list[str]
+) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
     """Vectors to upsert: the new active memories, and merged ones (their time may have moved)."""
     ids = [m.id for m in active]
     stacked = list(vectors)
     metas = [index_meta(m) for m in active]
     # One read for all merged memories; a cold one (no vector here, archived) stays out of the index.
-    rows, merged_vectors = engine.store.fetch_rows(merged, MemoryFilter(user_id=user_id),
-                                                   with_embeddings=True)
+    rows, merged_vectors = engine.store.fetch_rows(
+        merged, MemoryFilter(user_id=user_id), with_embeddings=True
+    )
     for position, row in enumerate(rows):
         if row["embedding"] is not None and merged_vectors is not None:
             memory = row_to_memory(row)
@@ -158,8 +178,9 @@ def _link_aliases(engine: Engine, work: UnitOfWork, new: list[EntityRow]) -> Non
     work.added([], edges)
 
 
-def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str],
-                    history: Sequence[HistoryEvent] = ()) -> list[str]:
+def delete_memories(
+    engine: Engine, user_id: str, memory_ids: Sequence[str], history: Sequence[HistoryEvent] = ()
+) -> list[str]:
     """Delete memories of one user everywhere (cold ones from their archive segments too), and
     entities no memory mentions any more; `history` events are logged in the same transaction."""
     with engine.unit_of_work(user_id) as work:
@@ -178,8 +199,9 @@ def delete_memories(engine: Engine, user_id: str, memory_ids: Sequence[str],
     return deleted
 
 
-def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, event: str = "updated",
-                  cause: str = "update") -> Memory:
+def update_memory(
+    engine: Engine, current: Memory, fields: dict[str, Any], *, event: str = "updated", cause: str = "update"
+) -> Memory:
     """Write validated field changes to a memory; new content is re-embedded and re-indexed. The
     change log gets `event` with each field's old and new value."""
     user_id = current.user_id
@@ -196,8 +218,15 @@ def update_memory(engine: Engine, current: Memory, fields: dict[str, Any], *, ev
         try:
             with work.transaction() as conn:
                 engine.store.update_rows(conn, current.id, user_id, {**fields, **woken}, vector)
-                record_history(conn, user_id, [HistoryEvent(current.id, event, engine.now(), cause,
-                                                            {"changes": _changes(current, fields)})])
+                record_history(
+                    conn,
+                    user_id,
+                    [
+                        HistoryEvent(
+                            current.id, event, engine.now(), cause, {"changes": _changes(current, fields)}
+                        )
+                    ],
+                )
                 updated = engine.store.get(current.id, user_id)
                 assert updated is not None
                 new_vector = vector if vector is not None else old_vector
@@ -241,18 +270,29 @@ def retype_memories(engine: Engine, user_id: str, changes: Sequence[tuple[Memory
         with work.transaction() as conn:
             for memory, new_type, _ in changes:
                 engine.store.update_rows(conn, memory.id, user_id, {"type": new_type})
-            record_history(conn, user_id, [
-                HistoryEvent(memory.id, "promoted", now, cause, {"changes": {"type": {"old": memory.type,
-                                                                                  "new": new_type}}})
-                for memory, new_type, cause in changes])
+            record_history(
+                conn,
+                user_id,
+                [
+                    HistoryEvent(
+                        memory.id,
+                        "promoted",
+                        now,
+                        cause,
+                        {"changes": {"type": {"old": memory.type, "new": new_type}}},
+                    )
+                    for memory, new_type, cause in changes
+                ],
+            )
         ids = [memory.id for memory, _, _ in changes]
         rows, vectors = engine.store.fetch_rows(ids, MemoryFilter(user_id=user_id), with_embeddings=True)
         # Cold memories have no vector in the index (their rows read back as zeros): leave them out.
         keep = [i for i, row in enumerate(rows) if row["tier"] != "cold" and row["embedding"] is not None]
         if keep and vectors is not None:
             memories = [row_to_memory(rows[i]) for i in keep]
-            work.index.add(user_id, [m.id for m in memories], vectors[keep],
-                             [index_meta(m) for m in memories])
+            work.index.add(
+                user_id, [m.id for m in memories], vectors[keep], [index_meta(m) for m in memories]
+            )
 
 
 def _changes(current: Memory, fields: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -275,8 +315,11 @@ def reinforce_paths(engine: Engine, user_id: str, result: Recall, now: float) ->
     (docs/design-notes.md#graph):
     only paths to hits in the better half of the result that the graph lifted (support >=
     GRAPH_SUPPORTED), never paths into memories the graph did not help or that ranked low."""
-    lifted = [hit for hit in result.hits[: max(1, (len(result.hits) + 1) // 2)]
-              if hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED]
+    lifted = [
+        hit
+        for hit in result.hits[: max(1, (len(result.hits) + 1) // 2)]
+        if hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED
+    ]
     steps = ((a, b) for hit in lifted for a, b in zip(hit.path, hit.path[1:], strict=False))
     pairs = list(dict.fromkeys(steps))
     if not pairs:

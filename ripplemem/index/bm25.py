@@ -179,8 +179,7 @@ class KeywordIndex:
     def document_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
         """How many live memories hold each of these stemmed terms (0 for a term never seen)."""
         with self._lock:
-            return {term: int(np.count_nonzero(self._alive[self._term_postings(term)[0]]))
-                    for term in terms}
+            return {term: int(np.count_nonzero(self._alive[self._term_postings(term)[0]])) for term in terms}
 
     def holding(self, terms: Sequence[str], memory_ids: Sequence[str]) -> list[set[str] | None]:
         """For each memory id, which of these stemmed terms it holds (None when not indexed here):
@@ -201,8 +200,8 @@ class KeywordIndex:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
         docs, freqs = self._docs[:0], self._freqs[:0]
         if term_id + 1 < self._starts.size:
-            docs = self._docs[self._starts[term_id]:self._starts[term_id + 1]]
-            freqs = self._freqs[self._starts[term_id]:self._starts[term_id + 1]]
+            docs = self._docs[self._starts[term_id] : self._starts[term_id + 1]]
+            freqs = self._freqs[self._starts[term_id] : self._starts[term_id + 1]]
         if self._new_terms:
             pending = np.flatnonzero(np.frombuffer(self._new_terms, dtype=np.int32) == term_id)
             if pending.size:
@@ -213,9 +212,12 @@ class KeywordIndex:
     def _fold(self, keep: np.ndarray | None = None, renumber: np.ndarray | None = None) -> None:
         """Merge the pending postings into the grouped arrays (a stable sort by term id); with
         `keep` (a mask over positions) drop the others and renumber positions by `renumber`."""
-        term_of = np.concatenate([np.repeat(np.arange(self._starts.size - 1, dtype=np.int32),
-                                            np.diff(self._starts)),
-                                  np.frombuffer(self._new_terms, dtype=np.int32)])
+        term_of = np.concatenate(
+            [
+                np.repeat(np.arange(self._starts.size - 1, dtype=np.int32), np.diff(self._starts)),
+                np.frombuffer(self._new_terms, dtype=np.int32),
+            ]
+        )
         docs = np.concatenate([self._docs, np.frombuffer(self._new_docs, dtype=np.int32)])
         freqs = np.concatenate([self._freqs, np.frombuffer(self._new_freqs, dtype=np.float32)])
         if keep is not None and renumber is not None:

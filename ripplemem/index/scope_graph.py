@@ -66,9 +66,13 @@ class ScopeGraph:
         n = len(ids)
         pairs = np.frombuffer(ends, dtype=np.int32).reshape(-1, 2)
         both = np.frombuffer(weights, dtype=np.float64)
-        matrix = sparse.csr_matrix((np.concatenate([both, both]),
-                                    (np.concatenate([pairs[:, 0], pairs[:, 1]]),
-                                     np.concatenate([pairs[:, 1], pairs[:, 0]]))), shape=(n, n))
+        matrix = sparse.csr_matrix(
+            (
+                np.concatenate([both, both]),
+                (np.concatenate([pairs[:, 0], pairs[:, 1]]), np.concatenate([pairs[:, 1], pairs[:, 0]])),
+            ),
+            shape=(n, n),
+        )
         matrix.sum_duplicates()
         graph._base = matrix
         graph._alive = np.ones(n, dtype=bool)
@@ -233,8 +237,9 @@ class ScopeGraph:
             rows = [base.row] + [np.full(len(cols), row) for row, cols in self._delta.items()]
             cols = [base.col] + [np.fromiter(c, dtype=np.int64) for c in self._delta.values()]
             vals = [base.data] + [np.fromiter(c.values(), dtype=np.float64) for c in self._delta.values()]
-            merged = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                       shape=(n, n))
+            merged = sparse.csr_matrix(
+                (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
+            )
             merged.sum_duplicates()
             merged.data[np.abs(merged.data) < 1e-12] = 0.0
             merged.eliminate_zeros()
@@ -282,8 +287,11 @@ class ScopeGraph:
         # Seeds outside the graph (no edges yet) keep their share and pass nothing on.
         isolated = {n: keep_share * w / total for n, w in seeds.items() if w > 0 and n not in self}
         with self._lock:
-            start = {self._index[n]: w for n, w in seeds.items()
-                     if n in self._index and self._alive[self._index[n]] and w > 0}
+            start = {
+                self._index[n]: w
+                for n, w in seeds.items()
+                if n in self._index and self._alive[self._index[n]] and w > 0
+            }
             if not start:
                 return isolated
             frontier_idx = np.fromiter(start, dtype=np.int64)

@@ -20,8 +20,18 @@ DEFAULT_SOURCE = "ripplemem"
 SHADOWED_PREFIX = "metadata_"
 
 #: RippleMem's keys in every memory's metadata, in this order.
-MEMORY_KEYS = ("memory_id", "type", "source", "time", "time_basis", "event_time", "created_at",
-               "session_id", "knowledge_base", "importance")
+MEMORY_KEYS = (
+    "memory_id",
+    "type",
+    "source",
+    "time",
+    "time_basis",
+    "event_time",
+    "created_at",
+    "session_id",
+    "knowledge_base",
+    "importance",
+)
 #: The keys a recalled memory adds: its ranking score, its relevance in [0, 1] (comparable across
 #: queries, what a score threshold cuts on) and how recall reached it (provenance).
 HIT_KEYS = ("score", "relevance", "why")
@@ -48,8 +58,9 @@ def memory_metadata(memory: Memory) -> dict[str, Any]:
 def _public(memory: Memory, hit_fields: dict[str, Any]) -> dict[str, Any]:
     """RippleMem's keys (with a hit's score, relevance and why), then the caller's keys, renamed on a
     clash."""
-    time, basis = ((memory.event_time, "event_time") if memory.event_time
-                   else (memory.created_at, "created_at"))
+    time, basis = (
+        (memory.event_time, "event_time") if memory.event_time else (memory.created_at, "created_at")
+    )
     caller = dict(memory.metadata)
     knowledge_base = knowledge_base_of(memory)
     public: dict[str, Any] = {
@@ -92,8 +103,8 @@ def iso_time(value: datetime | None) -> str | None:
 
 def caller_key(key: str) -> str:
     """The caller metadata key a public key stands for ('metadata_type' -> 'type', 'page' -> 'page')."""
-    if key.startswith(SHADOWED_PREFIX) and key[len(SHADOWED_PREFIX):] in RIPPLEMEM_KEYS:
-        return key[len(SHADOWED_PREFIX):]
+    if key.startswith(SHADOWED_PREFIX) and key[len(SHADOWED_PREFIX) :] in RIPPLEMEM_KEYS:
+        return key[len(SHADOWED_PREFIX) :]
     return key
 
 

@@ -23,9 +23,11 @@ _OWN: dict[str, dict[str, tuple[str, bool]]] = {
     "time": {">=": ("since", False), "<": ("until", False)},
     "importance": {">=": ("min_importance", False)},
 }
-_SOURCE_HINT = ("; ingested chunks can be filtered on file_name, memories on your own metadata keys")
-_CAN = ("recall filters on type (== or in), session_id (==), time (>= or <), importance (>=), "
-        "knowledge_base (==) and your own metadata keys (==)")
+_SOURCE_HINT = "; ingested chunks can be filtered on file_name, memories on your own metadata keys"
+_CAN = (
+    "recall filters on type (== or in), session_id (==), time (>= or <), importance (>=), "
+    "knowledge_base (==) and your own metadata keys (==)"
+)
 
 
 class Condition(NamedTuple):
@@ -61,24 +63,31 @@ def _set_option(options: dict[str, Any], key: str, operator: str, value: Any) ->
     """Translate a condition on one of RippleMem's keys into its recall option."""
     allowed = _OWN[key]
     if operator not in allowed:
-        raise InvalidInputError(f"filter operator {operator!r} is not supported on {key!r} "
-                                f"(supported there: {', '.join(allowed)}); {_CAN}")
+        raise InvalidInputError(
+            f"filter operator {operator!r} is not supported on {key!r} "
+            f"(supported there: {', '.join(allowed)}); {_CAN}"
+        )
     option, as_list = allowed[operator]
     if operator == "in" and (isinstance(value, (str, bytes)) or not isinstance(value, Iterable)):
         raise InvalidTypeError(f"filter {key!r} in ...: the value must be a list, got {value!r}")
     if option in options:
-        raise InvalidInputError(f"filter on {key!r} given twice ({operator!r}); recall takes one value "
-                                "per option: give one condition (use 'in' for several types)")
+        raise InvalidInputError(
+            f"filter on {key!r} given twice ({operator!r}); recall takes one value "
+            "per option: give one condition (use 'in' for several types)"
+        )
     options[option] = [value] if as_list else (list(value) if operator == "in" else value)
 
 
 def _set_metadata(metadata: dict[str, Any], key: str, operator: str, value: Any) -> None:
     """Translate an equality condition on a caller's metadata key (or knowledge_base)."""
     if operator != "==":
-        raise InvalidInputError(f"filter operator {operator!r} is not supported on metadata key {key!r} "
-                                f"(only == is); {_CAN}")
+        raise InvalidInputError(
+            f"filter operator {operator!r} is not supported on metadata key {key!r} (only == is); {_CAN}"
+        )
     name = caller_key(key)
     if name in metadata and metadata[name] != value:
-        raise InvalidInputError(f"filter on {key!r} given twice with different values "
-                                f"({metadata[name]!r} and {value!r}): no memory can match both")
+        raise InvalidInputError(
+            f"filter on {key!r} given twice with different values "
+            f"({metadata[name]!r} and {value!r}): no memory can match both"
+        )
     metadata[name] = value

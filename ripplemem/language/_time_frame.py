@@ -8,8 +8,20 @@ import re
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, tzinfo
 
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-              "八": 8, "九": 9}
+_ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 
 
 def chinese_number(text: str) -> int | None:
@@ -126,8 +138,9 @@ class Frame:
             year, month = _add_months(self.now.year, self.now.month, -months)
             if not 1 <= year <= 9998:
                 return None
-            start = self.now.replace(year=year, month=month,
-                                     day=min(self.now.day, calendar.monthrange(year, month)[1]))
+            start = self.now.replace(
+                year=year, month=month, day=min(self.now.day, calendar.monthrange(year, month)[1])
+            )
         return start, self.now + timedelta(microseconds=1)
 
     def season(self, name: str, year: int) -> tuple[datetime, datetime] | None:
@@ -157,13 +170,37 @@ class Frame:
         return self.season(name, year)
 
 
-
-_DAY_PARTS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30),
-              "noon": (11, 14), "早上": (5, 12), "早晨": (5, 12), "上午": (5, 12), "中午": (11, 14),
-              "下午": (12, 18), "傍晚": (17, 20), "晚上": (18, 24), "夜里": (18, 30), "凌晨": (0, 6)}
-_SEASONS = {"spring": (3, 3), "summer": (6, 3), "autumn": (9, 3), "fall": (9, 3), "winter": (12, 3),
-            "春天": (3, 3), "夏天": (6, 3), "秋天": (9, 3), "冬天": (12, 3),
-            "春季": (3, 3), "夏季": (6, 3), "秋季": (9, 3), "冬季": (12, 3)}
+_DAY_PARTS = {
+    "morning": (5, 12),
+    "afternoon": (12, 18),
+    "evening": (18, 24),
+    "night": (18, 30),
+    "noon": (11, 14),
+    "早上": (5, 12),
+    "早晨": (5, 12),
+    "上午": (5, 12),
+    "中午": (11, 14),
+    "下午": (12, 18),
+    "傍晚": (17, 20),
+    "晚上": (18, 24),
+    "夜里": (18, 30),
+    "凌晨": (0, 6),
+}
+_SEASONS = {
+    "spring": (3, 3),
+    "summer": (6, 3),
+    "autumn": (9, 3),
+    "fall": (9, 3),
+    "winter": (12, 3),
+    "春天": (3, 3),
+    "夏天": (6, 3),
+    "秋天": (9, 3),
+    "冬天": (12, 3),
+    "春季": (3, 3),
+    "夏季": (6, 3),
+    "秋季": (9, 3),
+    "冬季": (12, 3),
+}
 
 Span = tuple[datetime, datetime] | None
 Handler = Callable[[re.Match[str], Frame], Span]
@@ -172,9 +209,12 @@ Rule = tuple[re.Pattern[str], Handler]
 
 def rule_registrar(rules: list[Rule]) -> Callable[..., Callable[[Handler], Handler]]:
     """A decorator factory appending (compiled pattern, handler) to `rules`, in definition order."""
+
     def rule(pattern: str, flags: int = re.IGNORECASE) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
             rules.append((re.compile(pattern, flags), handler))
             return handler
+
         return register
+
     return rule

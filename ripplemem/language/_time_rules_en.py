@@ -7,23 +7,75 @@ from datetime import timedelta
 
 from ripplemem.language._time_frame import Frame, Rule, Span, chinese_number, rule_registrar
 
-_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-               "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-               "a couple of": 2, "couple of": 2, "a couple": 2, "a few": 3, "few": 3, "several": 3}
-_EN_NUM = (r"(\d{1,3}|a couple of|couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine"
-           r"|ten|eleven|twelve)")
-_MONTHS = {name: index for index, name in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"], start=1)}
+_EN_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "couple of": 2,
+    "a couple": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
+}
+_EN_NUM = (
+    r"(\d{1,3}|a couple of|couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine"
+    r"|ten|eleven|twelve)"
+)
+_MONTHS = {
+    name: index
+    for index, name in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 _MONTHS.update({name[:3]: index for name, index in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
-_MONTH_RE = ("(january|february|march|april|may|june|july|august|september|october|november|december"
-             "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?")
-_WEEKDAYS = {name: index for index, name in enumerate(
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])}
+_MONTH_RE = (
+    "(january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?"
+)
+_WEEKDAYS = {
+    name: index
+    for index, name in enumerate(
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    )
+}
 _WEEKDAY_RE = "(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_UNIT_EN = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month",
-            "months": "month", "year": "year", "years": "year"}
+_UNIT_EN = {
+    "day": "day",
+    "days": "day",
+    "week": "week",
+    "weeks": "week",
+    "month": "month",
+    "months": "month",
+    "year": "year",
+    "years": "year",
+}
 
 RULES: list[Rule] = []
 rule = rule_registrar(RULES)
@@ -82,7 +134,9 @@ def _units_ago(m: re.Match[str], f: Frame) -> Span:
     return f.units_ago(count, _UNIT_EN[m.group(2).lower()]) if count is not None else None
 
 
-@rule(rf"\b(?:in\s+)?{_EN_NUM}\s+(days?|weeks?|months?|years?)\s+from\s+now\b|\bin\s+{_EN_NUM}\s+(days?|weeks?|months?|years?)\b")
+@rule(
+    rf"\b(?:in\s+)?{_EN_NUM}\s+(days?|weeks?|months?|years?)\s+from\s+now\b|\bin\s+{_EN_NUM}\s+(days?|weeks?|months?|years?)\b"
+)
 def _units_ahead(m: re.Match[str], f: Frame) -> Span:
     raw, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
     count = _number(raw)
@@ -154,11 +208,12 @@ def _iso_month(m: re.Match[str], f: Frame) -> Span:
     return f.month(int(m.group(1)), int(m.group(2)))
 
 
-@rule(r"\b(?:(last|this|next)\s+|(?:in|during)\s+the\s+)(spring|summer|autumn|fall|winter)"
-       r"(?:\s+(?:of\s+)?((?:19|20)\d{2}))?\b")
+@rule(
+    r"\b(?:(last|this|next)\s+|(?:in|during)\s+the\s+)(spring|summer|autumn|fall|winter)"
+    r"(?:\s+(?:of\s+)?((?:19|20)\d{2}))?\b"
+)
 def _season_en(m: re.Match[str], f: Frame) -> Span:
     name = m.group(2).lower()
     if m.group(3):
         return f.season(name, int(m.group(3)))
     return f.season_relative(name, (m.group(1) or "this").lower())
-

@@ -10,10 +10,13 @@ _ASKS_WHEN = re.compile(
     r"^\s*(?:and\s+|so\s+)?(?:when\b|what\s+(?:time|date|day|year|month)\b|which\s+(?:day|date|year|month)\b"
     r"|how\s+long\s+ago\b|since\s+when\b)"
     r"|什么时候|几点|哪天|哪一天|几号|几月|哪年|哪一年|何时",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december"
-           "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _NAMES_TIME = re.compile(
     rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b"
@@ -23,7 +26,8 @@ _NAMES_TIME = re.compile(
     r"|next\s+(?:week|month|year|weekend)|\w+\s+(?:days?|weeks?|months?|years?)\s+ago)\b"
     r"|\d+月\d+[日号]|星期[一二三四五六日天]|周[一二三四五六日末]|[上下本这]个?(?:周|星期|月)|昨天|今天|明天|前天|后天"
     r"|去年|今年|明年|[早上下晚]午?\d+点|\d+点",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 _SPEAKER = re.compile(r"^[^:：\n]{1,40}[:：]\s*")
@@ -36,8 +40,11 @@ def is_question(text: str) -> bool:
     """Whether a turn is a short question ("Assistant: When is the appointment?", "什么时候？"),
     after any "Speaker:" prefix."""
     body = _SPEAKER.sub("", text.strip(), count=1)
-    return (body.endswith(("?", "？")) and len(body.split()) <= _QUESTION_MAX_WORDS
-            and len(body) <= _QUESTION_MAX_CHARS)
+    return (
+        body.endswith(("?", "？"))
+        and len(body.split()) <= _QUESTION_MAX_WORDS
+        and len(body) <= _QUESTION_MAX_CHARS
+    )
 
 
 def asks_when(query: str) -> bool:

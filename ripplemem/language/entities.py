@@ -17,22 +17,33 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'’.-]{0,30}(?: [A-Z][\w'’.-]{0,30})?)\s*:\s+\S")
 _CAP_WORD = r"(?:[A-Z][a-z'’]+(?:-[A-Z]?[a-z]+)*|[A-Z]{2,}|[A-Z]\.)"
-_CAP_SPAN = re.compile(rf"\b{_CAP_WORD}(?:\s+(?:of|the|de|von|van|and|&)\s+{_CAP_WORD}"
-                       rf"|\s+{_CAP_WORD}|\s+\d+)*")
-_QUOTED = re.compile(r'"([^"\n]{2,80})"|“([^”\n]{2,80})”|《([^》\n]{1,40})》'
-                     r'|『([^』\n]{1,40})』|「([^」\n]{1,40})」')
+_CAP_SPAN = re.compile(
+    rf"\b{_CAP_WORD}(?:\s+(?:of|the|de|von|van|and|&)\s+{_CAP_WORD}"
+    rf"|\s+{_CAP_WORD}|\s+\d+)*"
+)
+_QUOTED = re.compile(
+    r'"([^"\n]{2,80})"|“([^”\n]{2,80})”|《([^》\n]{1,40})》'
+    r"|『([^』\n]{1,40})』|「([^」\n]{1,40})」"
+)
 _QUANTITY = re.compile(
     r"\b\d+(?:[.,]\d+)?\s?(?:km|kilometers?|kilometres?|miles?|kg|kilos?|lbs?|pounds?|bpm|mg|ml|"
     r"hours?|minutes?|days?|weeks?|months?|years?|%|percent|dollars?|euros?|°[CF]?)\b"
-    r"|\$\d+(?:[.,]\d+)?", re.IGNORECASE)
-_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
-           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
-_DATE = re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}} (?:{_MONTHS}),? \d{{4}}\b|"
-                   rf"\b(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b"
-                   rf"|\d{{4}}年\d{{1,2}}月(?:\d{{1,2}}日)?")
+    r"|\$\d+(?:[.,]\d+)?",
+    re.IGNORECASE,
+)
+_MONTHS = (
+    "January|February|March|April|May|June|July|August|September|October|November|December|"
+    "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
+)
+_DATE = re.compile(
+    rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}} (?:{_MONTHS}),? \d{{4}}\b|"
+    rf"\b(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b"
+    rf"|\d{{4}}年\d{{1,2}}月(?:\d{{1,2}}日)?"
+)
 
 # Capitalised words that start sentences or fill speech but name nothing.
-_NOT_NAMES = frozenset("""
+_NOT_NAMES = frozenset(
+    """
 i i'm i've i'll i'd me my mine we our you your he she it they them their his her this that these
 those there here the a an and but or so if then when where what why how who which while because
 also just yes no not oh ah hey hi hello wow thanks thank okay ok sure well great good nice cool
@@ -43,9 +54,16 @@ with about after before during until since today tomorrow yesterday tonight last
 monday tuesday wednesday thursday friday saturday sunday january february march april may june july
 august september october november december
 remember remind reminder note don't dont forget also just so then well oh ah okay ok
-""".split())
-_JIEBA_TAGS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "organisation",
-               "nz": "thing"}
+""".split()
+)
+_JIEBA_TAGS = {
+    "nr": "person",
+    "nrfg": "person",
+    "nrt": "person",
+    "ns": "place",
+    "nt": "organisation",
+    "nz": "thing",
+}
 
 
 def has_cjk(text: str) -> bool:

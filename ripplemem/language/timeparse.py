@@ -57,6 +57,7 @@ _RULES: list[Rule] = _time_rules_en.RULES + _time_rules_zh.RULES
 
 # --- entry points --------------------------------------------------------------------------------
 
+
 def find_times(query: str, now: datetime) -> list[TimeRange]:
     """Every time phrase in the query, left to right; where phrases overlap the longest wins."""
     if not isinstance(query, str):

@@ -96,20 +96,49 @@ def run_tier_moves(engine: Engine, user_id: str, agent_id: str | None, dry_run: 
     started = time.perf_counter()
     rows = read_lifecycle_rows(engine.store, user_id, agent_id)
     now = engine.now()
-    plan = plan_tier_moves(rows.ids, tiers=rows.tiers, importance=rows.importance,
-                           access_count=rows.access_count, days_since_access=rows.days_idle(now),
-                           settings=engine.settings.lifecycle)
+    plan = plan_tier_moves(
+        rows.ids,
+        tiers=rows.tiers,
+        importance=rows.importance,
+        access_count=rows.access_count,
+        days_since_access=rows.days_idle(now),
+        settings=engine.settings.lifecycle,
+    )
     preview = dict(zip(rows.ids, rows.previews, strict=True))
     report = LifecycleReport(step="archive", strategy="tiers", dry_run=dry_run, considered=len(rows))
     moves = plan.moves()
-    report.entries = [LifecycleEntry(m.id, preview[m.id], "delete" if m.to_tier == "deleted" else m.to_tier,
-                                     m.reason, m.access_score, m.from_tier, m.to_tier) for m in moves]
+    report.entries = [
+        LifecycleEntry(
+            m.id,
+            preview[m.id],
+            "delete" if m.to_tier == "deleted" else m.to_tier,
+            m.reason,
+            m.access_score,
+            m.from_tier,
+            m.to_tier,
+        )
+        for m in moves
+    ]
     if not dry_run:
-        events = {m.id: HistoryEvent(m.id, _EVENTS[m.to_tier], now, TIER_CAUSE,
-                                     {"from": m.from_tier, "to": m.to_tier, "reason": m.reason,
-                                      "access_score": round(m.access_score, 4)}) for m in moves}
-        by_target = {tier: {m.id: events[m.id] for m in moves if m.to_tier == tier}
-                     for tier in ("warm", "cold", "deleted")}
+        events = {
+            m.id: HistoryEvent(
+                m.id,
+                _EVENTS[m.to_tier],
+                now,
+                TIER_CAUSE,
+                {
+                    "from": m.from_tier,
+                    "to": m.to_tier,
+                    "reason": m.reason,
+                    "access_score": round(m.access_score, 4),
+                },
+            )
+            for m in moves
+        }
+        by_target = {
+            tier: {m.id: events[m.id] for m in moves if m.to_tier == tier}
+            for tier in ("warm", "cold", "deleted")
+        }
         relabel(engine, user_id, by_target["warm"], "warm")
         move_to_cold(engine, user_id, by_target["cold"])
         going = by_target["deleted"]
@@ -140,14 +169,16 @@ def rearchive_store(store: SQLiteStore) -> int:
 _EVENTS = {"hot": "woken", "warm": "cooled", "cold": "archived", "deleted": "forgotten"}
 
 
-def wake_memories(engine: Engine, user_id: str, ids: Sequence[str], tiers: Sequence[str], now: float,
-                  cause: str) -> list[str]:
+def wake_memories(
+    engine: Engine, user_id: str, ids: Sequence[str], tiers: Sequence[str], now: float, cause: str
+) -> list[str]:
     """Move the warm and cold memories among `ids` back to hot (plan_wakeups); returns
     the ids that moved."""
     plan = plan_wakeups(list(ids), tiers=list(tiers), touched=np.ones(len(ids), dtype=bool))
-    events = {m.id: HistoryEvent(m.id, "woken", now, cause,
-                                 {"from": m.from_tier, "to": "hot", "reason": m.reason})
-              for m in plan.moves()}
+    events = {
+        m.id: HistoryEvent(m.id, "woken", now, cause, {"from": m.from_tier, "to": "hot", "reason": m.reason})
+        for m in plan.moves()
+    }
     warm = {i: event for i, event in events.items() if event.detail["from"] == "warm"}
     cold = {i: event for i, event in events.items() if event.detail["from"] == "cold"}
     relabel(engine, user_id, warm, "hot")

@@ -78,8 +78,14 @@ def known_entities(engine: Engine, user_id: str, canonicals: Collection[str]) ->
     return {c for c in canonicals if entity_id(user_id, c) in known_ids}
 
 
-def consolidate_working(engine: Engine, user_id: str, sessions: list[str | None], dry_run: bool,
-                        store: Callable[..., Memory], report: ConsolidationReport) -> None:
+def consolidate_working(
+    engine: Engine,
+    user_id: str,
+    sessions: list[str | None],
+    dry_run: bool,
+    store: Callable[..., Memory],
+    report: ConsolidationReport,
+) -> None:
     """Write the working items the consolidation decision says to keep (not those already written)."""
     working = engine.working(user_id)
     for session in sessions:
@@ -93,11 +99,21 @@ def consolidate_working(engine: Engine, user_id: str, sessions: list[str | None]
             stored = None
             if not dry_run:
                 engine.consolidated_working_ids.add(item.id)
-                stored = store(item.text, type=target, session_id=session, importance=decision.importance,
-                               metadata={**dict(item.metadata), "role": item.role, "working_id": item.id,
-                                         "mention_count": item.mention_count}).id
-            report.steps.append(ConsolidationStep(item.id, "stored", "working", target,
-                                                  "; ".join(decision.reasons), stored))
+                stored = store(
+                    item.text,
+                    type=target,
+                    session_id=session,
+                    importance=decision.importance,
+                    metadata={
+                        **dict(item.metadata),
+                        "role": item.role,
+                        "working_id": item.id,
+                        "mention_count": item.mention_count,
+                    },
+                ).id
+            report.steps.append(
+                ConsolidationStep(item.id, "stored", "working", target, "; ".join(decision.reasons), stored)
+            )
 
 
 def consolidate_dropped(engine: Engine, user_id: str, item: WorkingItem, reason: str) -> None:
@@ -115,38 +131,61 @@ def consolidate_dropped(engine: Engine, user_id: str, item: WorkingItem, reason:
     if not decision.consolidates:
         return
     engine.consolidated_working_ids.add(item.id)
-    memory = Memory(id=uuid.uuid4().hex, user_id=user_id, type=decision.target or "episodic",
-                    content=item.text, session_id=item.session_id, importance=decision.importance,
-                    created_at=engine.clock(), event_time=item.created_at,
-                    metadata={**dict(item.metadata), "role": item.role, "working_id": item.id,
-                              "mention_count": item.mention_count})
+    memory = Memory(
+        id=uuid.uuid4().hex,
+        user_id=user_id,
+        type=decision.target or "episodic",
+        content=item.text,
+        session_id=item.session_id,
+        importance=decision.importance,
+        created_at=engine.clock(),
+        event_time=item.created_at,
+        metadata={
+            **dict(item.metadata),
+            "role": item.role,
+            "working_id": item.id,
+            "mention_count": item.mention_count,
+        },
+    )
     try:
-        write_batch(engine, user_id, [memory], [GraphInput()],
-                    cause=f"working memory item {reason}: " + "; ".join(decision.reasons))
+        write_batch(
+            engine,
+            user_id,
+            [memory],
+            [GraphInput()],
+            cause=f"working memory item {reason}: " + "; ".join(decision.reasons),
+        )
     except Exception:  # any store or embedder failure: the drop itself must go on
         logger.exception("could not consolidate the %s working memory item %s", reason, item.id)
 
 
-def promote_stored(engine: Engine, user_id: str, dry_run: bool, report: ConsolidationReport,
-                   batch: int = 5000) -> None:
+def promote_stored(
+    engine: Engine, user_id: str, dry_run: bool, report: ConsolidationReport, batch: int = 5000
+) -> None:
     """Promotions over the user's working and episodic memories."""
     flt = MemoryFilter(user_id=user_id, types=("working", "episodic"))
     candidates: list[Memory] = []
     while page := engine.store.list(flt, batch, len(candidates), newest_first=False):
         candidates += page
     # Planned over everything first: promoting while paging would shift the pages.
-    plan = plan_promotions([m.id for m in candidates], [m.type for m in candidates],
-                           [m.importance for m in candidates], engine.settings.lifecycle)
+    plan = plan_promotions(
+        [m.id for m in candidates],
+        [m.type for m in candidates],
+        [m.importance for m in candidates],
+        engine.settings.lifecycle,
+    )
     by_id = {m.id: m for m in candidates}
     if not dry_run:
         retype_memories(engine, user_id, [(by_id[step.id], step.to_type, step.reason) for step in plan])
     for step in plan:
-        report.steps.append(ConsolidationStep(step.id, "promoted", step.from_type, step.to_type,
-                                              step.reason, step.id))
+        report.steps.append(
+            ConsolidationStep(step.id, "promoted", step.from_type, step.to_type, step.reason, step.id)
+        )
 
 
-def summarize_episodic(engine: Engine, scope: Scope, llm: Any, dry_run: bool,
-                       report: ConsolidationReport) -> None:
+def summarize_episodic(
+    engine: Engine, scope: Scope, llm: Any, dry_run: bool, report: ConsolidationReport
+) -> None:
     """Summarise each cluster of related episodic memories no summary covers yet into a semantic
     memory (SUMMARIZES edges summary -> each source); the newest `summary_window` are considered."""
     settings = engine.model_settings().lifecycle
@@ -160,28 +199,48 @@ def summarize_episodic(engine: Engine, scope: Scope, llm: Any, dry_run: bool,
     memories, vectors = engine.store.fetch([m.id for m in recent], flt, with_embeddings=True)
     entities = entity_keys(engine.store, user_id, [m.id for m in memories])
     by_id = {m.id: m for m in memories}
-    for cluster in cluster_related([m.id for m in memories], entities=[entities[m.id] for m in memories],
-                                   embeddings=vectors, settings=settings):
+    for cluster in cluster_related(
+        [m.id for m in memories],
+        entities=[entities[m.id] for m in memories],
+        embeddings=vectors,
+        settings=settings,
+    ):
         sources = sorted((by_id[i] for i in cluster.ids), key=lambda m: time_key(m.when))
         ids = tuple(m.id for m in sources)
         why = f"{len(ids)} related episodic memories" + (
-            f" about {', '.join(cluster.shared_entities[:3])}" if cluster.shared_entities else "")
+            f" about {', '.join(cluster.shared_entities[:3])}" if cluster.shared_entities else ""
+        )
         if dry_run:
-            report.steps.append(ConsolidationStep(ids[0], "summarized", "episodic", "semantic", why,
-                                                  None, ids))
+            report.steps.append(
+                ConsolidationStep(ids[0], "summarized", "episodic", "semantic", why, None, ids)
+            )
             continue
         text = summarize_cluster(llm, [m.content for m in sources], settings=settings)
         if text is None:
-            report.steps.append(ConsolidationStep(ids[0], "not summarized", "episodic", "semantic",
-                                                  f"{why}; the model gave no usable summary", None, ids))
+            report.steps.append(
+                ConsolidationStep(
+                    ids[0],
+                    "not summarized",
+                    "episodic",
+                    "semantic",
+                    f"{why}; the model gave no usable summary",
+                    None,
+                    ids,
+                )
+            )
             continue
-        item = {"content": text, "importance": max(m.importance for m in sources),
-                "event_time": sources[-1].when, "metadata": {"summarizes": list(ids)}}
+        item = {
+            "content": text,
+            "importance": max(m.importance for m in sources),
+            "event_time": sources[-1].when,
+            "metadata": {"summarizes": list(ids)},
+        }
         memory = build_memory(item, 0, "semantic", engine.clock(), scope, engine.settings)
         summary = write_batch(engine, user_id, [memory], [GraphInput()], cause=f"summary of {why}")[0]
         _link_summary(engine, user_id, summary.id, ids, why)
-        report.steps.append(ConsolidationStep(ids[0], "summarized", "episodic", "semantic", why, summary.id,
-                                              ids, text))
+        report.steps.append(
+            ConsolidationStep(ids[0], "summarized", "episodic", "semantic", why, summary.id, ids, text)
+        )
 
 
 def _link_summary(engine: Engine, user_id: str, summary_id: str, sources: tuple[str, ...], why: str) -> None:
@@ -189,8 +248,16 @@ def _link_summary(engine: Engine, user_id: str, summary_id: str, sources: tuple[
     now = engine.now()
     edges = [EdgeRow(summary_id, source, "SUMMARIZES", created_at=now) for source in sources]
     events = [HistoryEvent(summary_id, "summarized", now, f"summary of {why}", {"sources": list(sources)})]
-    events += [HistoryEvent(source, "summarized", now, f"summarised with {len(sources) - 1} related memories",
-                            {"into": summary_id}) for source in sources]
+    events += [
+        HistoryEvent(
+            source,
+            "summarized",
+            now,
+            f"summarised with {len(sources) - 1} related memories",
+            {"into": summary_id},
+        )
+        for source in sources
+    ]
     with engine.unit_of_work(user_id) as work:
         with work.transaction() as conn:
             insert_edges(conn, user_id, edges)

@@ -37,26 +37,60 @@ def check_strategy(strategy: object) -> ForgetStrategy:
     return cast(ForgetStrategy, strategy)
 
 
-def plan_for(engine: Engine, user_id: str, rows: LifecycleRows, strategy: str, now: float, *,
-             threshold: float | None, max_age_days: float | None, capacity: int | None) -> ForgetPlan:
+def plan_for(
+    engine: Engine,
+    user_id: str,
+    rows: LifecycleRows,
+    strategy: str,
+    now: float,
+    *,
+    threshold: float | None,
+    max_age_days: float | None,
+    capacity: int | None,
+) -> ForgetPlan:
     """The forgetting plan of these memories; the score strategy reads each memory's graph degree."""
     degree = link_counts(engine.store, user_id, rows.ids) if strategy == "score" else None
-    return plan_forgetting(rows.ids, strategy, importance=rows.importance, access_count=rows.access_count,
-                           days_since_access=rows.days_idle(now), age_days=rows.age_days(now), degree=degree,
-                           threshold=threshold, max_age_days=max_age_days, capacity=capacity,
-                           settings=engine.settings.lifecycle)
+    return plan_forgetting(
+        rows.ids,
+        strategy,
+        importance=rows.importance,
+        access_count=rows.access_count,
+        days_since_access=rows.days_idle(now),
+        age_days=rows.age_days(now),
+        degree=degree,
+        threshold=threshold,
+        max_age_days=max_age_days,
+        capacity=capacity,
+        settings=engine.settings.lifecycle,
+    )
 
 
-def run_forget(engine: Engine, user_id: str, agent_id: str | None, strategy: str, dry_run: bool, *,
-               threshold: float | None = None, max_age_days: float | None = None,
-               capacity: int | None = None) -> LifecycleReport:
+def run_forget(
+    engine: Engine,
+    user_id: str,
+    agent_id: str | None,
+    strategy: str,
+    dry_run: bool,
+    *,
+    threshold: float | None = None,
+    max_age_days: float | None = None,
+    capacity: int | None = None,
+) -> LifecycleReport:
     """Plan forgetting over a user's active memories and apply it unless dry_run."""
     check_forget_options(strategy, threshold=threshold, max_age_days=max_age_days, capacity=capacity)
     started = time.perf_counter()
     rows = read_lifecycle_rows(engine.store, user_id, agent_id)
     now = engine.now()
-    plan = plan_for(engine, user_id, rows, strategy, now, threshold=threshold, max_age_days=max_age_days,
-                    capacity=capacity)
+    plan = plan_for(
+        engine,
+        user_id,
+        rows,
+        strategy,
+        now,
+        threshold=threshold,
+        max_age_days=max_age_days,
+        capacity=capacity,
+    )
     position = {memory_id: i for i, memory_id in enumerate(rows.ids)}
     report = LifecycleReport(step="forget", strategy=strategy, dry_run=dry_run, considered=len(rows))
     lowered: dict[str, tuple[float, float]] = {}  # deprioritized: importance before and after
@@ -70,8 +104,17 @@ def run_forget(engine: Engine, user_id: str, agent_id: str | None, strategy: str
         if change.action == "archive" and tier == "cold":
             continue  # already archived
         to_tier = {"delete": "deleted", "archive": "cold", "deprioritize": tier}
-        report.entries.append(LifecycleEntry(change.id, rows.previews[i], change.action, change.reason,
-                                             change.score, tier, to_tier[change.action]))
+        report.entries.append(
+            LifecycleEntry(
+                change.id,
+                rows.previews[i],
+                change.action,
+                change.reason,
+                change.score,
+                tier,
+                to_tier[change.action],
+            )
+        )
         if change.new_importance is not None:
             lowered[change.id] = (float(rows.importance[i]), change.new_importance)
     if not dry_run:
@@ -80,8 +123,9 @@ def run_forget(engine: Engine, user_id: str, agent_id: str | None, strategy: str
     return report
 
 
-def _apply(engine: Engine, user_id: str, report: LifecycleReport, lowered: dict[str, tuple[float, float]],
-           now: float) -> None:
+def _apply(
+    engine: Engine, user_id: str, report: LifecycleReport, lowered: dict[str, tuple[float, float]], now: float
+) -> None:
     cause = f"forget: {report.strategy}"
     events: dict[str, dict[str, HistoryEvent]] = {"delete": {}, "deprioritize": {}, "archive": {}}
     for entry in report.entries:

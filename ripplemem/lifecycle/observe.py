@@ -11,12 +11,16 @@ from ripplemem.engine.engine import Engine
 from ripplemem.lifecycle.rules.working import WorkingItem
 
 _USER_ROLES = frozenset({"user", "human"})
-_QUESTION = re.compile(r"[?？]\s*$|^\s*(?:who|what|when|where|why|how|which|do|does|did|is|are|can|could|"
-                       r"would|should|will)\b", re.IGNORECASE)
+_QUESTION = re.compile(
+    r"[?？]\s*$|^\s*(?:who|what|when|where|why|how|which|do|does|did|is|are|can|could|"
+    r"would|should|will)\b",
+    re.IGNORECASE,
+)
 # A question that asks to store something ("Could you remember that my gate is B12?"), unlike one
 # that asks to recall ("Can you remember what Mia is allergic to?").
 _REQUEST = re.compile(
-    r"\b(?:remember|note|keep in mind|don't forget)\s+(?:that|this|to)\b|记住|记一下|别忘了", re.IGNORECASE)
+    r"\b(?:remember|note|keep in mind|don't forget)\s+(?:that|this|to)\b|记住|记一下|别忘了", re.IGNORECASE
+)
 
 
 def states_something(role: str, text: str) -> bool:
@@ -27,9 +31,18 @@ def states_something(role: str, text: str) -> bool:
     return not _QUESTION.search(text.strip()) or _REQUEST.search(text) is not None
 
 
-def observe_turn(engine: Engine, user_id: str, session: str | None, role: str, text: str, *,
-                 importance: float | None, remember: bool, metadata: Mapping[str, Any] | None,
-                 store: Callable[..., Any]) -> WorkingItem:
+def observe_turn(
+    engine: Engine,
+    user_id: str,
+    session: str | None,
+    role: str,
+    text: str,
+    *,
+    importance: float | None,
+    remember: bool,
+    metadata: Mapping[str, Any] | None,
+    store: Callable[..., Any],
+) -> WorkingItem:
     """Add a turn to the session's working memory; write it through `store` when the consolidation
     decision says at once (an explicit request, or an urgent or emotional statement by the user).
     The turn is checked as add() checks a memory first, so one that could not be stored is not kept either."""
@@ -46,6 +59,11 @@ def observe_turn(engine: Engine, user_id: str, session: str | None, role: str, t
     if decision is None or decision.action != "immediate" or item.id in engine.consolidated_working_ids:
         return item
     engine.consolidated_working_ids.add(item.id)
-    store(item.text, type=decision.target or "episodic", session_id=session, importance=decision.importance,
-          metadata={**dict(item.metadata), "role": item.role, "working_id": item.id})
+    store(
+        item.text,
+        type=decision.target or "episodic",
+        session_id=session,
+        importance=decision.importance,
+        metadata={**dict(item.metadata), "role": item.role, "working_id": item.id},
+    )
     return item

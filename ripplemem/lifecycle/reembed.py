@@ -17,8 +17,9 @@ from ripplemem.store.sqlite import SQLiteStore
 ProgressCallback = Callable[[int, int], None]
 
 
-def progress_reporter(progress: bool | ProgressCallback, total: int,
-                      unit: str = "mem") -> Callable[[int], None]:
+def progress_reporter(
+    progress: bool | ProgressCallback, total: int, unit: str = "mem"
+) -> Callable[[int], None]:
     """A function taking 'done so far': a tqdm bar (counting `unit`s) for True, the caller's
     (done, total) callable, or nothing."""
     if callable(progress):
@@ -51,8 +52,14 @@ def disk_bytes(path: str | None) -> int:
     return total
 
 
-def reembed_store(path: str | os.PathLike[str], embedder: TargetEmbedder, *, vector_index: str = "auto",
-                  batch_size: int = 256, progress: bool | ProgressCallback = False) -> int:
+def reembed_store(
+    path: str | os.PathLike[str],
+    embedder: TargetEmbedder,
+    *,
+    vector_index: str = "auto",
+    batch_size: int = 256,
+    progress: bool | ProgressCallback = False,
+) -> int:
     """Re-embed every memory of a store with another model and rebuild its vector index."""
     check_k(batch_size, "batch_size")
     target = CheckedEmbedder(resolve_embedder(as_embedder(embedder)))

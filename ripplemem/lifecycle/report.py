@@ -54,8 +54,10 @@ class LifecycleReport:
         """A few readable lines: the counts, then some example entries with their reasons."""
         verb = "would" if self.dry_run else "did"
         counts = ", ".join(f"{action} {total}" for action, total in self.counts().items() if total)
-        lines = [f"{self.step} ({self.strategy}) {verb}: {counts or 'nothing'} "
-                 f"of {self.considered} memories in {self.seconds:.2f} s"]
+        lines = [
+            f"{self.step} ({self.strategy}) {verb}: {counts or 'nothing'} "
+            f"of {self.considered} memories in {self.seconds:.2f} s"
+        ]
         for entry in self.entries[:examples]:
             lines.append(f"  {entry.action:<12} {entry.id[:8]}  {entry.preview!r}: {entry.reason}")
         if len(self.entries) > examples:
@@ -64,9 +66,15 @@ class LifecycleReport:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON: the counts and every entry."""
-        return {"step": self.step, "strategy": self.strategy, "dry_run": self.dry_run,
-                "considered": self.considered, "counts": self.counts(), "seconds": self.seconds,
-                "entries": [dataclasses.asdict(entry) for entry in self.entries]}
+        return {
+            "step": self.step,
+            "strategy": self.strategy,
+            "dry_run": self.dry_run,
+            "considered": self.considered,
+            "counts": self.counts(),
+            "seconds": self.seconds,
+            "entries": [dataclasses.asdict(entry) for entry in self.entries],
+        }
 
 
 @dataclass
@@ -86,19 +94,30 @@ class MaintenanceReport:
         """Readable lines: what each step did and the tiers before and after."""
         verb = "would" if self.dry_run else "did"
         consolidated = ", ".join(f"{k} {v}" for k, v in self.consolidation.counts().items()) or "nothing"
-        lines = [f"maintain {self.user_id!r}" + (" (dry run)" if self.dry_run else ""),
-                 f"consolidate {verb}: {consolidated} in {self.seconds.get('consolidate', 0.0):.2f} s",
-                 self.forget.summary(), self.archive.summary(),
-                 f"tiers before: {_tiers(self.tiers_before)}; after: {_tiers(self.tiers_after)}"]
+        lines = [
+            f"maintain {self.user_id!r}" + (" (dry run)" if self.dry_run else ""),
+            f"consolidate {verb}: {consolidated} in {self.seconds.get('consolidate', 0.0):.2f} s",
+            self.forget.summary(),
+            self.archive.summary(),
+            f"tiers before: {_tiers(self.tiers_before)}; after: {_tiers(self.tiers_after)}",
+        ]
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
-        return {"user_id": self.user_id, "dry_run": self.dry_run,
-                "consolidation": {"counts": self.consolidation.counts(),
-                                  "steps": [dataclasses.asdict(s) for s in self.consolidation.steps]},
-                "forget": self.forget.as_dict(), "archive": self.archive.as_dict(),
-                "seconds": self.seconds, "tiers_before": self.tiers_before, "tiers_after": self.tiers_after}
+        return {
+            "user_id": self.user_id,
+            "dry_run": self.dry_run,
+            "consolidation": {
+                "counts": self.consolidation.counts(),
+                "steps": [dataclasses.asdict(s) for s in self.consolidation.steps],
+            },
+            "forget": self.forget.as_dict(),
+            "archive": self.archive.as_dict(),
+            "seconds": self.seconds,
+            "tiers_before": self.tiers_before,
+            "tiers_after": self.tiers_after,
+        }
 
 
 def _tiers(counts: dict[str, int]) -> str:

@@ -33,8 +33,15 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
 
-__all__ = ["Answer", "ContextItem", "aanswer_question", "answer_question", "answer_messages",
-           "cite", "says_unknown"]
+__all__ = [
+    "Answer",
+    "ContextItem",
+    "aanswer_question",
+    "answer_question",
+    "answer_messages",
+    "cite",
+    "says_unknown",
+]
 
 logger = logging.getLogger("ripplemem.llm.answer")
 
@@ -57,7 +64,8 @@ _CITATION = re.compile(
     r"[\[【]\s*(?:\^|(?:sources?|memory|memories|context|refs?|docs?|documents?|items?|entry|entries|来源|记忆|文档|资料|条目)"
     r"\s*#?\s*)?(?P<numbers>\d{1,3}(?:\s*(?:,|，|、|;|；|-|–|and|&)\s*(?:\^)?\d{1,3})*)\s*[\]】]"
     r"|[(（](?:sources?|memory|entry|来源|记忆|条目)\s*#?\s*(?P<paren>\d{1,3})[)）]",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SPLIT_NUMBERS = re.compile(r"(\d{1,3})\s*[-–]\s*(\d{1,3})|(\d{1,3})")
 _UNKNOWN = re.compile(
     r"\b(?:i (?:don'?t|do not) know|i'?m not sure"
@@ -69,7 +77,8 @@ _UNKNOWN = re.compile(
     r"(?:say|mention|contain|include))"
     r"|不知道|不清楚|没有(?:提到|提及|相关信息|相关内容|找到|足够的?信息|记录)|未(?:提及|提到|找到|说明)"
     r"|无法(?:确定|回答|找到|判断|得知)|上下文中没有|资料中没有|わかりません|모르겠습니다",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _MIN_ID_CHARS = 6  # ids this long are matched verbatim in the answer ("as memory 3f9a2c says")
 
 
@@ -106,9 +115,16 @@ class Answer:
     error: str | None = None
 
 
-def answer_question(llm: BaseChatModel | None, question: str, context: Sequence[Any], *,
-                    max_retries: int = 1, max_context_tokens: int = 3000, now: date | datetime | None = None,
-                    how: str = "pass llm=... to ask(...) or to RippleMem(...)") -> Answer:
+def answer_question(
+    llm: BaseChatModel | None,
+    question: str,
+    context: Sequence[Any],
+    *,
+    max_retries: int = 1,
+    max_context_tokens: int = 3000,
+    now: date | datetime | None = None,
+    how: str = "pass llm=... to ask(...) or to RippleMem(...)",
+) -> Answer:
     """Answer a question from recalled context with [n] citations mapped back to entry ids.
 
     `context` holds ContextItem objects or (id, text, date | None) tuples, best first; entries
@@ -123,10 +139,16 @@ def answer_question(llm: BaseChatModel | None, question: str, context: Sequence[
     return _finish(question, shown, task)
 
 
-async def aanswer_question(llm: BaseChatModel | None, question: str, context: Sequence[Any], *,
-                           max_retries: int = 1, max_context_tokens: int = 3000,
-                           now: date | datetime | None = None,
-                           how: str = "pass llm=... to ask(...) or to RippleMem(...)") -> Answer:
+async def aanswer_question(
+    llm: BaseChatModel | None,
+    question: str,
+    context: Sequence[Any],
+    *,
+    max_retries: int = 1,
+    max_context_tokens: int = 3000,
+    now: date | datetime | None = None,
+    how: str = "pass llm=... to ask(...) or to RippleMem(...)",
+) -> Answer:
     """Async answer_question."""
     question, shown = _prepare(llm, question, context, max_retries, max_context_tokens, how)
     if not shown:
@@ -136,14 +158,18 @@ async def aanswer_question(llm: BaseChatModel | None, question: str, context: Se
     return _finish(question, shown, task)
 
 
-def answer_messages(question: str, items: Sequence[ContextItem], *,
-                    now: date | datetime | None = None) -> list[BaseMessage]:
+def answer_messages(
+    question: str, items: Sequence[ContextItem], *, now: date | datetime | None = None
+) -> list[BaseMessage]:
     """The system and user messages the model is first shown."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
     language = language_of(question)
-    rule = f"Answer in {language}, the language of the question." if language else \
-        "Answer in the same language as the question."
+    rule = (
+        f"Answer in {language}, the language of the question."
+        if language
+        else "Answer in the same language as the question."
+    )
     today = f" Today is {_format_when(now)}." if now is not None else ""
     lines = [f"[{number}] ({_label(item)}) {item.text}" for number, item in enumerate(items, start=1)]
     user = "Context:\n" + "\n".join(lines) + f"\n\nQuestion: {question}"
@@ -180,8 +206,9 @@ def says_unknown(text: str) -> bool:
     return _UNKNOWN.search(text) is not None
 
 
-def _prepare(llm: Any, question: Any, context: Any, max_retries: int, max_context_tokens: int,
-             how: str) -> tuple[str, list[ContextItem]]:
+def _prepare(
+    llm: Any, question: Any, context: Any, max_retries: int, max_context_tokens: int, how: str
+) -> tuple[str, list[ContextItem]]:
     require_llm(llm, "a grounded answer", how)
     question = check_text("question", question)
     check_count("max_retries", max_retries, minimum=0)
@@ -204,29 +231,34 @@ def _prepare(llm: Any, question: Any, context: Any, max_retries: int, max_contex
 
 def _coerce(context: Any) -> list[ContextItem]:
     if isinstance(context, (str, bytes)) or not isinstance(context, Sequence):
-        raise InvalidTypeError(f"context must be a list of ContextItem or (id, text, date) tuples, "
-                               f"got {type(context).__name__}")
+        raise InvalidTypeError(
+            f"context must be a list of ContextItem or (id, text, date) tuples, got {type(context).__name__}"
+        )
     items = []
     for index, entry in enumerate(context):
         if isinstance(entry, tuple) and len(entry) in (2, 3, 4):
             entry = ContextItem(*entry)
         if not isinstance(entry, ContextItem):
-            raise InvalidTypeError(f"context[{index}] must be a ContextItem or an (id, text, date) tuple, "
-                                   f"got {type(entry).__name__}")
+            raise InvalidTypeError(
+                f"context[{index}] must be a ContextItem or an (id, text, date) tuple, "
+                f"got {type(entry).__name__}"
+            )
         if not isinstance(entry.id, str) or not entry.id:
             raise InvalidInputError(f"context[{index}] needs a non-empty string id")
         if not isinstance(entry.text, str):
             raise InvalidTypeError(f"context[{index}] text must be a string, got {type(entry.text).__name__}")
         if entry.when is not None and not isinstance(entry.when, date):
-            raise InvalidTypeError(f"context[{index}] date must be a date, a datetime or None, "
-                                   f"got {type(entry.when).__name__}")
+            raise InvalidTypeError(
+                f"context[{index}] date must be a date, a datetime or None, got {type(entry.when).__name__}"
+            )
         if entry.text.strip():
             items.append(entry)
     return items
 
 
-def _task(question: str, shown: list[ContextItem], max_retries: int,
-          now: date | datetime | None) -> ChatTask[str]:
+def _task(
+    question: str, shown: list[ContextItem], max_retries: int, now: date | datetime | None
+) -> ChatTask[str]:
     return ChatTask(answer_messages(question, shown, now=now), _parse_reply, ANSWER_RETRY, max_retries)
 
 

@@ -42,7 +42,8 @@ def require_llm(llm: Any, feature: str, how: str = "pass llm=... to RippleMem(..
         from langchain_core.runnables import Runnable
     except ImportError as exc:
         raise MissingDependencyError(
-            f"{feature} needs langchain-core: pip install 'ripplemem[langchain]'") from exc
+            f"{feature} needs langchain-core: pip install 'ripplemem[langchain]'"
+        ) from exc
     if not isinstance(llm, Runnable):
         raise InvalidTypeError(f"llm must be a LangChain chat model, got {type(llm).__name__}")
 
@@ -176,28 +177,36 @@ class ChatTask(Generic[T]):
             self.messages = [*self.messages, *feedback]
 
 
-def run_tasks(llm: BaseChatModel, tasks: Sequence[ChatTask[Any]], *,
-              max_concurrency: int | None = None) -> None:
+def run_tasks(
+    llm: BaseChatModel, tasks: Sequence[ChatTask[Any]], *, max_concurrency: int | None = None
+) -> None:
     """Run every task to a result or an error; each round of tries goes to the model as one batch."""
     while pending := [task for task in tasks if not task.done]:
         replies: list[Any]
         try:
-            replies = llm.batch([task.messages for task in pending], {"max_concurrency": max_concurrency},
-                                return_exceptions=True)
+            replies = llm.batch(
+                [task.messages for task in pending],
+                {"max_concurrency": max_concurrency},
+                return_exceptions=True,
+            )
         except Exception as exc:  # a model whose batch ignores return_exceptions
             replies = [exc] * len(pending)
         for task, reply in zip(pending, replies, strict=True):
             task.absorb(reply)
 
 
-async def arun_tasks(llm: BaseChatModel, tasks: Sequence[ChatTask[Any]], *,
-                     max_concurrency: int | None = None) -> None:
+async def arun_tasks(
+    llm: BaseChatModel, tasks: Sequence[ChatTask[Any]], *, max_concurrency: int | None = None
+) -> None:
     """Async run_tasks: the rounds run concurrently on the event loop."""
     while pending := [task for task in tasks if not task.done]:
         replies: list[Any]
         try:
-            replies = await llm.abatch([task.messages for task in pending],
-                                       {"max_concurrency": max_concurrency}, return_exceptions=True)
+            replies = await llm.abatch(
+                [task.messages for task in pending],
+                {"max_concurrency": max_concurrency},
+                return_exceptions=True,
+            )
         except Exception as exc:  # a model whose abatch ignores return_exceptions
             replies = [exc] * len(pending)
         for task, reply in zip(pending, replies, strict=True):

@@ -22,7 +22,8 @@ _MARKED_LINE = re.compile(
       | [-*•·‣◦–—+]                                                                    # bullets
       | (?:query|rewrite|paraphrase|question|version|variant|查询|问题|改写|问法)\s*\d{1,2}\s*[:：.)]
     )\s*(?P<item>\S.*)$""",
-    re.IGNORECASE | re.VERBOSE)
+    re.IGNORECASE | re.VERBOSE,
+)
 _QUOTED_LINE = re.compile(r"""^\s*["“「'](?P<item>[^"”」]+?)["”」']\s*,?\s*$""")
 _ITEM_KEYS = ("query", "text", "question", "rewrite", "paraphrase", "content")
 _LIST_KEYS = ("queries", "rewrites", "paraphrases", "questions", "results", "items")
@@ -30,12 +31,14 @@ _REFUSAL = re.compile(
     r"^\s*(?:i'?m sorry|sorry|i apologi[sz]e|i (?:cannot|can'?t|can not|am unable|'m unable)|as an ai"
     r"|i (?:don'?t|do not) (?:know|have (?:access|any information|information|enough information))"
     r"|抱歉|对不起|很抱歉|我无法|我不能|作为(?:一个)?(?:ai|人工智能))",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:(?:here(?:'s| is| are)|sure|certainly|okay|ok)\b|以下是|好的|当然)"
     r"[^\n]{0,80}?(?<!\d)[:：](?:\s|$)"
     r"|(?:hypothetical )?(?:passage|answer|document|段落|答案|回答|假设文档)\s*[:：])\s*",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)|[。！？]")
 
 
@@ -79,12 +82,18 @@ def parse_passage(reply: str, query: str, max_chars: int = 2000) -> str:
         except json.JSONDecodeError:
             data = None
         if isinstance(data, dict):
-            value = next((data[key] for key in ("passage", "text", "answer", "content")
-                          if isinstance(data.get(key), str)), None)
+            value = next(
+                (
+                    data[key]
+                    for key in ("passage", "text", "answer", "content")
+                    if isinstance(data.get(key), str)
+                ),
+                None,
+            )
             if value is None:
                 raise ValueError("the JSON reply has no 'passage' string")
             text = value
-    text = _PREAMBLE.sub("", text, count=1).strip().strip("\"“”「」").strip()
+    text = _PREAMBLE.sub("", text, count=1).strip().strip('"“”「」').strip()
     if not text:
         raise ValueError("the reply is empty")
     if _REFUSAL.match(text):

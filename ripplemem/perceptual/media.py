@@ -43,12 +43,16 @@ def check_encoder(kind: str, encoder: Any) -> str:
     """The encoder's model id, after checking it has the method this kind of file needs."""
     method_name = MEDIA[kind][1]
     if not callable(getattr(encoder, method_name, None)):
-        raise InvalidTypeError(f"encoder must have an {method_name}(path) method returning a vector, "
-                               f"got {type(encoder).__name__}")
+        raise InvalidTypeError(
+            f"encoder must have an {method_name}(path) method returning a vector, "
+            f"got {type(encoder).__name__}"
+        )
     model_id = getattr(encoder, "model_id", None)
     if not isinstance(model_id, str) or not model_id.strip():
-        raise InvalidTypeError(f"the {kind} encoder needs a model_id (a non-empty string naming its "
-                               "model): the store records it beside the vectors it makes")
+        raise InvalidTypeError(
+            f"the {kind} encoder needs a model_id (a non-empty string naming its "
+            "model): the store records it beside the vectors it makes"
+        )
     return model_id
 
 
@@ -70,14 +74,26 @@ def encode_file(kind: str, file: Path, encoder: Any) -> tuple[ModalitySpace, np.
     except (OSError, ValueError) as exc:
         raise InvalidInputError(f"the {kind} encoder could not read {str(file)!r}: {exc}") from exc
     if not vector.size or not np.all(np.isfinite(vector)) or not np.any(vector):
-        raise InvalidInputError(f"the {kind} encoder {model_id!r} gave no usable vector for {str(file)!r} "
-                                "(empty, all zeros, or not finite)")
+        raise InvalidInputError(
+            f"the {kind} encoder {model_id!r} gave no usable vector for {str(file)!r} "
+            "(empty, all zeros, or not finite)"
+        )
     return ModalitySpace(model_id, int(vector.shape[0])), vector / float(np.linalg.norm(vector))
 
 
-def add_media(engine: Engine, scope: Scope, kind: str, path: Any, text: str | None, encoder: Any, *,
-              importance: float | None, metadata: Mapping[str, Any] | None, event_time: datetime | str | None,
-              session_id: str | None) -> Memory:
+def add_media(
+    engine: Engine,
+    scope: Scope,
+    kind: str,
+    path: Any,
+    text: str | None,
+    encoder: Any,
+    *,
+    importance: float | None,
+    metadata: Mapping[str, Any] | None,
+    event_time: datetime | str | None,
+    session_id: str | None,
+) -> Memory:
     """Store an image or audio file reference as a perceptual memory; returns the memory."""
     text_field = MEDIA[kind][0]
     file = check_media_file(kind, path)
@@ -87,18 +103,30 @@ def add_media(engine: Engine, scope: Scope, kind: str, path: Any, text: str | No
     if encoder is None and text is None:
         raise InvalidInputError(
             f"add_{kind} needs a {text_field} (embedded as text) or an encoder=... that embeds "
-            f"{kind}s (e.g. {'CLIP' if kind == 'image' else 'CLAP'}; see mem.media.use_encoder)")
+            f"{kind}s (e.g. {'CLIP' if kind == 'image' else 'CLAP'}; see mem.media.use_encoder)"
+        )
     encoded = None if encoder is None else encode_file(kind, file, encoder)
     if encoded is not None:
         check_space(engine.store, kind, encoded[0].model_id, encoded[0].dimension)
     embedded = ([] if text is None else [text_field]) + ([] if encoded is None else [kind])
-    described = {"file": str(file), "file_name": file.name,
-                 "media_type": mimetypes.guess_type(file.name)[0] or "application/octet-stream",
-                 text_field: text, "embedded": embedded,
-                 "encoder": None if encoded is None else encoded[0].model_id}
-    item = {"content": text if text is not None else f"{kind} {file.name}", "type": "perceptual",
-            "modality": kind, "importance": importance, "event_time": event_time, "session_id": session_id,
-            "metadata": {**(metadata or {}), **described}, "source": str(file)}
+    described = {
+        "file": str(file),
+        "file_name": file.name,
+        "media_type": mimetypes.guess_type(file.name)[0] or "application/octet-stream",
+        text_field: text,
+        "embedded": embedded,
+        "encoder": None if encoded is None else encoded[0].model_id,
+    }
+    item = {
+        "content": text if text is not None else f"{kind} {file.name}",
+        "type": "perceptual",
+        "modality": kind,
+        "importance": importance,
+        "event_time": event_time,
+        "session_id": session_id,
+        "metadata": {**(metadata or {}), **described},
+        "source": str(file),
+    }
     memory = build_memory(item, 0, "perceptual", engine.clock(), scope, engine.settings)
     with engine.unit_of_work(scope.user_id) as work:
         [stored] = write_batch(engine, scope.user_id, [memory], [GraphInput()])

@@ -76,8 +76,9 @@ def check_readings(engine: Engine, user_id: str, items: Iterable[Mapping[str, An
             raise InvalidTypeError(f"reading {position} must be a dict, got {type(item).__name__}")
         unknown = set(item) - READING_FIELDS
         if unknown:
-            raise InvalidInputError(f"reading {position} has unknown fields {sorted(unknown)}; "
-                                    f"allowed: {sorted(READING_FIELDS)}")
+            raise InvalidInputError(
+                f"reading {position} has unknown fields {sorted(unknown)}; allowed: {sorted(READING_FIELDS)}"
+            )
         if "metric" not in item or "value" not in item:
             raise InvalidInputError(f"reading {position} needs a 'metric' and a 'value'")
         metric = check_metric(item["metric"])
@@ -119,8 +120,14 @@ def _newest(engine: Engine, user_id: str, metric: str) -> ReadingRow | None:
     return found[0] if found else None
 
 
-def _episodes(engine: Engine, user_id: str, rule: MetricRule, rows: list[_Incoming],
-              previous: ReadingRow | None, settings: SensorSettings) -> list[_Episode]:
+def _episodes(
+    engine: Engine,
+    user_id: str,
+    rule: MetricRule,
+    rows: list[_Incoming],
+    previous: ReadingRow | None,
+    settings: SensorSettings,
+) -> list[_Episode]:
     """Runs of out-of-range readings; the first continues the stored episode the latest stored
     reading belongs to when it is in the same direction and within the gap."""
     gap = timedelta(minutes=settings.episode_gap_minutes)
@@ -131,8 +138,10 @@ def _episodes(engine: Engine, user_id: str, rule: MetricRule, rows: list[_Incomi
         direction = rule.status(previous.value)
         if direction in ("above", "below"):
             tz = rows[0].at.tzinfo
-            earlier = [(local_time(r.at, tz), r.value)  # type: ignore[arg-type]
-                       for r in readings_of_memory(engine.store, user_id, previous.memory_id)]
+            earlier = [
+                (local_time(r.at, tz), r.value)  # type: ignore[arg-type]
+                for r in readings_of_memory(engine.store, user_id, previous.memory_id)
+            ]
             current = _Episode(direction, [], earlier, previous.memory_id)
             last_at = local_time(previous.at, tz)  # type: ignore[arg-type]
     for reading in rows:
@@ -149,17 +158,29 @@ def _episodes(engine: Engine, user_id: str, rule: MetricRule, rows: list[_Incomi
     return episodes
 
 
-def _remember_episodes(engine: Engine, scope: Scope, metric: str, rule: MetricRule, episodes: list[_Episode],
-                       settings: SensorSettings) -> None:
+def _remember_episodes(
+    engine: Engine,
+    scope: Scope,
+    metric: str,
+    rule: MetricRule,
+    episodes: list[_Episode],
+    settings: SensorSettings,
+) -> None:
     """Write new episodes as episodic memories mentioning the metric; rewrite extended ones."""
     fresh: list[tuple[_Episode, Memory]] = []
     now = engine.clock()
     for episode in episodes:
         values = [*episode.earlier, *((r.at, r.value) for r in episode.readings)]
-        metadata = {"sensor": "episode", "metric": metric, "direction": episode.direction,
-                    "readings": len(values), "normal": [rule.low, rule.high],
-                    "extreme": (max if episode.direction == "above" else min)(v for _, v in values),
-                    "start": values[0][0].isoformat(), "end": values[-1][0].isoformat()}
+        metadata = {
+            "sensor": "episode",
+            "metric": metric,
+            "direction": episode.direction,
+            "readings": len(values),
+            "normal": [rule.low, rule.high],
+            "extreme": (max if episode.direction == "above" else min)(v for _, v in values),
+            "start": values[0][0].isoformat(),
+            "end": values[-1][0].isoformat(),
+        }
         text = episode_text(rule, episode.direction, values)
         if episode.memory_id is not None:
             current = engine.store.get(episode.memory_id, scope.user_id)
@@ -167,13 +188,21 @@ def _remember_episodes(engine: Engine, scope: Scope, metric: str, rule: MetricRu
                 update_memory(engine, current, {"content": text, "metadata": metadata})
                 _link(engine, scope.user_id, episode, episode.memory_id)
                 continue
-        item = {"content": text, "type": "episodic", "modality": "sensor", "event_time": values[0][0],
-                "importance": settings.episode_importance, "metadata": metadata, "source": f"sensor:{metric}"}
+        item = {
+            "content": text,
+            "type": "episodic",
+            "modality": "sensor",
+            "event_time": values[0][0],
+            "importance": settings.episode_importance,
+            "metadata": metadata,
+            "source": f"sensor:{metric}",
+        }
         fresh.append((episode, build_memory(item, 0, "episodic", now, scope, engine.settings)))
     if fresh:
         entity = _entity(metric, rule)
-        stored = write_batch(engine, scope.user_id, [m for _, m in fresh],
-                             [GraphInput(entities=[entity]) for _ in fresh])
+        stored = write_batch(
+            engine, scope.user_id, [m for _, m in fresh], [GraphInput(entities=[entity]) for _ in fresh]
+        )
         for (episode, _), memory in zip(fresh, stored, strict=True):
             _link(engine, scope.user_id, episode, memory.id)
 
@@ -192,60 +221,98 @@ def _entity(metric: str, rule: MetricRule | None) -> ExtractedEntity:
 
 def latest_memory(engine: Engine, user_id: str, metric: str) -> Memory | None:
     """The perceptual memory holding a metric's latest reading, if the user has one."""
-    flt = MemoryFilter(user_id=user_id, types=("perceptual",),
-                       metadata=(("sensor", "latest"), ("metric", metric)))
+    flt = MemoryFilter(
+        user_id=user_id, types=("perceptual",), metadata=(("sensor", "latest"), ("metric", metric))
+    )
     found = engine.store.list(flt, 1, 0, True)
     return found[0] if found else None
 
 
-def _refresh_latest(engine: Engine, scope: Scope, metric: str, rule: MetricRule | None, newest: _Incoming,
-                    previous: ReadingRow | None) -> None:
+def _refresh_latest(
+    engine: Engine,
+    scope: Scope,
+    metric: str,
+    rule: MetricRule | None,
+    newest: _Incoming,
+    previous: ReadingRow | None,
+) -> None:
     """Create or rewrite the metric's latest-reading memory when this batch holds a newer reading."""
     if previous is not None and to_epoch(newest.at) < previous.at:  # type: ignore[operator]
         return
     label = metric_label(metric, rule)
     status = rule.status(newest.value) if rule is not None else None
     text = latest_text(label, newest.value, newest.unit, newest.at, status, rule, newest.source)
-    metadata = {"sensor": "latest", "metric": metric, "value": newest.value, "unit": newest.unit,
-                "at": newest.at.isoformat(), "status": status}
+    metadata = {
+        "sensor": "latest",
+        "metric": metric,
+        "value": newest.value,
+        "unit": newest.unit,
+        "at": newest.at.isoformat(),
+        "status": status,
+    }
     current = latest_memory(engine, scope.user_id, metric)
     if current is not None:
-        update_memory(engine, current, {"content": text, "metadata": metadata,
-                                        "event_time": to_epoch(newest.at)})
+        update_memory(
+            engine, current, {"content": text, "metadata": metadata, "event_time": to_epoch(newest.at)}
+        )
         return
-    item = {"content": text, "type": "perceptual", "modality": "sensor", "event_time": newest.at,
-            "metadata": metadata, "source": f"sensor:{metric}"}
+    item = {
+        "content": text,
+        "type": "perceptual",
+        "modality": "sensor",
+        "event_time": newest.at,
+        "metadata": metadata,
+        "source": f"sensor:{metric}",
+    }
     memory = build_memory(item, 0, "perceptual", engine.clock(), scope, engine.settings)
     write_batch(engine, scope.user_id, [memory], [GraphInput(entities=[_entity(metric, rule)])])
 
 
 def _public(reading: _Incoming, settings: SensorSettings) -> Reading:
     rule = settings.rule(reading.metric)
-    return Reading(reading.metric, reading.value, reading.unit, reading.at, reading.source,
-                   rule.status(reading.value) if rule is not None else None, reading.memory_id)
+    return Reading(
+        reading.metric,
+        reading.value,
+        reading.unit,
+        reading.at,
+        reading.source,
+        rule.status(reading.value) if rule is not None else None,
+        reading.memory_id,
+    )
 
 
 def to_reading(row: ReadingRow, settings: SensorSettings) -> Reading:
     """A stored row as the public Reading (time in UTC)."""
     rule = settings.rule(row.metric)
-    return Reading(row.metric, row.value, row.unit, local_time(row.at, None), row.source,
-                   rule.status(row.value) if rule is not None else None, row.memory_id)
+    return Reading(
+        row.metric,
+        row.value,
+        row.unit,
+        local_time(row.at, None),
+        row.source,
+        rule.status(row.value) if rule is not None else None,
+        row.memory_id,
+    )
 
 
-def resolve_window(period: str | None, since: datetime | str | None, until: datetime | str | None,
-                   now: datetime) -> tuple[datetime | None, datetime | None]:
+def resolve_window(
+    period: str | None, since: datetime | str | None, until: datetime | str | None, now: datetime
+) -> tuple[datetime | None, datetime | None]:
     """The [start, end) of a query: a time phrase ("today", "last week", "the last 7 days", "上周")
     resolved against now, or explicit since / until (either may be open)."""
     if period is not None:
         if since is not None or until is not None:
             raise InvalidInputError("give either period=... or since/until, not both")
         if not isinstance(period, str):
-            raise InvalidTypeError(f"period must be a time phrase such as 'last week', "
-                                   f"got {type(period).__name__}")
+            raise InvalidTypeError(
+                f"period must be a time phrase such as 'last week', got {type(period).__name__}"
+            )
         window = resolve_time(period, now)
         if window is None:
-            raise InvalidInputError(f"period {period!r} is not a time phrase RippleMem understands; try "
-                                    "'today', 'yesterday', 'last week', 'the last 7 days' or '上周'")
+            raise InvalidInputError(
+                f"period {period!r} is not a time phrase RippleMem understands; try "
+                "'today', 'yesterday', 'last week', 'the last 7 days' or '上周'"
+            )
         return window.start, window.end
     start, end = check_datetime("since", since), check_datetime("until", until)
     if start is not None and end is not None and to_epoch(start) >= to_epoch(end):  # type: ignore[operator]

@@ -28,7 +28,7 @@ class MetricRule:
     unit_aliases: tuple[str, ...] = ()
 
     def status(self, value: float) -> str | None:
-        """"below" or "above" the normal range, "normal" inside it, None when the metric has none."""
+        """ "below" or "above" the normal range, "normal" inside it, None when the metric has none."""
         if self.low is None and self.high is None:
             return None
         if self.low is not None and value < self.low:
@@ -49,24 +49,47 @@ class MetricRule:
 
 # The normal ranges are for resting adults; readings taken during exercise are out of them by design.
 DEFAULT_METRICS: dict[str, MetricRule] = {
-    "heart_rate": MetricRule("bpm", "heart rate", 60, 100,
-                             "American Heart Association, adults at rest",
-                             ("beats/min", "beats per minute", "/min")),
-    "spo2": MetricRule("%", "blood oxygen (SpO2)", 95, None,
-                       "WHO Pulse Oximetry Training Manual, 2011", ("percent", "pct")),
-    "body_temperature": MetricRule("°C", "body temperature", 36.1, 37.2,
-                                   "MedlinePlus, adults: 97-99 °F",
-                                   ("c", "celsius", "degc", "deg c")),
-    "steps": MetricRule("steps", "steps", source="no normal range: a step count is a total, not a vital sign",
-                        unit_aliases=("step",)),
+    "heart_rate": MetricRule(
+        "bpm",
+        "heart rate",
+        60,
+        100,
+        "American Heart Association, adults at rest",
+        ("beats/min", "beats per minute", "/min"),
+    ),
+    "spo2": MetricRule(
+        "%", "blood oxygen (SpO2)", 95, None, "WHO Pulse Oximetry Training Manual, 2011", ("percent", "pct")
+    ),
+    "body_temperature": MetricRule(
+        "°C",
+        "body temperature",
+        36.1,
+        37.2,
+        "MedlinePlus, adults: 97-99 °F",
+        ("c", "celsius", "degc", "deg c"),
+    ),
+    "steps": MetricRule(
+        "steps",
+        "steps",
+        source="no normal range: a step count is a total, not a vital sign",
+        unit_aliases=("step",),
+    ),
 }
 
 # Spellings of the known metrics users write ("heart rate", "HR", "SpO2").
 METRIC_ALIASES: dict[str, str] = {
-    "heart_rate": "heart_rate", "heartrate": "heart_rate", "hr": "heart_rate", "pulse": "heart_rate",
-    "spo2": "spo2", "sp_o2": "spo2", "blood_oxygen": "spo2", "oxygen_saturation": "spo2",
-    "body_temperature": "body_temperature", "body_temp": "body_temperature",
-    "steps": "steps", "step_count": "steps",
+    "heart_rate": "heart_rate",
+    "heartrate": "heart_rate",
+    "hr": "heart_rate",
+    "pulse": "heart_rate",
+    "spo2": "spo2",
+    "sp_o2": "spo2",
+    "blood_oxygen": "spo2",
+    "oxygen_saturation": "spo2",
+    "body_temperature": "body_temperature",
+    "body_temp": "body_temperature",
+    "steps": "steps",
+    "step_count": "steps",
 }
 
 _METRIC_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -120,8 +143,9 @@ class SensorSettings:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise InvalidTypeError(f"SensorSettings.{name} must be a number, got {type(value).__name__}")
             if not 0 <= value <= high:  # NaN fails too
-                raise InvalidInputError(f"SensorSettings.{name} must be in [0, {high}], "
-                                        f"got {shown_number(value)}")
+                raise InvalidInputError(
+                    f"SensorSettings.{name} must be in [0, {high}], got {shown_number(value)}"
+                )
 
     def rule(self, metric: str) -> MetricRule | None:
         """The rule of a metric, or None for a metric without one (any unit, no range)."""
@@ -135,8 +159,10 @@ def check_metric(value: object) -> str:
     name = re.sub(r"[\s\-]+", "_", value.strip().lower())
     name = METRIC_ALIASES.get(name, name)
     if not _METRIC_NAME.match(name):
-        raise InvalidInputError(f"metric must be a name like 'heart_rate' or 'steps' (letters, digits, "
-                                f"underscores, up to 64), got {value!r}")
+        raise InvalidInputError(
+            f"metric must be a name like 'heart_rate' or 'steps' (letters, digits, "
+            f"underscores, up to 64), got {value!r}"
+        )
     return name
 
 
@@ -157,8 +183,10 @@ def check_unit(metric: str, unit: object, rule: MetricRule | None, stored: str |
         return given
     spellings = {expected.lower(), *(alias.lower() for alias in (rule.unit_aliases if rule else ()))}
     if given.lower() not in spellings:
-        raise InvalidInputError(f"{metric} is recorded in {expected!r}, got unit {given!r}; convert the "
-                                "value first (a metric keeps one unit so its averages stay exact)")
+        raise InvalidInputError(
+            f"{metric} is recorded in {expected!r}, got unit {given!r}; convert the "
+            "value first (a metric keeps one unit so its averages stay exact)"
+        )
     return expected
 
 
@@ -184,8 +212,11 @@ def episode_text(rule: MetricRule, direction: str, values: list[tuple[datetime, 
     above the normal 60-100 bpm (...)'; a run of readings gives its span, count and extreme."""
     label = rule.label[0].upper() + rule.label[1:]
     unit = f" {rule.unit}" if rule.unit else ""
-    normal = f"the normal {rule.normal_text()} ({rule.source})" if rule.source else \
-        f"the normal {rule.normal_text()}"
+    normal = (
+        f"the normal {rule.normal_text()} ({rule.source})"
+        if rule.source
+        else f"the normal {rule.normal_text()}"
+    )
     if len(values) == 1:
         when, value = values[0]
         return f"{label} {_number(value)}{unit} at {_clock(when)}, {direction} {normal}."
@@ -193,12 +224,21 @@ def episode_text(rule: MetricRule, direction: str, values: list[tuple[datetime, 
     peak_at, peak = pick(values, key=lambda item: item[1])
     word = "peak" if direction == "above" else "lowest"
     start, end = values[0][0], values[-1][0]
-    return (f"{label} {direction} {normal} from {start:%H:%M} to {_clock(end)}: {len(values)} readings, "
-            f"{word} {_number(peak)}{unit} at {peak_at:%H:%M}.")
+    return (
+        f"{label} {direction} {normal} from {start:%H:%M} to {_clock(end)}: {len(values)} readings, "
+        f"{word} {_number(peak)}{unit} at {peak_at:%H:%M}."
+    )
 
 
-def latest_text(label: str, value: float, unit: str, when: datetime, status: str | None,
-                rule: MetricRule | None, source: str | None) -> str:
+def latest_text(
+    label: str,
+    value: float,
+    unit: str,
+    when: datetime,
+    status: str | None,
+    rule: MetricRule | None,
+    source: str | None,
+) -> str:
     """The memory of a metric's latest reading, rewritten as readings arrive: 'Latest heart rate
     reading: 85 bpm at 14:05 on 2024-01-20 (UTC), within the normal 60-100 bpm.'"""
     unit_text = f" {unit}" if unit else ""

@@ -73,8 +73,11 @@ class EraseReport:
             lines += [f"  {memory_id}: {_shortened(text)}" for memory_id, text in self.preview]
         if not self.dry_run:
             residues = {k: v for k, v in self.verification.get("residues", {}).items() if v}
-            lines.append("verification: no residue in any layer" if self.verified
-                         else f"verification FAILED, residues: {residues}")
+            lines.append(
+                "verification: no residue in any layer"
+                if self.verified
+                else f"verification FAILED, residues: {residues}"
+            )
         return "\n".join(lines)
 
 
@@ -94,8 +97,10 @@ def check_request(memory_id: Any, matching: Any, whole_user: bool, max_chars: in
     if whole_user:
         given.append("user_id")
     if len(given) != 1:
-        raise InvalidInputError("erase needs exactly one of memory_id=..., user_id=... (forget me) or "
-                                f"matching='text'; got {', '.join(given) or 'none'}")
+        raise InvalidInputError(
+            "erase needs exactly one of memory_id=..., user_id=... (forget me) or "
+            f"matching='text'; got {', '.join(given) or 'none'}"
+        )
     for name, value in (("memory_id", memory_id), ("matching", matching)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidTypeError(f"{name} must be a non-empty string, got {value!r}")
@@ -104,9 +109,16 @@ def check_request(memory_id: Any, matching: Any, whole_user: bool, max_chars: in
     return {"memory_id": "memory", "matching": "matching", "user_id": "user"}[given[0]]
 
 
-def erase(engine: Engine, user_id: str, *, memory_id: str | None = None, matching: str | None = None,
-          whole_user: bool = False, dry_run: bool = False,
-          min_similarity: float = DEFAULT_MIN_SIMILARITY) -> EraseReport:
+def erase(
+    engine: Engine,
+    user_id: str,
+    *,
+    memory_id: str | None = None,
+    matching: str | None = None,
+    whole_user: bool = False,
+    dry_run: bool = False,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+) -> EraseReport:
     """Erase one memory, what a text points to, or a whole user, through every layer, then verify.
 
     ``dry_run=True`` returns the preview (ids and per-layer counts) and changes nothing.
@@ -114,12 +126,19 @@ def erase(engine: Engine, user_id: str, *, memory_id: str | None = None, matchin
     mode = check_request(memory_id, matching, whole_user, engine.settings.max_content_chars)
     if isinstance(dry_run, bool) is False:
         raise InvalidTypeError(f"dry_run must be True or False, got {dry_run!r}")
-    if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) \
-            or not 0.0 < min_similarity <= 1.0:
+    if (
+        isinstance(min_similarity, bool)
+        or not isinstance(min_similarity, (int, float))
+        or not 0.0 < min_similarity <= 1.0
+    ):
         raise InvalidInputError(f"min_similarity must be a number in (0, 1], got {min_similarity!r}")
-    report = EraseReport(mode=mode, subject=digest("user", user_id),
-                         request_hash=digest(mode, user_id, memory_id or matching or ""),
-                         dry_run=dry_run, started_at=_now())
+    report = EraseReport(
+        mode=mode,
+        subject=digest("user", user_id),
+        request_hash=digest(mode, user_id, memory_id or matching or ""),
+        dry_run=dry_run,
+        started_at=_now(),
+    )
     if mode == "memory":
         targets = select_memory(engine, user_id, memory_id or "")
     elif mode == "matching":
@@ -140,16 +159,21 @@ def erase(engine: Engine, user_id: str, *, memory_id: str | None = None, matchin
 
 def planned_counts(targets: EraseTargets) -> dict[str, int]:
     """What a request would remove, per layer, as counts (the dry-run preview)."""
-    return {"memories": len(targets.memory_ids), "vectors": len(targets.vectors) - len(targets.cold),
-            "archive_entries": len(targets.cold), "entities_mentioned": len(targets.entity_ids),
-            "modality_vectors": sum(len(v) for v in targets.modality_vectors.values()),
-            "readings": len(targets.reading_ids), "knowledge_bases": len(targets.kb_alone),
-            "knowledge_base_grants": len(targets.kb_shared)}
+    return {
+        "memories": len(targets.memory_ids),
+        "vectors": len(targets.vectors) - len(targets.cold),
+        "archive_entries": len(targets.cold),
+        "entities_mentioned": len(targets.entity_ids),
+        "modality_vectors": sum(len(v) for v in targets.modality_vectors.values()),
+        "readings": len(targets.reading_ids),
+        "knowledge_bases": len(targets.kb_alone),
+        "knowledge_base_grants": len(targets.kb_shared),
+    }
 
 
 def _shortened(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS - 1] + "…"
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def _now() -> str:

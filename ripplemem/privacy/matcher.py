@@ -59,7 +59,7 @@ class Needles:
         """Needles starting before `limit` (every start is tried, overlapping ones too)."""
         starts = set(self._anchored_starts(buffer, limit)) | set(self._short_starts(buffer, limit))
         for start in sorted(starts):
-            yield from self._at(buffer[start:start + self._longest])
+            yield from self._at(buffer[start : start + self._longest])
 
     def _anchored_starts(self, buffer: bytes, limit: int) -> Iterator[int]:
         if not len(self._anchors):
@@ -128,7 +128,7 @@ def chunks_of(data: bytes) -> Iterator[bytes]:
     """A large buffer in CHUNK-sized pieces (so a scan lets other threads run between them)."""
     view = memoryview(data)
     for start in range(0, len(data), CHUNK):
-        yield bytes(view[start:start + CHUNK])
+        yield bytes(view[start : start + CHUNK])
 
 
 def file_chunks(path: str) -> Iterator[bytes]:

@@ -51,8 +51,11 @@ def exact_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
     wanted = text.casefold()
     escaped = {wanted, json.dumps(wanted)[1:-1], json.dumps(wanted, ensure_ascii=False)[1:-1]}
     with store.read() as conn:
-        return [r[0] for r in memory_texts(conn, user_id) if wanted in r[1].casefold()
-                or any(form in (r[2] or "").casefold() for form in escaped)]
+        return [
+            r[0]
+            for r in memory_texts(conn, user_id)
+            if wanted in r[1].casefold() or any(form in (r[2] or "").casefold() for form in escaped)
+        ]
 
 
 def keyword_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
@@ -67,10 +70,12 @@ def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
     whole words: the text's word runs of each name length, looked up in one set."""
     words = _WORD_RE.findall(text.casefold())
     with store.read() as conn:
-        keys = {e.id: {" ".join(_WORD_RE.findall(n.casefold())) for n in (e.name, e.canonical)} - {""}
-                for e in user_entities(conn, user_id)}
+        keys = {
+            e.id: {" ".join(_WORD_RE.findall(n.casefold())) for n in (e.name, e.canonical)} - {""}
+            for e in user_entities(conn, user_id)
+        }
         lengths = {key.count(" ") + 1 for names in keys.values() for key in names}
-        runs = {" ".join(words[i:i + n]) for n in lengths for i in range(len(words) - n + 1)}
+        runs = {" ".join(words[i : i + n]) for n in lengths for i in range(len(words) - n + 1)}
         named = [entity_id for entity_id, names in keys.items() if names & runs]
         return list(dict.fromkeys(mentioning_memories(conn, user_id, named)))
 
@@ -102,4 +107,3 @@ def through_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> li
         mentioned = list(dict.fromkeys(mentioned_entities(conn, user_id, ids)))
         specific = rarely_mentioned(conn, user_id, mentioned, ENTITY_FANOUT)
         return list(dict.fromkeys(mentioning_memories(conn, user_id, specific)))
-

@@ -46,8 +46,9 @@ def remove_everywhere(engine: Engine, targets: EraseTargets) -> dict[str, int]:
     before = _counts(engine, user_id, targets)
     removed: dict[str, int] = {}
     for kb in targets.kb_alone:
-        removed["knowledge_base_chunks"] = removed.get("knowledge_base_chunks", 0) + \
-            delete_knowledge_base(engine, kb, user_id)
+        removed["knowledge_base_chunks"] = removed.get("knowledge_base_chunks", 0) + delete_knowledge_base(
+            engine, kb, user_id
+        )
     removed["knowledge_bases"] = len(targets.kb_alone)
     # Working items first: an expiring one could otherwise be consolidated back after the delete.
     with engine.unit_of_work(user_id):
@@ -81,14 +82,15 @@ def _counts(engine: Engine, user_id: str, targets: EraseTargets) -> dict[str, in
         }
     counts["vectors"] = engine.index.count(user_id)
     counts["modality_vectors"] = sum(engine.media.counts(user_id).values())
-    counts["archive_entries"] = sum(len(engine.archive.read(user_id, s)[0])
-                                    for s in engine.archive.segments(user_id))
+    counts["archive_entries"] = sum(
+        len(engine.archive.read(user_id, s)[0]) for s in engine.archive.segments(user_id)
+    )
     return counts
 
 
 def _chunks(values: Sequence[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(values), size):
-        yield list(values[start:start + size])
+        yield list(values[start : start + size])
 
 
 def _delete_history(conn: sqlite3.Connection, targets: EraseTargets) -> int:
@@ -97,8 +99,9 @@ def _delete_history(conn: sqlite3.Connection, targets: EraseTargets) -> int:
     if targets.mode == "user":
         return delete_user_history(conn, targets.user_id)
     gone = delete_history(conn, targets.user_id, targets.memory_ids)
-    texts = Needles(n.encode("utf-8") for t in [*targets.contents, targets.request] if t
-                    for n in text_needles(t))
+    texts = Needles(
+        n.encode("utf-8") for t in [*targets.contents, targets.request] if t for n in text_needles(t)
+    )
     quoting = [seq for seq, detail in history_details(conn, targets.user_id) if texts.scan_text(detail)]
     return gone + delete_history_rows(conn, quoting)
 
@@ -113,8 +116,14 @@ def _drop_grants(conn: sqlite3.Connection, user_id: str, shared: Sequence[str]) 
 def _drop_archive_folder(engine: Engine, user_id: str) -> int:
     """Every archive segment file of the user (a whole-user erase); returns how many files went."""
     segments = engine.archive.segments(user_id)
-    engine.archive.remove(user_id, {memory_id: segment for segment in segments
-                                    for memory_id in engine.archive.read(user_id, segment)[0]})
+    engine.archive.remove(
+        user_id,
+        {
+            memory_id: segment
+            for segment in segments
+            for memory_id in engine.archive.read(user_id, segment)[0]
+        },
+    )
     if engine.archive.root is not None:
         folder = os.path.join(engine.archive.root, user_digest(user_id))
         if os.path.isdir(folder) and not os.listdir(folder):
@@ -133,8 +142,12 @@ def _drop_working(engine: Engine, targets: EraseTargets) -> int:
     for session in working.sessions():
         memory = working.session(session)
         for item in memory.items():
-            if targets.mode == "user" or item.id in erased or texts.scan_text(item.text) \
-                    or (request and request in item.text.casefold()):
+            if (
+                targets.mode == "user"
+                or item.id in erased
+                or texts.scan_text(item.text)
+                or (request and request in item.text.casefold())
+            ):
                 memory.remove(item.id)
                 gone += 1
     return gone
@@ -147,5 +160,7 @@ def compact_store(engine: Engine) -> dict[str, bool]:
     secure_delete=ON (set on open) already zeroes freed cells and pages in the database file."""
     with engine.store.transaction() as conn:
         merge_keyword_segments(conn)
-    return {"keyword_segments_merged": True,
-            "wal_truncated": engine.path is None or checkpoint_wal(engine.path)}
+    return {
+        "keyword_segments_merged": True,
+        "wal_truncated": engine.path is None or checkpoint_wal(engine.path),
+    }

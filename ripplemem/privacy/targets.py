@@ -67,8 +67,11 @@ def select_matching(engine: Engine, user_id: str, text: str, min_similarity: flo
     entities point to (ENTITY_FANOUT), and all their versions and summaries. Knowledge-base chunks
     are never in it."""
     exact = exact_matches(engine.store, user_id, text)
-    found = [*exact, *keyword_matches(engine.store, user_id, text),
-             *entity_matches(engine.store, user_id, text)]
+    found = [
+        *exact,
+        *keyword_matches(engine.store, user_id, text),
+        *entity_matches(engine.store, user_id, text),
+    ]
     if not exact and is_description(text):
         query = np.asarray(engine.embedder.embed_query(text), dtype=np.float32)
         found += dense_matches(_all_vectors(engine, user_id), query, min_similarity)
@@ -132,10 +135,17 @@ def _targets(engine: Engine, mode: str, user_id: str, ids: list[str]) -> EraseTa
             entities = list(get_entities(engine.store, user_id, mentioned).values())
         readings = reading_ids(conn, user_id, None if whole else set(ids))
     memory_ids = [r[1] for r in rows]
-    return EraseTargets(mode=mode, user_id=user_id, memory_ids=memory_ids, rowids=[r[0] for r in rows],
-                        texts_by_id={r[1]: r[2] for r in rows},
-                        contents=list(dict.fromkeys(r[2] for r in rows)),
-                        vectors=_all_vectors(engine, user_id, None if whole else memory_ids),
-                        cold={r[1]: r[3] for r in rows if r[3] is not None},
-                        entity_ids=[e.id for e in entities], entity_names=[e.name for e in entities],
-                        reading_ids=readings, modality_vectors=vectors_of(engine.store, user_id, memory_ids))
+    return EraseTargets(
+        mode=mode,
+        user_id=user_id,
+        memory_ids=memory_ids,
+        rowids=[r[0] for r in rows],
+        texts_by_id={r[1]: r[2] for r in rows},
+        contents=list(dict.fromkeys(r[2] for r in rows)),
+        vectors=_all_vectors(engine, user_id, None if whole else memory_ids),
+        cold={r[1]: r[3] for r in rows if r[3] is not None},
+        entity_ids=[e.id for e in entities],
+        entity_names=[e.name for e in entities],
+        reading_ids=readings,
+        modality_vectors=vectors_of(engine.store, user_id, memory_ids),
+    )

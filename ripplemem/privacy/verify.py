@@ -56,9 +56,14 @@ class Verification:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values."""
-        return {"passed": self.passed, "residues": dict(self.residues), "probes": dict(self.probes),
-                "files_scanned": self.files_scanned, "files_skipped": list(self.files_skipped),
-                "texts_held_elsewhere": self.texts_held_elsewhere}
+        return {
+            "passed": self.passed,
+            "residues": dict(self.residues),
+            "probes": dict(self.probes),
+            "files_scanned": self.files_scanned,
+            "files_skipped": list(self.files_skipped),
+            "texts_held_elsewhere": self.texts_held_elsewhere,
+        }
 
 
 def verify_erased(engine: Engine, targets: EraseTargets, wal_truncated: bool = True) -> Verification:
@@ -74,11 +79,17 @@ def verify_erased(engine: Engine, targets: EraseTargets, wal_truncated: bool = T
             request = Needles(n.encode("utf-8") for n in text_needles(targets.request))
             result.found("request_text", _request_residues(conn, targets.user_id, request), 1)
     result.found("keyword_cache", _cache_residues(engine, targets), len(targets.memory_ids))
-    result.found("graph_cache", sum(node in engine.graph(targets.user_id) for node in targets.memory_ids),
-                 len(targets.memory_ids))
+    result.found(
+        "graph_cache",
+        sum(node in engine.graph(targets.user_id) for node in targets.memory_ids),
+        len(targets.memory_ids),
+    )
     result.found("vectors", _dense_residues(engine, targets), len(targets.vectors))
-    result.found("modality_vectors", _modality_residues(engine, targets),
-                 sum(len(v) for v in targets.modality_vectors.values()))
+    result.found(
+        "modality_vectors",
+        _modality_residues(engine, targets),
+        sum(len(v) for v in targets.modality_vectors.values()),
+    )
     result.found("archive", _archive_residues(engine, targets), len(targets.cold) or len(targets.memory_ids))
     result.found("working_memory", _working_residues(engine, targets, texts), len(targets.contents))
     if engine.path is not None:
@@ -97,10 +108,16 @@ def _row_residues(conn: sqlite3.Connection, targets: EraseTargets, result: Verif
     that no row holds any more (the raw scan looks for them)."""
     user_id, ids = targets.user_id, targets.memory_ids
     result.found("memories_by_id", erase_rows.count_memories_by_id(conn, ids), len(ids))
-    result.found("memories_by_content", erase_rows.count_memories_by_content(conn, user_id, targets.contents),
-                 len(targets.contents))
-    result.found("keyword_index_by_row", erase_rows.count_unbacked_keyword_rows(conn, targets.rowids),
-                 len(targets.rowids))
+    result.found(
+        "memories_by_content",
+        erase_rows.count_memories_by_content(conn, user_id, targets.contents),
+        len(targets.contents),
+    )
+    result.found(
+        "keyword_index_by_row",
+        erase_rows.count_unbacked_keyword_rows(conn, targets.rowids),
+        len(targets.rowids),
+    )
     # FTS rows of the user that no memory backs: what is left of an erased text's keywords.
     result.found("keyword_index_orphans", erase_rows.count_orphan_keyword_rows(conn, user_id), 1)
     result.found("edges", count_edges_touching(conn, user_id, ids), len(ids))
@@ -122,8 +139,9 @@ def _holding(texts: Needles, values: Iterable[str]) -> int:
 
 def _request_residues(conn: sqlite3.Connection, user_id: str, request: Needles) -> int:
     """The user's memories (content or metadata) and entities that still hold the request text."""
-    return (_holding(request, erase_rows.memory_text_blobs(conn, user_id))
-            + _holding(request, entity_texts(conn, user_id)))
+    return _holding(request, erase_rows.memory_text_blobs(conn, user_id)) + _holding(
+        request, entity_texts(conn, user_id)
+    )
 
 
 def _cache_residues(engine: Engine, targets: EraseTargets) -> int:
@@ -142,8 +160,11 @@ def _dense_residues(engine: Engine, targets: EraseTargets) -> int:
     if not vectors:
         return 0
     nearest = [hit for hits in engine.index.query_many(targets.user_id, _stack(vectors), 5) for hit in hits]
-    suspects = {memory_id for memory_id, similarity in nearest
-                if memory_id not in erased and similarity >= NEAR_DUPLICATE}
+    suspects = {
+        memory_id
+        for memory_id, similarity in nearest
+        if memory_id not in erased and similarity >= NEAR_DUPLICATE
+    }
     missing = {memory_id for memory_id in suspects if engine.store.get(memory_id, targets.user_id) is None}
     return sum(1 for memory_id, _ in nearest if memory_id in erased or memory_id in missing)
 
@@ -156,26 +177,34 @@ def _modality_residues(engine: Engine, targets: EraseTargets) -> int:
     for modality, vectors in targets.modality_vectors.items():
         for vector in vectors.values():
             for memory_id, similarity in engine.media.query(modality, targets.user_id, vector, 5):
-                if memory_id in erased or (similarity >= NEAR_DUPLICATE and engine.store.get(
-                        memory_id, targets.user_id) is None):
+                if memory_id in erased or (
+                    similarity >= NEAR_DUPLICATE and engine.store.get(memory_id, targets.user_id) is None
+                ):
                     found += 1
     return found
 
 
 def _archive_residues(engine: Engine, targets: EraseTargets) -> int:
     erased = set(targets.memory_ids)
-    return sum(len(erased.intersection(engine.archive.read(targets.user_id, segment)[0]))
-               for segment in engine.archive.segments(targets.user_id))
+    return sum(
+        len(erased.intersection(engine.archive.read(targets.user_id, segment)[0]))
+        for segment in engine.archive.segments(targets.user_id)
+    )
 
 
 def _working_residues(engine: Engine, targets: EraseTargets, texts: Needles) -> int:
     working = engine.working(targets.user_id)
-    return sum(1 for session in working.sessions() for item in working.session(session).items()
-               if texts.scan_text(item.text))
+    return sum(
+        1
+        for session in working.sessions()
+        for item in working.session(session).items()
+        if texts.scan_text(item.text)
+    )
 
 
-def _scan_files(engine: Engine, targets: EraseTargets, entity_names: Sequence[str],
-                result: Verification) -> None:
+def _scan_files(
+    engine: Engine, targets: EraseTargets, entity_names: Sequence[str], result: Verification
+) -> None:
     """Search the raw bytes of every file under the store, each read once, for the erased texts,
     the removed entity names and the request text (UTF-8, UTF-16, JSON-escaped); a text some
     remaining row of anyone holds is not a residue (another user may have said the same words)."""
@@ -206,4 +235,3 @@ def _held_elsewhere(engine: Engine, text: str) -> bool:
 
 def _stack(vectors: list[np.ndarray]) -> np.ndarray:
     return np.stack([np.asarray(v, dtype=np.float32) for v in vectors])
-

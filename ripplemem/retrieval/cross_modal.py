@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from ripplemem.retrieval.pipeline import SearchSpec
 
 
-def modality_hits(engine: Engine, user_id: str, modality: str, encoder: Any, query: str,
-                  spec: SearchSpec) -> list[Hit]:
+def modality_hits(
+    engine: Engine, user_id: str, modality: str, encoder: Any, query: str, spec: SearchSpec
+) -> list[Hit]:
     """The best memories of one modality for a text query, through the encoder's text side."""
     vector = np.asarray(encoder.embed_text(query), dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(vector))
@@ -34,8 +35,13 @@ def modality_hits(engine: Engine, user_id: str, modality: str, encoder: Any, que
     settings = engine.settings
     pool = max(spec.k * settings.candidate_multiplier, settings.min_candidates)
     # Only the filters that never change on a memory go to the index; SQLite applies the rest.
-    found = engine.media.query(modality, user_id, vector / norm, pool,
-                               VectorFilter(agent_id=spec.flt.agent_id, session_id=spec.flt.session_id))
+    found = engine.media.query(
+        modality,
+        user_id,
+        vector / norm,
+        pool,
+        VectorFilter(agent_id=spec.flt.agent_id, session_id=spec.flt.session_id),
+    )
     floor = float(getattr(encoder, "min_similarity", 0.0))
     cosines = {memory_id: score for memory_id, score in found if score >= floor}
     if not cosines:
@@ -44,9 +50,17 @@ def modality_hits(engine: Engine, user_id: str, modality: str, encoder: Any, que
     similarity = np.array([cosines[row["id"]] for row in rows], dtype=np.float64)
     candidates = CandidatePool(rows=rows, dense=similarity, keyword=np.zeros(len(rows)))
     hits = score_pool(candidates, np.clip(similarity, 0.0, 1.0), spec.now, settings, spec.k)
-    return [replace(hit, components={**{k: v for k, v in hit.components.items() if k != "dense"},
-                                     "cross_modal": hit.components["dense"]},
-                    why=f"{modality} matched by {encoder.model_id}") for hit in hits]
+    return [
+        replace(
+            hit,
+            components={
+                **{k: v for k, v in hit.components.items() if k != "dense"},
+                "cross_modal": hit.components["dense"],
+            },
+            why=f"{modality} matched by {encoder.model_id}",
+        )
+        for hit in hits
+    ]
 
 
 def with_cross_modal(engine: Engine, user_id: str, query: str, spec: SearchSpec, found: Recall) -> Recall:
@@ -54,9 +68,12 @@ def with_cross_modal(engine: Engine, user_id: str, query: str, spec: SearchSpec,
     modality index (unchanged when no encoder has a text side or none of them finds anything)."""
     if spec.mode == "keyword":
         return found
-    lists = [hits for modality, encoder in sorted(engine.media.encoders.items())
-             if callable(getattr(encoder, "embed_text", None))
-             and (hits := modality_hits(engine, user_id, modality, encoder, query, spec))]
+    lists = [
+        hits
+        for modality, encoder in sorted(engine.media.encoders.items())
+        if callable(getattr(encoder, "embed_text", None))
+        and (hits := modality_hits(engine, user_id, modality, encoder, query, spec))
+    ]
     if not lists:
         return found
     best: dict[str, Hit] = {}
@@ -65,11 +82,24 @@ def with_cross_modal(engine: Engine, user_id: str, query: str, spec: SearchSpec,
     for hits in lists:
         for hit in hits:
             known = best.get(hit.memory.id)
-            best[hit.memory.id] = hit if known is None else replace(
-                known, components={**known.components, "cross_modal": hit.components["cross_modal"]},
-                why=f"{known.why}; {hit.why}")
-    fused = fuse_by_rank([[hit.memory.id for hit in found.hits],
-                          *([hit.memory.id for hit in hits] for hits in lists)], spec.k)
-    return replace(found, hits=[replace(best[memory_id], score=score,
-                                        components={**best[memory_id].components, "rank_fusion": score})
-                                for memory_id, score in fused])
+            best[hit.memory.id] = (
+                hit
+                if known is None
+                else replace(
+                    known,
+                    components={**known.components, "cross_modal": hit.components["cross_modal"]},
+                    why=f"{known.why}; {hit.why}",
+                )
+            )
+    fused = fuse_by_rank(
+        [[hit.memory.id for hit in found.hits], *([hit.memory.id for hit in hits] for hits in lists)], spec.k
+    )
+    return replace(
+        found,
+        hits=[
+            replace(
+                best[memory_id], score=score, components={**best[memory_id].components, "rank_fusion": score}
+            )
+            for memory_id, score in fused
+        ],
+    )

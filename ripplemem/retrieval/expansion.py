@@ -37,9 +37,20 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
 __all__ = [
-    "EXPAND_MODES", "POOL_MINIMUM", "POOL_MULTIPLIER", "RRF_K", "Expansion", "LLMRequiredError",
-    "QueryExpander", "acandidate_search", "candidate_pool_size", "candidate_search", "check_expand",
-    "fuse_by_rank", "parse_passage", "parse_queries",
+    "EXPAND_MODES",
+    "POOL_MINIMUM",
+    "POOL_MULTIPLIER",
+    "RRF_K",
+    "Expansion",
+    "LLMRequiredError",
+    "QueryExpander",
+    "acandidate_search",
+    "candidate_pool_size",
+    "candidate_search",
+    "check_expand",
+    "fuse_by_rank",
+    "parse_passage",
+    "parse_queries",
 ]
 
 logger = logging.getLogger("ripplemem.retrieval.expansion")
@@ -70,14 +81,20 @@ to search for real text and is never shown as an answer.
 """
 HYDE_RETRY = "That reply was not usable: {error}. Reply again with only the passage."
 
+
 def candidate_pool_size(k: int, *, multiplier: int = POOL_MULTIPLIER, minimum: int = POOL_MINIMUM) -> int:
     """How many candidates each expanded query fetches for k final hits: max(4 x k, 20)."""
     check_count("k", k, minimum=1)
     return max(multiplier * k, minimum)
 
 
-def fuse_by_rank(ranked_lists: Sequence[Sequence[Hashable]], k: int | None = None, *,
-                 weights: Sequence[float] | None = None, rrf_k: int = RRF_K) -> list[tuple[Any, float]]:
+def fuse_by_rank(
+    ranked_lists: Sequence[Sequence[Hashable]],
+    k: int | None = None,
+    *,
+    weights: Sequence[float] | None = None,
+    rrf_k: int = RRF_K,
+) -> list[tuple[Any, float]]:
     """Reciprocal-rank fusion: each id scores sum(weight / (rrf_k + rank)) over the lists, rank from 1.
 
     An id repeated inside one list counts at its best rank only. Ties keep the order in which
@@ -85,8 +102,9 @@ def fuse_by_rank(ranked_lists: Sequence[Sequence[Hashable]], k: int | None = Non
     comes first. Returns (id, score) best first, at most k of them (all when k is None).
     """
     if isinstance(ranked_lists, (str, bytes)) or not isinstance(ranked_lists, Sequence):
-        raise InvalidTypeError("ranked_lists must be a list of ranked id lists, "
-                               f"got {type(ranked_lists).__name__}")
+        raise InvalidTypeError(
+            f"ranked_lists must be a list of ranked id lists, got {type(ranked_lists).__name__}"
+        )
     if k is not None:
         check_count("k", k, minimum=1)
     check_count("rrf_k", rrf_k, minimum=0)
@@ -97,8 +115,9 @@ def fuse_by_rank(ranked_lists: Sequence[Sequence[Hashable]], k: int | None = Non
     scores: dict[Any, float] = {}
     for index, (ranked, weight) in enumerate(zip(ranked_lists, weights, strict=True)):
         if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Sequence):
-            raise InvalidTypeError(f"ranked_lists[{index}] must be a list of ids, "
-                                   f"got {type(ranked).__name__}")
+            raise InvalidTypeError(
+                f"ranked_lists[{index}] must be a list of ids, got {type(ranked).__name__}"
+            )
         seen: set[Any] = set()
         for rank, item in enumerate(ranked, start=1):
             if item in seen:
@@ -109,8 +128,13 @@ def fuse_by_rank(ranked_lists: Sequence[Sequence[Hashable]], k: int | None = Non
     return fused if k is None else fused[:k]
 
 
-def candidate_search(queries: Sequence[str], search: Callable[[str, int], Sequence[Hashable]], k: int,
-                     *, weights: Sequence[float] | None = None) -> list[tuple[Any, float]]:
+def candidate_search(
+    queries: Sequence[str],
+    search: Callable[[str, int], Sequence[Hashable]],
+    k: int,
+    *,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[Any, float]]:
     """Search every query for a pool of candidates and fuse the lists by rank.
 
     `search(query, pool)` returns ids best first; the result keeps the fused pool (not just k),
@@ -120,9 +144,13 @@ def candidate_search(queries: Sequence[str], search: Callable[[str, int], Sequen
     return fuse_by_rank([list(search(query, pool)) for query in queries], pool, weights=weights)
 
 
-async def acandidate_search(queries: Sequence[str],
-                            search: Callable[[str, int], Awaitable[Sequence[Hashable]]], k: int, *,
-                            weights: Sequence[float] | None = None) -> list[tuple[Any, float]]:
+async def acandidate_search(
+    queries: Sequence[str],
+    search: Callable[[str, int], Awaitable[Sequence[Hashable]]],
+    k: int,
+    *,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[Any, float]]:
     """Async candidate_search: the searches run concurrently."""
     import asyncio
 
@@ -170,9 +198,16 @@ class Expansion:
 class QueryExpander:
     """Expands a query with a chat model: MQE rewrites, a HyDE passage, or both."""
 
-    def __init__(self, llm: BaseChatModel | None, *, n_queries: int = 3, max_retries: int = 1,
-                 passage_words: int = 100, max_passage_chars: int = 2000,
-                 max_concurrency: int | None = None) -> None:
+    def __init__(
+        self,
+        llm: BaseChatModel | None,
+        *,
+        n_queries: int = 3,
+        max_retries: int = 1,
+        passage_words: int = 100,
+        max_passage_chars: int = 2000,
+        max_concurrency: int | None = None,
+    ) -> None:
         require_llm(llm, "QueryExpander", "pass a LangChain chat model as llm")
         check_count("n_queries", n_queries, minimum=1)
         check_count("max_retries", max_retries, minimum=0)
@@ -234,8 +269,9 @@ class QueryExpander:
         """The conversation the model is first shown for HyDE."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        system = HYDE_PROMPT.format(words=self.passage_words,
-                                    language=answer_language_rule(query, "the question"))
+        system = HYDE_PROMPT.format(
+            words=self.passage_words, language=answer_language_rule(query, "the question")
+        )
         return [SystemMessage(system), HumanMessage(f"Question: {query}")]
 
     # -- internals ------------------------------------------------------------------------------
@@ -247,12 +283,18 @@ class QueryExpander:
         tasks: dict[str, ChatTask[Any]] = {}
         if mode in ("mqe", "both"):
             tasks["mqe"] = ChatTask(
-                self.mqe_messages(query), lambda reply: parse_queries(reply, query, self.n_queries),
-                MQE_RETRY.replace("{n}", str(self.n_queries)), self.max_retries)
+                self.mqe_messages(query),
+                lambda reply: parse_queries(reply, query, self.n_queries),
+                MQE_RETRY.replace("{n}", str(self.n_queries)),
+                self.max_retries,
+            )
         if mode in ("hyde", "both"):
             tasks["hyde"] = ChatTask(
-                self.hyde_messages(query), lambda reply: parse_passage(reply, query, self.max_passage_chars),
-                HYDE_RETRY, self.max_retries)
+                self.hyde_messages(query),
+                lambda reply: parse_passage(reply, query, self.max_passage_chars),
+                HYDE_RETRY,
+                self.max_retries,
+            )
         return query, tasks
 
     def _collect(self, query: str, mode: str, tasks: dict[str, ChatTask[Any]]) -> Expansion:
@@ -264,7 +306,9 @@ class QueryExpander:
                 problems.append(f"{kind}: {task.error}")
         mqe, hyde = tasks.get("mqe"), tasks.get("hyde")
         return Expansion(
-            query=query, mode=mode,
+            query=query,
+            mode=mode,
             paraphrases=tuple(mqe.result) if mqe is not None and mqe.ok and mqe.result else (),
             passage=hyde.result if hyde is not None and hyde.ok else None,
-            problems=tuple(problems))
+            problems=tuple(problems),
+        )

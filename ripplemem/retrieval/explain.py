@@ -12,8 +12,9 @@ from ripplemem.types import GraphNode, Hit, Subgraph, SubgraphEdge
 _SNIPPET_CHARS = 60
 
 
-def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
-               graph: ScopeGraph) -> list[str]:
+def trace_path(
+    node: str, seeds: dict[str, float], activation: dict[str, float], graph: ScopeGraph
+) -> list[str]:
     """A path seed -> node of at most two edges: the node's strongest link to a seed, directly
     or through one neighbour (found by edge lookups, so hubs cost no more than small nodes)."""
     neighbours = graph.neighbors(node)
@@ -32,8 +33,15 @@ def trace_path(node: str, seeds: dict[str, float], activation: dict[str, float],
     return [best[1], best[2], node] if best is not None else [node]
 
 
-def explain_hits(hits: list[Hit], matched: set[str], seeds: dict[str, float], activation: dict[str, float],
-                 graph: ScopeGraph, store: SQLiteStore, user_id: str) -> Subgraph:
+def explain_hits(
+    hits: list[Hit],
+    matched: set[str],
+    seeds: dict[str, float],
+    activation: dict[str, float],
+    graph: ScopeGraph,
+    store: SQLiteStore,
+    user_id: str,
+) -> Subgraph:
     """Fill each hit's path (from a seed; every hit but an unlifted seed) and say it in `why` for
     the hits the graph reached or lifted (`matched` are the first stage's candidates); return the
     subgraph of hits and the nodes on their paths, which groups linked hits in a context."""
@@ -52,13 +60,21 @@ def explain_hits(hits: list[Hit], matched: set[str], seeds: dict[str, float], ac
     for hit in hits:
         lifted = hit.memory.id not in matched or hit.components.get("graph", 0.0) >= GRAPH_SUPPORTED
         if lifted and len(hit.path) > 1:
-            chain = " ".join(
-                f"{_label(a, entities, contents)} -{kinds.get(frozenset((a, b)), 'LINKED')}->"
-                for a, b in zip(hit.path, hit.path[1:], strict=False)) + " this memory"
+            chain = (
+                " ".join(
+                    f"{_label(a, entities, contents)} -{kinds.get(frozenset((a, b)), 'LINKED')}->"
+                    for a, b in zip(hit.path, hit.path[1:], strict=False)
+                )
+                + " this memory"
+            )
             hit.why = f"{hit.why}; linked: {chain}" if hit.memory.id in matched else f"reached {chain}"
     return Subgraph(
-        nodes={n: GraphNode(id=n, kind="entity" if is_entity(n) else "memory",
-                               label=_label(n, entities, contents)) for n in nodes},
+        nodes={
+            n: GraphNode(
+                id=n, kind="entity" if is_entity(n) else "memory", label=_label(n, entities, contents)
+            )
+            for n in nodes
+        },
         edges=[SubgraphEdge(e.src, e.dst, e.type, e.weight, e.predicate) for e in edges],
     )
 

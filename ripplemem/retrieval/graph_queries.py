@@ -155,15 +155,21 @@ def to_connection(store: SQLiteStore, user_id: str, graph: ScopeGraph, path: lis
     steps, strength = [], 1.0
     for a, b in zip(path, path[1:], strict=False):
         edge = edges.get(frozenset((a, b)))
-        steps.append(PathStep(described.get(a, GraphNode(a, "unknown", a)),
-                              described.get(b, GraphNode(b, "unknown", b)),
-                              edge.type if edge else "LINKED", edge.predicate if edge else ""))
+        steps.append(
+            PathStep(
+                described.get(a, GraphNode(a, "unknown", a)),
+                described.get(b, GraphNode(b, "unknown", b)),
+                edge.type if edge else "LINKED",
+                edge.predicate if edge else "",
+            )
+        )
         strength *= graph.neighbors(a).get(b, 0.0)
     return Connection(steps=steps, strength=strength)
 
 
-def find_communities(graph: ScopeGraph, rounds: int = 10,
-                     min_memories: int = 2) -> list[tuple[list[str], list[str]]]:
+def find_communities(
+    graph: ScopeGraph, rounds: int = 10, min_memories: int = 2
+) -> list[tuple[list[str], list[str]]]:
     """Label propagation over the graph: (entity ids by degree, memory ids) per community, biggest first."""
     labels = {node: node for node in graph.nodes()}
     order = sorted(labels)
@@ -197,21 +203,26 @@ def neighbors_in(engine: Engine, user_id: str, node: str, limit: int) -> list[Ne
     return [] if found is None else neighbors_of(engine.store, user_id, found, limit)
 
 
-def connections_in(engine: Engine, user_id: str, source: str, target: str, max_hops: int,
-                   limit: int) -> list[Connection]:
+def connections_in(
+    engine: Engine, user_id: str, source: str, target: str, max_hops: int, limit: int
+) -> list[Connection]:
     """Explained shortest paths between two of a user's nodes."""
     graph = engine.graph(user_id)
     start = resolve_node(engine.store, user_id, graph, source)
     goal = resolve_node(engine.store, user_id, graph, target)
     if start is None or goal is None:
         return []
-    return [to_connection(engine.store, user_id, graph, path)
-            for path in shortest_paths(graph, start, goal, max_hops, limit)]
+    return [
+        to_connection(engine.store, user_id, graph, path)
+        for path in shortest_paths(graph, start, goal, max_hops, limit)
+    ]
 
 
 def communities_in(engine: Engine, user_id: str, min_memories: int) -> list[Community]:
     """A user's topic clusters with their best-connected entities described."""
     groups = find_communities(engine.graph(user_id), min_memories=min_memories)
     described = describe(engine.store, user_id, [e for entities, _ in groups for e in entities[:10]])
-    return [Community(entities=[described[e] for e in entities[:10] if e in described], memory_ids=memories)
-            for entities, memories in groups]
+    return [
+        Community(entities=[described[e] for e in entities[:10] if e in described], memory_ids=memories)
+        for entities, memories in groups
+    ]

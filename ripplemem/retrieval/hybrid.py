@@ -27,12 +27,14 @@ RECALL_MODES: tuple[RecallMode, ...] = literal_values(RecallMode)
 
 def vector_filter(flt: MemoryFilter) -> VectorFilter:
     """The part of a memory filter a vector index can apply itself."""
-    return VectorFilter(agent_id=flt.agent_id, session_id=flt.session_id, types=flt.types,
-                        since=flt.since, until=flt.until)
+    return VectorFilter(
+        agent_id=flt.agent_id, session_id=flt.session_id, types=flt.types, since=flt.since, until=flt.until
+    )
 
 
-def keyword_search(query: str, flt: MemoryFilter, limit: int, store: SQLiteStore,
-                   keywords: KeywordIndex | None) -> list[tuple[str, float]]:
+def keyword_search(
+    query: str, flt: MemoryFilter, limit: int, store: SQLiteStore, keywords: KeywordIndex | None
+) -> list[tuple[str, float]]:
     """BM25 (memory id, score) pairs best first: the in-memory index when the filter is only the
     user, SQLite's FTS5 (which can apply every filter in SQL) otherwise."""
     if keywords is not None and flt == MemoryFilter(user_id=flt.user_id):
@@ -59,13 +61,23 @@ class CandidatePool:
         return row_to_memory(self.rows[position])
 
 
-
-def gather_pool(query: str, query_vector: np.ndarray | None, flt: MemoryFilter, pool: int, mode: str,
-                store: SQLiteStore, index: VectorIndex, keywords: KeywordIndex | None) -> CandidatePool:
+def gather_pool(
+    query: str,
+    query_vector: np.ndarray | None,
+    flt: MemoryFilter,
+    pool: int,
+    mode: str,
+    store: SQLiteStore,
+    index: VectorIndex,
+    keywords: KeywordIndex | None,
+) -> CandidatePool:
     """Dense and keyword top-`pool` lists, merged, with exact cosine for every candidate."""
     keyword_hits = keyword_search(query, flt, pool, store, keywords) if mode in ("hybrid", "keyword") else []
-    dense_hits = index.query(flt.user_id, query_vector, pool, vector_filter(flt)) \
-        if mode in ("hybrid", "dense") and query_vector is not None else []
+    dense_hits = (
+        index.query(flt.user_id, query_vector, pool, vector_filter(flt))
+        if mode in ("hybrid", "dense") and query_vector is not None
+        else []
+    )
     keyword_scores = dict(keyword_hits)
     ids = list(dict.fromkeys([i for i, _ in dense_hits] + [i for i, _ in keyword_hits]))
     rows, vectors = store.fetch_rows(ids, flt, with_embeddings=query_vector is not None)
@@ -93,8 +105,13 @@ class Fusion:
     def fit(cls, found: CandidatePool, mode: str, settings: Settings, dense_trust: float = 1.0) -> Fusion:
         """Fit on a first-stage pool. `dense_trust` scales the dense weight in hybrid fusion: below
         1 when the query is in a script the embedder cannot read (script_reading.dense_trust)."""
-        return cls(mode, _bounds(found.dense), _bounds(found.keyword),
-                   settings.dense_weight * dense_trust, settings.keyword_weight)
+        return cls(
+            mode,
+            _bounds(found.dense),
+            _bounds(found.keyword),
+            settings.dense_weight * dense_trust,
+            settings.keyword_weight,
+        )
 
     def __call__(self, dense: np.ndarray, keyword: np.ndarray) -> np.ndarray:
         """Relevance in [0, 1] of candidates with these dense and BM25 scores."""
@@ -139,8 +156,14 @@ def _scoring_columns(rows: list[Any]) -> dict[str, list[Any]]:
     return columns
 
 
-def score_pool(found: CandidatePool, relevance: np.ndarray, now: float, settings: Settings,
-               k: int, graph: np.ndarray | None = None) -> list[Hit]:
+def score_pool(
+    found: CandidatePool,
+    relevance: np.ndarray,
+    now: float,
+    settings: Settings,
+    k: int,
+    graph: np.ndarray | None = None,
+) -> list[Hit]:
     """Apply each memory type's profile to the pool and return the top k hits.
 
     `graph` is the ripple signal per candidate, if any; Memory objects are built for the k
@@ -151,38 +174,68 @@ def score_pool(found: CandidatePool, relevance: np.ndarray, now: float, settings
         return []
     columns = _scoring_columns(found.rows)
     importance = np.array(columns["importance"], dtype=np.float64)
-    when = np.array([created if event is None else event
-                     for created, event in zip(columns["created_at"], columns["event_time"], strict=True)],
-                    dtype=np.float64)
-    idle = np.array([np.nan if last is None else now - last for last in columns["last_accessed"]],
-                    dtype=np.float64)
+    when = np.array(
+        [
+            created if event is None else event
+            for created, event in zip(columns["created_at"], columns["event_time"], strict=True)
+        ],
+        dtype=np.float64,
+    )
+    idle = np.array(
+        [np.nan if last is None else now - last for last in columns["last_accessed"]], dtype=np.float64
+    )
     count = np.array(columns["access_count"], dtype=np.float64)
-    profiles = {kind: profile_weights(settings.profile(kind), graph is not None)
-                for kind in set(columns["type"])}
+    profiles = {
+        kind: profile_weights(settings.profile(kind), graph is not None) for kind in set(columns["type"])
+    }
     weights = np.array([profiles[kind] for kind in columns["type"]], dtype=np.float64)
     recency_values = recency(now - when, settings)
     heat = access_heat(idle, count, settings)
-    scores = profile_scores(weights, relevance=relevance, recency_values=recency_values,
-                            graph=np.zeros(n) if graph is None else graph, access=heat,
-                            importance=importance)
+    scores = profile_scores(
+        weights,
+        relevance=relevance,
+        recency_values=recency_values,
+        graph=np.zeros(n) if graph is None else graph,
+        access=heat,
+        importance=importance,
+    )
     hits = []
     for i in np.argsort(-scores, kind="stable")[:k]:
         memory = found.memory(int(i))
         parts = {
-            "relevance": float(relevance[i]), "dense": float(found.dense[i]),
-            "keyword": float(found.keyword[i]), "recency": float(recency_values[i]),
-            "access": float(heat[i]), "importance": memory.importance,
+            "relevance": float(relevance[i]),
+            "dense": float(found.dense[i]),
+            "keyword": float(found.keyword[i]),
+            "recency": float(recency_values[i]),
+            "access": float(heat[i]),
+            "importance": memory.importance,
         }
         if graph is not None:
             parts["graph"] = float(graph[i])
-        hits.append(Hit(memory=memory, score=float(scores[i]), components=parts,
-                        why=_why(parts["dense"], parts["keyword"])))
+        hits.append(
+            Hit(
+                memory=memory,
+                score=float(scores[i]),
+                components=parts,
+                why=_why(parts["dense"], parts["keyword"]),
+            )
+        )
     return hits
 
 
-def hybrid_recall(query: str, k: int, flt: MemoryFilter, mode: str, now: float, *,
-                  store: SQLiteStore, index: VectorIndex, embedder: Embedder,
-                  settings: Settings, keywords: KeywordIndex | None = None) -> Recall:
+def hybrid_recall(
+    query: str,
+    k: int,
+    flt: MemoryFilter,
+    mode: str,
+    now: float,
+    *,
+    store: SQLiteStore,
+    index: VectorIndex,
+    embedder: Embedder,
+    settings: Settings,
+    keywords: KeywordIndex | None = None,
+) -> Recall:
     """Recall the k best memories for a query within the filter."""
     pool = max(k * settings.candidate_multiplier, settings.min_candidates)
     query_vector = embedder.embed_query(query) if mode in ("hybrid", "dense") else None

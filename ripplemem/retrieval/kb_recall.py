@@ -44,9 +44,15 @@ def kb_filter(flt: MemoryFilter, kb: str) -> MemoryFilter | None:
     (types without "document", or one conversation session)."""
     if flt.session_id is not None or (flt.types is not None and "document" not in flt.types):
         return None
-    return MemoryFilter(user_id=kb_scope(kb), types=("document",) if flt.types else None, since=flt.since,
-                        until=flt.until, min_importance=flt.min_importance, metadata=flt.metadata,
-                        status=flt.status)
+    return MemoryFilter(
+        user_id=kb_scope(kb),
+        types=("document",) if flt.types else None,
+        since=flt.since,
+        until=flt.until,
+        min_importance=flt.min_importance,
+        metadata=flt.metadata,
+        status=flt.status,
+    )
 
 
 def hint_names(engine: Engine, user_id: str, query: str, hits: Sequence[Hit]) -> list[str]:
@@ -70,8 +76,14 @@ def search_kb(engine: Engine, kb: str, text: str, spec: SearchSpec, flt: MemoryF
     return result
 
 
-def search_readable(engine: Engine, user_id: str, knowledge_bases: Sequence[str], text: str,
-                    spec: SearchSpec, search_own: ScopeSearch) -> Recall:
+def search_readable(
+    engine: Engine,
+    user_id: str,
+    knowledge_bases: Sequence[str],
+    text: str,
+    spec: SearchSpec,
+    search_own: ScopeSearch,
+) -> Recall:
     """Search the user's own scope (``search_own``) and each knowledge base, merged by score (k overall)."""
     own = search_own(text, spec)
     searches = [(kb, flt) for kb in knowledge_bases if (flt := kb_filter(spec.flt, kb)) is not None]
@@ -91,8 +103,10 @@ def merge_recalls(query: str, results: Sequence[Recall], k: int, mode: str) -> R
     subgraph = Subgraph()
     for result, strength in zip(results, strengths, strict=True):
         factor = max(strength, 0.0) / best if best > 0 else 1.0
-        hits.extend(replace(hit, score=hit.score * factor,
-                            components={**hit.components, "scope_scale": factor}) for hit in result.hits)
+        hits.extend(
+            replace(hit, score=hit.score * factor, components={**hit.components, "scope_scale": factor})
+            for hit in result.hits
+        )
         subgraph.nodes.update(result.subgraph.nodes)
         subgraph.edges.extend(result.subgraph.edges)
     hits.sort(key=lambda hit: -hit.score)
@@ -111,4 +125,3 @@ def record_recall_access(engine: Engine, user_id: str, result: Recall, now: floa
         if result.mode == "ripple":
             reinforce_paths(engine, scope, Recall(query=result.query, hits=hits, mode="ripple"), now)
         engine.store.touch([hit.memory.id for hit in hits], scope, now)
-

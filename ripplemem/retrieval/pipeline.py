@@ -63,8 +63,7 @@ class SearchSpec:
 def check_time_phrases(value: object) -> str:
     """Validate recall(time_phrases=...): "boost" (default), "filter" or "off"."""
     if value not in TIME_PHRASE_MODES:
-        raise InvalidInputError(
-            f"time_phrases must be one of {', '.join(TIME_PHRASE_MODES)}; got {value!r}")
+        raise InvalidInputError(f"time_phrases must be one of {', '.join(TIME_PHRASE_MODES)}; got {value!r}")
     return str(value)
 
 
@@ -72,11 +71,27 @@ def search_scope(engine: Engine, user_id: str, text: str, spec: SearchSpec) -> R
     """Search one user's memories for one text: ripple over the graph, or a first stage only."""
     keywords = engine.keyword_index(user_id)
     if spec.mode == "ripple":
-        parts = RippleParts(store=engine.store, index=engine.index, embedder=spec.queries,
-                            settings=engine.settings, keywords=keywords, graph=engine.graph(user_id))
+        parts = RippleParts(
+            store=engine.store,
+            index=engine.index,
+            embedder=spec.queries,
+            settings=engine.settings,
+            keywords=keywords,
+            graph=engine.graph(user_id),
+        )
         return ripple_recall(text, spec.k, spec.flt, spec.now, parts)
-    return hybrid_recall(text, spec.k, spec.flt, spec.mode, spec.now, store=engine.store, index=engine.index,
-                         embedder=spec.queries, settings=engine.settings, keywords=keywords)
+    return hybrid_recall(
+        text,
+        spec.k,
+        spec.flt,
+        spec.mode,
+        spec.now,
+        store=engine.store,
+        index=engine.index,
+        embedder=spec.queries,
+        settings=engine.settings,
+        keywords=keywords,
+    )
 
 
 def time_window(query: str, reference: datetime, time_phrases: str) -> TimeRange | None:
@@ -84,8 +99,14 @@ def time_window(query: str, reference: datetime, time_phrases: str) -> TimeRange
     return None if time_phrases == "off" else resolve_time(query, reference)
 
 
-def search_in_time(search: Callable[[str, SearchSpec], Recall], query: str, spec: SearchSpec,
-                   window: TimeRange | None, time_phrases: str, boost: float) -> Recall:
+def search_in_time(
+    search: Callable[[str, SearchSpec], Recall],
+    query: str,
+    spec: SearchSpec,
+    window: TimeRange | None,
+    time_phrases: str,
+    boost: float,
+) -> Recall:
     """Search with the query's time phrase applied: "filter" keeps only memories from that time;
     "boost" searches both inside the window and everywhere, and lifts what happened in it."""
     if window is None:
@@ -101,18 +122,24 @@ def search_in_time(search: Callable[[str, SearchSpec], Recall], query: str, spec
     # Scores are comparable within one search only: a memory both searches found keeps the score
     # it got among everything, and only then is lifted.
     scored = {hit.memory.id: hit for hit in everywhere.hits}
-    lifted = {hit.memory.id: _lift(scored.get(hit.memory.id, hit), boost, window.phrase)
-              for hit in inside.hits}
+    lifted = {
+        hit.memory.id: _lift(scored.get(hit.memory.id, hit), boost, window.phrase) for hit in inside.hits
+    }
     hits = [*lifted.values(), *(hit for hit in everywhere.hits if hit.memory.id not in lifted)]
     hits.sort(key=lambda hit: -hit.score)
-    return Recall(query=query, hits=hits[: spec.k], mode=spec.mode,
-                  subgraph=_merge_subgraphs(inside.subgraph, everywhere.subgraph))
+    return Recall(
+        query=query,
+        hits=hits[: spec.k],
+        mode=spec.mode,
+        subgraph=_merge_subgraphs(inside.subgraph, everywhere.subgraph),
+    )
 
 
 def _lift(hit: Hit, boost: float, phrase: str) -> Hit:
     why = f"{hit.why}; happened {phrase!r}" if hit.why else f"happened {phrase!r}"
-    return replace(hit, score=hit.score * (1.0 + boost), components={**hit.components, "time_boost": boost},
-                   why=why)
+    return replace(
+        hit, score=hit.score * (1.0 + boost), components={**hit.components, "time_boost": boost}, why=why
+    )
 
 
 def _merge_subgraphs(first: Subgraph, second: Subgraph) -> Subgraph:
@@ -131,9 +158,10 @@ def expanded_search(search: Callable[[str, int], Recall], queries: list[str], k:
         for hit in result.hits:
             best.setdefault(hit.memory.id, hit)
     fused = fuse_by_rank([[hit.memory.id for hit in result.hits] for result in results], k)
-    hits = [replace(best[memory_id], score=score,
-                    components={**best[memory_id].components, "rank_fusion": score})
-            for memory_id, score in fused]
+    hits = [
+        replace(best[memory_id], score=score, components={**best[memory_id].components, "rank_fusion": score})
+        for memory_id, score in fused
+    ]
     subgraph = Subgraph()
     for result in results:
         subgraph = _merge_subgraphs(subgraph, result.subgraph)
@@ -143,6 +171,9 @@ def expanded_search(search: Callable[[str, int], Recall], queries: list[str], k:
 def expand_query(llm: object, query: str, mode: str) -> tuple[list[str], dict[str, object]]:
     """The texts to search for an expanded query (original first) and a record of the expansion."""
     expansion = QueryExpander(llm).expansion(query, mode)  # type: ignore[arg-type]
-    described: dict[str, object] = {"mode": mode, "queries": expansion.queries,
-                                    "problems": list(expansion.problems)}
+    described: dict[str, object] = {
+        "mode": mode,
+        "queries": expansion.queries,
+        "problems": list(expansion.problems),
+    }
     return expansion.queries, described

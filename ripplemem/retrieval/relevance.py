@@ -46,8 +46,9 @@ def with_relevance(engine: Engine, query: str, hits: Sequence[Hit], spec: Search
         return []
     scale = engine.cosine_scale()
     trust = dense_trust(query, engine.embedder)
-    cosines = _cosines(engine, hits, functools.partial(spec.queries.embed_query, query),
-                       spec.mode == "keyword")
+    cosines = _cosines(
+        engine, hits, functools.partial(spec.queries.embed_query, query), spec.mode == "keyword"
+    )
     terms = query_terms(query)
     words = _keyword_shares(engine, terms, hits)
     found = []
@@ -69,8 +70,9 @@ def _keyword_shares(engine: Engine, terms: Sequence[str], hits: Sequence[Hit]) -
         weights = _term_weights(terms, index)
         held = index.holding(list(weights), [hits[i].memory.id for i in positions])
         for i, present in zip(positions, held, strict=True):
-            shares[i] = _held_share(weights, set(index_terms(hits[i].memory.content)) if present is None
-                                    else present)
+            shares[i] = _held_share(
+                weights, set(index_terms(hits[i].memory.content)) if present is None else present
+            )
     return shares
 
 
@@ -83,8 +85,10 @@ def keyword_share(terms: Sequence[str], content: str, index: KeywordIndex) -> fl
 def _term_weights(terms: Sequence[str], index: KeywordIndex) -> dict[str, float]:
     """Each query term's idf weight in the index (a term no memory holds weighs the most)."""
     total = len(index)
-    return {term: math.log(1.0 + (total - df + 0.5) / (df + 0.5))
-            for term, df in index.document_frequencies(terms).items()}
+    return {
+        term: math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        for term, df in index.document_frequencies(terms).items()
+    }
 
 
 def _held_share(weights: dict[str, float], present: set[str]) -> float:
@@ -93,20 +97,26 @@ def _held_share(weights: dict[str, float], present: set[str]) -> float:
     return sum(weight for term, weight in weights.items() if term in present) / whole if whole > 0.0 else 0.0
 
 
-def _cosines(engine: Engine, hits: Sequence[Hit], query_vector: Callable[[], np.ndarray],
-             keyword_mode: bool) -> list[float]:
+def _cosines(
+    engine: Engine, hits: Sequence[Hit], query_vector: Callable[[], np.ndarray], keyword_mode: bool
+) -> list[float]:
     """Each hit's cosine with the query: recall's own where it has one, else from the stored vector."""
-    cosines = {hit.memory.id: hit.components["dense"] for hit in hits
-               if not keyword_mode and "dense" in hit.components}
+    cosines = {
+        hit.memory.id: hit.components["dense"]
+        for hit in hits
+        if not keyword_mode and "dense" in hit.components
+    }
     missing = [hit for hit in hits if hit.memory.id not in cosines]
     if missing:
         vector = np.asarray(query_vector(), dtype=np.float32)
         for (user_id, status), ids in _grouped(missing).items():
-            rows, vectors = engine.store.fetch_rows(ids, MemoryFilter(user_id=user_id, status=status),
-                                                    with_embeddings=True)
+            rows, vectors = engine.store.fetch_rows(
+                ids, MemoryFilter(user_id=user_id, status=status), with_embeddings=True
+            )
             if vectors is not None:
-                cosines.update((row["id"], float(value))
-                               for row, value in zip(rows, vectors @ vector, strict=True))
+                cosines.update(
+                    (row["id"], float(value)) for row, value in zip(rows, vectors @ vector, strict=True)
+                )
     return [float(cosines.get(hit.memory.id, 0.0)) for hit in hits]
 
 

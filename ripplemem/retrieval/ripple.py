@@ -49,8 +49,9 @@ def query_entities(query: str, user_id: str, graph: ScopeGraph) -> dict[str, flo
     return entities
 
 
-def seed_weights(found: CandidatePool, relevance: np.ndarray, entities: dict[str, float],
-                 settings: GraphSettings) -> dict[str, float]:
+def seed_weights(
+    found: CandidatePool, relevance: np.ndarray, entities: dict[str, float], settings: GraphSettings
+) -> dict[str, float]:
     """Seeds: the best candidates by relevance (sum 1) plus the query's entities (sum at most
     entity_seed_weight)."""
     seeds: dict[str, float] = {}
@@ -69,22 +70,33 @@ def seed_weights(found: CandidatePool, relevance: np.ndarray, entities: dict[str
 def _reached(found: CandidatePool, activation: dict[str, float], limit: int) -> list[str]:
     """The most activated memories the first stage missed, best first."""
     present = {row["id"] for row in found.rows}
-    return sorted((node for node in activation if not is_entity(node) and node not in present),
-                  key=lambda node: -activation[node])[:limit]
+    return sorted(
+        (node for node in activation if not is_entity(node) and node not in present),
+        key=lambda node: -activation[node],
+    )[:limit]
 
 
-def _inflow(found: CandidatePool, seeds: dict[str, float], activation: dict[str, float],
-            damping: float, graph: ScopeGraph) -> np.ndarray:
+def _inflow(
+    found: CandidatePool,
+    seeds: dict[str, float],
+    activation: dict[str, float],
+    damping: float,
+    graph: ScopeGraph,
+) -> np.ndarray:
     """Activation each candidate received from others, in [0, 1]: the graph's evidence beyond
     what the first stage already said. A seed's own retained share is removed, and so is the echo
     of its own mass coming back in two steps (through an entity only it mentions, say)."""
     total = sum(w for w in seeds.values() if w > 0) or 1.0
     kept = 1.0 - damping
     echo = graph.return_share(node for node, weight in seeds.items() if weight > 0)
-    own = {node: kept * weight / total * (1.0 + damping * damping * echo.get(node, 0.0))
-           for node, weight in seeds.items() if weight > 0}
-    signal = np.array([max(0.0, activation.get(row["id"], 0.0) - own.get(row["id"], 0.0))
-                       for row in found.rows])
+    own = {
+        node: kept * weight / total * (1.0 + damping * damping * echo.get(node, 0.0))
+        for node, weight in seeds.items()
+        if weight > 0
+    }
+    signal = np.array(
+        [max(0.0, activation.get(row["id"], 0.0) - own.get(row["id"], 0.0)) for row in found.rows]
+    )
     # Scaled by the strongest activation overall (retained seed mass included), so a weak
     # neighbour of the top seed does not get the full graph bonus.
     peak = max((activation.get(row["id"], 0.0) for row in found.rows), default=0.0)
@@ -107,7 +119,7 @@ def graph_support(signal: np.ndarray, named: np.ndarray, settings: GraphSettings
     """What the graph adds per candidate, in [0, 1]: ripple_weight × inflow² + entity_weight ×
     entity match. Squared, so the spill-over a neighbour gets from one seed counts little and
     activation that converges from several seeds counts much."""
-    return np.minimum(1.0, settings.ripple_weight * signal ** 2 + settings.entity_weight * named)
+    return np.minimum(1.0, settings.ripple_weight * signal**2 + settings.entity_weight * named)
 
 
 def supported(relevance: np.ndarray, support: np.ndarray) -> np.ndarray:
@@ -128,16 +140,23 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     relevance = fusion(found.dense, found.keyword)
     entities = query_entities(query, flt.user_id, parts.graph)
     seeds = seed_weights(found, relevance, entities, graph_settings)
-    activation = parts.graph.spread(seeds, SpreadParams(
-        damping=graph_settings.damping, max_hops=graph_settings.max_hops,
-        prune_below=graph_settings.prune_below, max_frontier=graph_settings.max_frontier))
+    activation = parts.graph.spread(
+        seeds,
+        SpreadParams(
+            damping=graph_settings.damping,
+            max_hops=graph_settings.max_hops,
+            prune_below=graph_settings.prune_below,
+            max_frontier=graph_settings.max_frontier,
+        ),
+    )
     if not activation:  # nothing in the graph yet: plain hybrid
         return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode="ripple")
     matched = {row["id"] for row in found.rows}
     reached = _reached(found, activation, k * graph_settings.reached_per_hit)
     found, relevance = with_rows(found, relevance, reached, flt, parts.store, query_vector, fusion)
-    found, relevance = answers_inherit(found, relevance, flt, parts.store, query_vector, fusion,
-                                       graph_settings)
+    found, relevance = answers_inherit(
+        found, relevance, flt, parts.store, query_vector, fusion, graph_settings
+    )
     relevance = time_answer_lift(query, found, relevance, graph_settings)
     signal = _inflow(found, seeds, activation, graph_settings.damping, parts.graph)
     named = _entity_match(found, entities, parts.graph)
@@ -147,7 +166,8 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     position = {row["id"]: i for i, row in enumerate(found.rows)}
     for hit in hits:
         at = position[hit.memory.id]
-        hit.components.update(first_stage=float(relevance[at]), graph=float(support[at]),
-                              entity=float(named[at]))
+        hit.components.update(
+            first_stage=float(relevance[at]), graph=float(support[at]), entity=float(named[at])
+        )
     subgraph = explain_hits(hits, matched, seeds, activation, parts.graph, parts.store, flt.user_id)
     return Recall(query=query, hits=hits, mode="ripple", subgraph=subgraph)

@@ -53,19 +53,28 @@ Reply with only a JSON object, no prose:
 knowledge, both when unsure or when both help.
 - reason: one short English sentence.\
 """
-LLM_ROUTER_RETRY = ("That reply was not usable: {error}. "
-                    "Reply again with only the JSON object described above.")
-_ROUTE_LABELS = {"memory": "memory_primary", "documents": "documents_primary", "both": "hybrid",
-                 "rag": "documents_primary", "hybrid": "hybrid", "memory_primary": "memory_primary",
-                 "documents_primary": "documents_primary", "rag_primary": "documents_primary"}
+LLM_ROUTER_RETRY = (
+    "That reply was not usable: {error}. Reply again with only the JSON object described above."
+)
+_ROUTE_LABELS = {
+    "memory": "memory_primary",
+    "documents": "documents_primary",
+    "both": "hybrid",
+    "rag": "documents_primary",
+    "hybrid": "hybrid",
+    "memory_primary": "memory_primary",
+    "documents_primary": "documents_primary",
+    "rag_primary": "documents_primary",
+}
 _FLAGS = ("personal", "temporal", "named_entity", "factual")
 
 
 class LLMRouter:
     """Classifies queries with a chat model; on a failed call or unusable reply, the rules decide."""
 
-    def __init__(self, llm: BaseChatModel | None, *, max_retries: int = 1,
-                 sparse_below: int = SPARSE_MEMORY_BELOW) -> None:
+    def __init__(
+        self, llm: BaseChatModel | None, *, max_retries: int = 1, sparse_below: int = SPARSE_MEMORY_BELOW
+    ) -> None:
         require_llm(llm, "LLMRouter", "pass a LangChain chat model as llm")
         check_count("max_retries", max_retries, minimum=0)
         check_count("sparse_below", sparse_below, minimum=0)
@@ -85,17 +94,29 @@ class LLMRouter:
         await arun_tasks(self.llm, [task])
         return self._result(query, task)
 
-    def route(self, query: str, *, memory_count: int, document_count: int,
-              known_to_memory: Sequence[str] = ()) -> RouteDecision:
+    def route(
+        self, query: str, *, memory_count: int, document_count: int, known_to_memory: Sequence[str] = ()
+    ) -> RouteDecision:
         """Decide where to search, from the model's class of the query."""
-        return decide(self.classify(query), memory_count=memory_count, document_count=document_count,
-                      known_to_memory=known_to_memory, sparse_below=self.sparse_below)
+        return decide(
+            self.classify(query),
+            memory_count=memory_count,
+            document_count=document_count,
+            known_to_memory=known_to_memory,
+            sparse_below=self.sparse_below,
+        )
 
-    async def aroute(self, query: str, *, memory_count: int, document_count: int,
-                     known_to_memory: Sequence[str] = ()) -> RouteDecision:
+    async def aroute(
+        self, query: str, *, memory_count: int, document_count: int, known_to_memory: Sequence[str] = ()
+    ) -> RouteDecision:
         """Async route."""
-        return decide(await self.aclassify(query), memory_count=memory_count, document_count=document_count,
-                      known_to_memory=known_to_memory, sparse_below=self.sparse_below)
+        return decide(
+            await self.aclassify(query),
+            memory_count=memory_count,
+            document_count=document_count,
+            known_to_memory=known_to_memory,
+            sparse_below=self.sparse_below,
+        )
 
     def first_messages(self, query: str) -> list[BaseMessage]:
         """The conversation the model is first shown for a query."""

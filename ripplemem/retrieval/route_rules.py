@@ -21,8 +21,17 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import check_count, check_text
 
 __all__ = [
-    "QUERY_LABELS", "ROUTE_TARGETS", "SPARSE_MEMORY_BELOW", "QueryClass", "RouteDecision",
-    "Router", "RuleRouter", "check_route", "classify_query", "decide", "route",
+    "QUERY_LABELS",
+    "ROUTE_TARGETS",
+    "SPARSE_MEMORY_BELOW",
+    "QueryClass",
+    "RouteDecision",
+    "Router",
+    "RuleRouter",
+    "check_route",
+    "classify_query",
+    "decide",
+    "route",
 ]
 
 ROUTE_TARGETS = literal_values(RouteTarget)
@@ -32,14 +41,18 @@ QUERY_LABELS = ("memory_primary", "documents_primary", "hybrid")
 # week of light use, past which personal answers are usually in memory.
 SPARSE_MEMORY_BELOW = 20
 
-_MONTHS = ("january february march april may june july august september october november december "
-           "jan feb mar apr jun jul aug sep sept oct nov dec")
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
-_NOT_NAMES = frozenset(f"""
+_NOT_NAMES = frozenset(
+    f"""
 i i'm i've i'll i'd a an the and or but if of at by for with to in on my me we our you your what who
 when where why how which is are was were do does did can could should would will tell please ok
 {_MONTHS} {_WEEKDAYS}
-""".split())
+""".split()
+)
 
 # -- personal references ---------------------------------------------------------------------------
 # Request idioms and how-to frames name the asker without referring to their own life:
@@ -49,18 +62,22 @@ _EN_IDIOMS = re.compile(
     r"\b(?:tell|show|give|explain to|help|let|teach|find|get)\s+me\b"
     r"|\b(?:how|where|what|when|why|which)\s+(?:do|can|could|should|would|might|must|may)\s+(?:i|we)\b"
     r"|^\s*(?:can|could|should|may|must)\s+(?:i|we)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _ZH_IDIOMS = re.compile(
     r"(?:请|麻烦)?(?:告诉|给|帮|替|为|教|跟|向)我(?![们的])"
     r"(?:讲讲|讲|说说|解释一下|解释|介绍一下|介绍|查一下|查查|查|找找|找|看看|推荐)?"
-    r"|我(?:该|应该|应当|要|需要|得|能)?(?:如何|怎么|怎样)")
-_PERSONAL_STRONG = re.compile(r"\b(?:my|mine|myself|our|ours|ourselves)\b|我的|我们|咱们|自己的",
-                              re.IGNORECASE)
+    r"|我(?:该|应该|应当|要|需要|得|能)?(?:如何|怎么|怎样)"
+)
+_PERSONAL_STRONG = re.compile(
+    r"\b(?:my|mine|myself|our|ours|ourselves)\b|我的|我们|咱们|自己的", re.IGNORECASE
+)
 _PERSONAL_WEAK = re.compile(
     r"\b(?:me|we|i'm|i've|i'd|i'll)\b"
     r"|\bi\b(?!/o|\.e\.)(?<!\bwar i)(?<!\bpart i)(?<!\bchapter i)(?<!\bphase i)(?<!\btype i)(?<!\bclass i)"
     r"|(?<![自忘唯本])我(?![国军省市校院司厂方])|咱|俺",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _PERSONAL_US = re.compile(r"\bus\b")  # case-sensitive: "US" is a country
 _CONVERSATION = re.compile(
     r"\byou\s+(?:once\s+|earlier\s+|previously\s+)?(?:said|told|mentioned|suggested|recommended|promised|"
@@ -68,11 +85,14 @@ _CONVERSATION = re.compile(
     r"|\b(?:remind me|do you remember|did we|last time we|our (?:conversation|chat|discussion|talk))\b"
     r"|你(?:之前|上次|刚才|以前)?(?:说过|提过|提到过?|告诉过|建议过?|推荐过?|讲过|答应过?)"
     r"|(?:之前|上次|以前)(?:说|提|聊|讨论|谈)过?|还记得|记不记得|记得.{0,20}吗",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 # -- relative time -----------------------------------------------------------------------------------
-_EN_NUMBER = (r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-              r"|a few|few|several|a couple of|couple of)")
+_EN_NUMBER = (
+    r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|a few|few|several|a couple of|couple of)"
+)
 _TEMPORAL = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|recently|lately|earlier today|the other day|"
     r"this (?:morning|afternoon|evening|week|weekend|month|year)|"
@@ -84,7 +104,8 @@ _TEMPORAL = re.compile(
     r"|去年|前年|今年|这周|本周|这个?星期|这个月|本月|下周|下个?月|上次|前几天|这几天"
     r"|(?:[一二两三四五六七八九十几半\d]+|数|好几)个?多?(?:分钟|小时|天|日|周|星期|礼拜|月|年)(?:之前|以前|前)"
     r"|周[一二三四五六日]|星期[一二三四五六日天]|礼拜[一二三四五六日天]",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 # -- factual forms -------------------------------------------------------------------------------------
 _FACTUAL = re.compile(
@@ -101,11 +122,14 @@ _FACTUAL = re.compile(
     r"|什么是|是什么|是谁|谁(?:写|发明|提出|创立|创建|发现|导演|设计|开发|建立|创作|主演)|由谁|哪一?年|在哪|哪里|哪儿"
     r"|多少|如何|怎么|怎样|为什么|为何|介绍一下|定义|含义|意思|原理|区别|有什么不同|是指|讲了什么|讲的是什么"
     r"|是关于什么|作者|首都|总结|概括|摘要",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # Who-questions ask about a named person or a work even when the name carries no capital.
-_WHO = re.compile(r"\bwho\s+(?:is|are|was|were|wrote|invented|founded|discovered|created|directed|painted|"
-                  r"composed|designed|developed|built)\b|是谁|谁(?:写|发明|提出|创立|创建|发现|导演|设计|开发|创作)|由谁",
-                  re.IGNORECASE)
+_WHO = re.compile(
+    r"\bwho\s+(?:is|are|was|were|wrote|invented|founded|discovered|created|directed|painted|"
+    r"composed|designed|developed|built)\b|是谁|谁(?:写|发明|提出|创立|创建|发现|导演|设计|开发|创作)|由谁",
+    re.IGNORECASE,
+)
 
 # -- named entities -------------------------------------------------------------------------------------
 _QUOTED = re.compile(r'"[^"\n]{2,80}"|“[^”\n]{2,80}”|《[^》\n]{1,40}》|『[^』\n]{1,40}』|「[^」\n]{1,40}」')
@@ -129,9 +153,16 @@ class QueryClass:
 
     def as_dict(self) -> dict[str, Any]:
         """The class as plain JSON-ready values."""
-        return {"label": self.label, "personal": self.personal, "temporal": self.temporal,
-                "named_entity": self.named_entity, "factual": self.factual,
-                "confidence": round(self.confidence, 3), "cues": list(self.cues), "source": self.source}
+        return {
+            "label": self.label,
+            "personal": self.personal,
+            "temporal": self.temporal,
+            "named_entity": self.named_entity,
+            "factual": self.factual,
+            "confidence": round(self.confidence, 3),
+            "cues": list(self.cues),
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True)
@@ -155,8 +186,12 @@ class RouteDecision:
 
     def as_dict(self) -> dict[str, Any]:
         """The decision as plain JSON-ready values, for a recall result or a log line."""
-        return {"target": self.target, "order": list(self.order), "reasons": list(self.reasons),
-                "query_class": self.query_class.as_dict() if self.query_class else None}
+        return {
+            "target": self.target,
+            "order": list(self.order),
+            "reasons": list(self.reasons),
+            "query_class": self.query_class.as_dict() if self.query_class else None,
+        }
 
 
 def classify_query(query: str) -> QueryClass:
@@ -165,8 +200,9 @@ def classify_query(query: str) -> QueryClass:
     cues: list[str] = []
     stripped = _ZH_IDIOMS.sub("", _EN_IDIOMS.sub(" ", text))
 
-    strong = (_first(_PERSONAL_STRONG, stripped) or _first(_CONVERSATION, text)
-              or _first(_CONVERSATION, stripped))
+    strong = (
+        _first(_PERSONAL_STRONG, stripped) or _first(_CONVERSATION, text) or _first(_CONVERSATION, stripped)
+    )
     weak = None if strong else (_first(_PERSONAL_WEAK, stripped) or _first(_PERSONAL_US, stripped))
     personal = strong or weak
     if personal:
@@ -194,13 +230,25 @@ def classify_query(query: str) -> QueryClass:
         label, confidence = "memory_primary", 0.7
     else:
         label, confidence = "hybrid", 0.6 if factual else 0.5
-    return QueryClass(label=label, personal=bool(personal), temporal=bool(temporal),
-                      named_entity=bool(entity), factual=bool(factual),
-                      confidence=round(min(max(confidence, 0.0), 1.0), 3), cues=tuple(cues))
+    return QueryClass(
+        label=label,
+        personal=bool(personal),
+        temporal=bool(temporal),
+        named_entity=bool(entity),
+        factual=bool(factual),
+        confidence=round(min(max(confidence, 0.0), 1.0), 3),
+        cues=tuple(cues),
+    )
 
 
-def decide(query_class: QueryClass, *, memory_count: int, document_count: int,
-           known_to_memory: Sequence[str] = (), sparse_below: int = SPARSE_MEMORY_BELOW) -> RouteDecision:
+def decide(
+    query_class: QueryClass,
+    *,
+    memory_count: int,
+    document_count: int,
+    known_to_memory: Sequence[str] = (),
+    sparse_below: int = SPARSE_MEMORY_BELOW,
+) -> RouteDecision:
     """Turn a query class and the store's contents into a route.
 
     `memory_count` counts the user's own memories, `document_count` the document chunks they can
@@ -211,8 +259,9 @@ def decide(query_class: QueryClass, *, memory_count: int, document_count: int,
     check_count("document_count", document_count, minimum=0)
     check_count("sparse_below", sparse_below, minimum=0)
     if isinstance(known_to_memory, str) or not isinstance(known_to_memory, Sequence):
-        raise InvalidTypeError("known_to_memory must be a list of names, "
-                               f"got {type(known_to_memory).__name__}")
+        raise InvalidTypeError(
+            f"known_to_memory must be a list of names, got {type(known_to_memory).__name__}"
+        )
     if query_class.label not in QUERY_LABELS:
         raise InvalidInputError(f"query_class.label must be one of {QUERY_LABELS}, got {query_class.label!r}")
     reasons = [_class_reason(query_class)]
@@ -225,15 +274,22 @@ def decide(query_class: QueryClass, *, memory_count: int, document_count: int,
     if document_count == 0:
         return made("memory", ("memory",), "no documents are ingested, so only memories are searched")
     if memory_count == 0:
-        return made("documents", ("documents",),
-                    "the user has no memories yet, so only documents are searched")
+        return made(
+            "documents", ("documents",), "the user has no memories yet, so only documents are searched"
+        )
     sparse = memory_count < sparse_below
-    richness = (f"memory is sparse ({memory_count} memories, under {sparse_below})" if sparse
-                else f"memory is rich ({memory_count} memories)")
+    richness = (
+        f"memory is sparse ({memory_count} memories, under {sparse_below})"
+        if sparse
+        else f"memory is rich ({memory_count} memories)"
+    )
     if query_class.label == "memory_primary":
         if query_class.named_entity and query_class.factual:
-            return made("both", ("memory", "documents"),
-                        "it also asks a factual question about a named entity, so documents follow")
+            return made(
+                "both",
+                ("memory", "documents"),
+                "it also asks a factual question about a named entity, so documents follow",
+            )
         if sparse:
             return made("both", ("memory", "documents"), richness + ", so documents follow")
         return made("memory", ("memory",), richness)
@@ -245,13 +301,25 @@ def decide(query_class: QueryClass, *, memory_count: int, document_count: int,
     return made("both", ("documents", "memory"), richness + "; both are searched and merged")
 
 
-def route(query: str, *, memory_count: int, document_count: int, known_to_memory: Sequence[str] = (),
-          sparse_below: int = SPARSE_MEMORY_BELOW, query_class: QueryClass | None = None) -> RouteDecision:
+def route(
+    query: str,
+    *,
+    memory_count: int,
+    document_count: int,
+    known_to_memory: Sequence[str] = (),
+    sparse_below: int = SPARSE_MEMORY_BELOW,
+    query_class: QueryClass | None = None,
+) -> RouteDecision:
     """Classify a query by rules (unless a class is given) and decide where to search."""
     if query_class is None:
         query_class = classify_query(query)
-    return decide(query_class, memory_count=memory_count, document_count=document_count,
-                  known_to_memory=known_to_memory, sparse_below=sparse_below)
+    return decide(
+        query_class,
+        memory_count=memory_count,
+        document_count=document_count,
+        known_to_memory=known_to_memory,
+        sparse_below=sparse_below,
+    )
 
 
 def check_route(route_arg: Any) -> str | None:
@@ -264,13 +332,15 @@ def check_route(route_arg: Any) -> str | None:
 class Router(Protocol):
     """What the facade needs from a router: a decision, sync or async."""
 
-    def route(self, query: str, *, memory_count: int, document_count: int,
-              known_to_memory: Sequence[str] = ()) -> RouteDecision:
+    def route(
+        self, query: str, *, memory_count: int, document_count: int, known_to_memory: Sequence[str] = ()
+    ) -> RouteDecision:
         """Decide where to search for a query."""
         ...
 
-    async def aroute(self, query: str, *, memory_count: int, document_count: int,
-                     known_to_memory: Sequence[str] = ()) -> RouteDecision:
+    async def aroute(
+        self, query: str, *, memory_count: int, document_count: int, known_to_memory: Sequence[str] = ()
+    ) -> RouteDecision:
         """Async route."""
         ...
 
@@ -286,22 +356,33 @@ class RuleRouter:
         """The rule-based class of a query."""
         return classify_query(query)
 
-    def route(self, query: str, *, memory_count: int, document_count: int,
-              known_to_memory: Sequence[str] = ()) -> RouteDecision:
+    def route(
+        self, query: str, *, memory_count: int, document_count: int, known_to_memory: Sequence[str] = ()
+    ) -> RouteDecision:
         """Decide where to search for a query."""
-        return route(query, memory_count=memory_count, document_count=document_count,
-                     known_to_memory=known_to_memory, sparse_below=self.sparse_below)
+        return route(
+            query,
+            memory_count=memory_count,
+            document_count=document_count,
+            known_to_memory=known_to_memory,
+            sparse_below=self.sparse_below,
+        )
 
-    async def aroute(self, query: str, *, memory_count: int, document_count: int,
-                     known_to_memory: Sequence[str] = ()) -> RouteDecision:
+    async def aroute(
+        self, query: str, *, memory_count: int, document_count: int, known_to_memory: Sequence[str] = ()
+    ) -> RouteDecision:
         """Async route (the rules take microseconds, so this does not yield)."""
-        return self.route(query, memory_count=memory_count, document_count=document_count,
-                          known_to_memory=known_to_memory)
+        return self.route(
+            query, memory_count=memory_count, document_count=document_count, known_to_memory=known_to_memory
+        )
 
 
 def _class_reason(query_class: QueryClass) -> str:
-    what = {"memory_primary": "memory first", "documents_primary": "documents first",
-            "hybrid": "no clear signal, both"}[query_class.label]
+    what = {
+        "memory_primary": "memory first",
+        "documents_primary": "documents first",
+        "hybrid": "no clear signal, both",
+    }[query_class.label]
     because = "; ".join(query_class.cues) if query_class.cues else "no personal, time or factual cue"
     return f"{what} ({query_class.source}: {because})"
 
@@ -325,8 +406,11 @@ def _named_entity(text: str) -> str | None:
             continue
         if cjk and len(word) >= 2:
             return word
-        shaped = (len(letters) >= 2 and all(c.isupper() for c in letters)) \
-            or any(c.isdigit() for c in word) or re.search(r"[a-z][A-Z]", word) is not None
+        shaped = (
+            (len(letters) >= 2 and all(c.isupper() for c in letters))
+            or any(c.isdigit() for c in word)
+            or re.search(r"[a-z][A-Z]", word) is not None
+        )
         starts_sentence = _SENTENCE_START.search(text[: match.start()]) is not None
         if shaped or (word[0].isupper() and not starts_sentence):
             return word

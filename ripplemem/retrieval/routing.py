@@ -30,8 +30,9 @@ class RoutePlan:
     knowledge_bases: tuple[str, ...]
 
 
-def plan_route(engine: Engine, user_id: str, query: str, route: str | None,
-               knowledge_bases: Sequence[str] | None = None) -> RoutePlan:
+def plan_route(
+    engine: Engine, user_id: str, query: str, route: str | None, knowledge_bases: Sequence[str] | None = None
+) -> RoutePlan:
     """The plan for a route argument: None searches everything the user can read; "memory" only
     their own non-document memories; "documents" knowledge bases and their own document memories;
     "both" everything; "auto" lets the rule router choose. ``knowledge_bases`` narrows (each must
@@ -43,12 +44,18 @@ def plan_route(engine: Engine, user_id: str, query: str, route: str | None,
         by_type = engine.store.counts(user_id)["by_type"]
         documents = int(by_type.get("document", 0)) + sum(chunk_count(engine, kb) for kb in bases)
         memories = sum(int(n) for kind, n in by_type.items() if kind != "document")
-        decision = RuleRouter().route(query, memory_count=memories, document_count=documents,
-                                      known_to_memory=_known_to_memory(engine, user_id, query))
+        decision = RuleRouter().route(
+            query,
+            memory_count=memories,
+            document_count=documents,
+            known_to_memory=_known_to_memory(engine, user_id, query),
+        )
         target, described = decision.target, decision.as_dict()
     else:
-        target, described = route, {"target": route, "order": [route], "reasons": ["chosen by the caller"],
-                                    "query_class": None}
+        target, described = (
+            route,
+            {"target": route, "order": [route], "reasons": ["chosen by the caller"], "query_class": None},
+        )
     types = {"memory": PERSONAL_TYPES, "documents": ("document",), "both": None}[target]
     return RoutePlan(described, types, () if target == "memory" else bases)
 

@@ -40,13 +40,32 @@ def profile_weights(profile: ScoreProfile, has_graph: bool) -> tuple[float, ...]
     """
     relevance = profile.relevance + (0.0 if has_graph else profile.graph)
     graph = profile.graph if has_graph else 0.0
-    return (relevance, profile.recency, graph, profile.access, profile.importance,
-            profile.importance_base, profile.importance_gain)
+    return (
+        relevance,
+        profile.recency,
+        graph,
+        profile.access,
+        profile.importance,
+        profile.importance_base,
+        profile.importance_gain,
+    )
 
 
-def profile_scores(weights: np.ndarray, *, relevance: np.ndarray, recency_values: np.ndarray,
-                   graph: np.ndarray, access: np.ndarray, importance: np.ndarray) -> np.ndarray:
+def profile_scores(
+    weights: np.ndarray,
+    *,
+    relevance: np.ndarray,
+    recency_values: np.ndarray,
+    graph: np.ndarray,
+    access: np.ndarray,
+    importance: np.ndarray,
+) -> np.ndarray:
     """Weighted sum of the parts, times the importance multiplier; one weights row per memory."""
-    additive = (weights[:, 0] * relevance + weights[:, 1] * recency_values + weights[:, 2] * graph
-                + weights[:, 3] * access + weights[:, 4] * importance)
+    additive = (
+        weights[:, 0] * relevance
+        + weights[:, 1] * recency_values
+        + weights[:, 2] * graph
+        + weights[:, 3] * access
+        + weights[:, 4] * importance
+    )
     return additive * (weights[:, 5] + weights[:, 6] * importance)

@@ -28,8 +28,10 @@ class MemoryRow:
 def all_entities(store: SQLiteStore, user_id: str) -> list[EntityRow]:
     """Every entity of the user, oldest first."""
     with store.read() as conn:
-        rows = conn.execute("SELECT id, name, canonical, type FROM entities WHERE user_id = ? "
-                            "ORDER BY created_at, id", (user_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT id, name, canonical, type FROM entities WHERE user_id = ? ORDER BY created_at, id",
+            (user_id,),
+        ).fetchall()
     return [EntityRow(r[0], r[1], r[2], r[3]) for r in rows]
 
 
@@ -39,5 +41,7 @@ def active_memories(store: SQLiteStore, user_id: str) -> list[MemoryRow]:
         rows = conn.execute(
             "SELECT id, type, content, COALESCE(event_time, created_at) AS t, last_accessed, access_count, "
             "importance, session_id, source, metadata FROM memories WHERE user_id = ? AND status = 'active' "
-            "ORDER BY t, rowid", (user_id,)).fetchall()
+            "ORDER BY t, rowid",
+            (user_id,),
+        ).fetchall()
     return [MemoryRow(*row) for row in rows]

@@ -50,9 +50,9 @@ def decode_segment(data: bytes, name: str = "segment") -> tuple[list[str], np.nd
     if not data.startswith(_MAGIC):
         raise StoreError(f"archive {name} is not a RippleMem archive segment")
     try:
-        body = zlib.decompress(data[len(_MAGIC):])
+        body = zlib.decompress(data[len(_MAGIC) :])
         (length,) = _LENGTH.unpack_from(body)
-        header = json.loads(body[_LENGTH.size:_LENGTH.size + length])
+        header = json.loads(body[_LENGTH.size : _LENGTH.size + length])
         ids, dim = list(header["ids"]), int(header["dim"])
         planes = np.frombuffer(body, dtype=np.uint8, offset=_LENGTH.size + length)
         vectors = planes.reshape(4, -1).T.copy().view(np.float32).reshape(len(ids), dim)
@@ -99,8 +99,10 @@ class VectorArchive:
             with open(self._file(segment), "rb") as handle:
                 return handle.read()
         except FileNotFoundError as exc:
-            raise StoreError(f"archive segment {self._file(segment)!r} is missing; its cold memories "
-                             "cannot be woken (delete them, or restore the file)") from exc
+            raise StoreError(
+                f"archive segment {self._file(segment)!r} is missing; its cold memories "
+                "cannot be woken (delete them, or restore the file)"
+            ) from exc
 
     def _drop(self, segment: str) -> None:
         if self.root is None:
@@ -110,15 +112,16 @@ class VectorArchive:
             os.remove(self._file(segment))
 
     # -- segments -----------------------------------------------------------------------------
-    def write(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
-              max_per_segment: int) -> dict[str, str]:
+    def write(
+        self, user_id: str, ids: Sequence[str], vectors: np.ndarray, max_per_segment: int
+    ) -> dict[str, str]:
         """Write vectors of one user into new segments; returns memory id -> segment name."""
         where: dict[str, str] = {}
         with self._lock:
             for start in range(0, len(ids), max_per_segment):
-                chunk = list(ids[start:start + max_per_segment])
+                chunk = list(ids[start : start + max_per_segment])
                 segment = f"{user_digest(user_id)}/seg-{uuid.uuid4().hex}"
-                self._put(segment, encode_segment(chunk, vectors[start:start + len(chunk)]))
+                self._put(segment, encode_segment(chunk, vectors[start : start + len(chunk)]))
                 where.update(dict.fromkeys(chunk, segment))
         return where
 
@@ -163,8 +166,11 @@ class VectorArchive:
         folder = os.path.join(self.root, prefix)
         if not os.path.isdir(folder):
             return []
-        return sorted(f"{prefix}/{name[:-len(SEGMENT_SUFFIX)]}" for name in os.listdir(folder)
-                      if name.endswith(SEGMENT_SUFFIX))
+        return sorted(
+            f"{prefix}/{name[: -len(SEGMENT_SUFFIX)]}"
+            for name in os.listdir(folder)
+            if name.endswith(SEGMENT_SUFFIX)
+        )
 
     def segment_bytes(self, segment: str) -> int:
         """The stored (compressed) size of one segment."""

@@ -32,8 +32,14 @@ class CheckReport:
     index_damage: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    PROBLEMS = ("missing_vectors", "stray_vectors", "dangling_edges", "orphan_entities",
-                "missing_keywords", "stray_keywords")
+    PROBLEMS = (
+        "missing_vectors",
+        "stray_vectors",
+        "dangling_edges",
+        "orphan_entities",
+        "missing_keywords",
+        "stray_keywords",
+    )
 
     @property
     def problems(self) -> int:
@@ -54,8 +60,11 @@ class CheckReport:
     def lines(self) -> list[str]:
         """A human-readable summary, one finding per line."""
         verb = "repaired" if self.repaired else "found"
-        found = [f"{name.replace('_', ' ')}: {getattr(self, name)} {verb}"
-                 for name in self.PROBLEMS if getattr(self, name)]
+        found = [
+            f"{name.replace('_', ' ')}: {getattr(self, name)} {verb}"
+            for name in self.PROBLEMS
+            if getattr(self, name)
+        ]
         fix = "rebuilt from SQLite" if self.repaired else "found"
         found += [f"vector index damage ({fix}): {damage}" for damage in self.index_damage]
         state = "consistent" if self.consistent else ("repaired" if self.repaired else "INCONSISTENT")

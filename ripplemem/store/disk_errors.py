@@ -25,5 +25,7 @@ def storage_failure(exc: BaseException, path: str | None) -> StoreError | None:
         disk = isinstance(exc, Exception) and any(cause in str(exc).lower() for cause in _DISK_FAILURES)
     if not disk:
         return None
-    return StoreError(f"could not write the store at {path!r}: {exc} ({type(exc).__name__}); the write "
-                      "was rolled back: free disk space or make the store writable, then retry")
+    return StoreError(
+        f"could not write the store at {path!r}: {exc} ({type(exc).__name__}); the write "
+        "was rolled back: free disk space or make the store writable, then retry"
+    )

@@ -25,30 +25,37 @@ def user_memory_ids(conn: sqlite3.Connection, user_id: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def memory_places(conn: sqlite3.Connection, user_id: str,
-                  ids: Sequence[str] | None) -> list[tuple[int, str, str, str | None]]:
+def memory_places(
+    conn: sqlite3.Connection, user_id: str, ids: Sequence[str] | None
+) -> list[tuple[int, str, str, str | None]]:
     """(rowid, id, content, archive segment) of the user's memories with these ids, or of all of
     them (oldest row first) when ``ids`` is None."""
-    rows = _memory_rows(conn, "SELECT rowid, id, content, archive_segment FROM memories", user_id, ids,
-                        " ORDER BY rowid")
+    rows = _memory_rows(
+        conn, "SELECT rowid, id, content, archive_segment FROM memories", user_id, ids, " ORDER BY rowid"
+    )
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def memory_vectors(conn: sqlite3.Connection, user_id: str,
-                   ids: Sequence[str] | None) -> list[tuple[str, bytes | None, str | None]]:
+def memory_vectors(
+    conn: sqlite3.Connection, user_id: str, ids: Sequence[str] | None
+) -> list[tuple[str, bytes | None, str | None]]:
     """(id, stored vector bytes, archive segment) of the user's memories with these ids, or of all."""
     rows = _memory_rows(conn, "SELECT id, embedding, archive_segment FROM memories", user_id, ids)
     return [(r[0], r[1], r[2]) for r in rows]
 
 
-def _memory_rows(conn: sqlite3.Connection, select: str, user_id: str, ids: Sequence[str] | None,
-                 order: str = "") -> Iterator[Any]:
+def _memory_rows(
+    conn: sqlite3.Connection, select: str, user_id: str, ids: Sequence[str] | None, order: str = ""
+) -> Iterator[Any]:
     """The rows a SELECT on the memories table gives for the user's memories with these ids (in
     chunks, unordered), or for all of them (``order`` appended)."""
     if ids is None:
         return iter(conn.execute(f"{select} WHERE user_id = ?{order}", (user_id,)))
-    return (r for marks, chunk in in_chunks(ids)
-            for r in conn.execute(f"{select} WHERE user_id = ? AND id IN ({marks})", [user_id, *chunk]))
+    return (
+        r
+        for marks, chunk in in_chunks(ids)
+        for r in conn.execute(f"{select} WHERE user_id = ? AND id IN ({marks})", [user_id, *chunk])
+    )
 
 
 def memory_texts(conn: sqlite3.Connection, user_id: str) -> Iterator[tuple[str, str, str]]:
@@ -58,8 +65,12 @@ def memory_texts(conn: sqlite3.Connection, user_id: str) -> Iterator[tuple[str, 
 
 def memory_text_blobs(conn: sqlite3.Connection, user_id: str) -> Iterator[str]:
     """Each memory of the user as one text, its content and metadata JSON joined by a NUL."""
-    return (r[0] for r in conn.execute(
-        "SELECT content || char(0) || metadata FROM memories WHERE user_id = ?", (user_id,)))
+    return (
+        r[0]
+        for r in conn.execute(
+            "SELECT content || char(0) || metadata FROM memories WHERE user_id = ?", (user_id,)
+        )
+    )
 
 
 def keyword_match_ids(conn: sqlite3.Connection, user_id: str, terms: Sequence[str]) -> list[str]:
@@ -68,10 +79,14 @@ def keyword_match_ids(conn: sqlite3.Connection, user_id: str, terms: Sequence[st
         return []
     every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
     # The FTS query runs once (as a join, SQLite may run it again for every memory of the user).
-    return [r[0] for r in conn.execute(
-        "SELECT id FROM memories WHERE user_id = ? AND rowid IN "
-        "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)",
-        (user_id, f'scope:"{scope_token(user_id)}" AND tokens:({every})'))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE user_id = ? AND rowid IN "
+            "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)",
+            (user_id, f'scope:"{scope_token(user_id)}" AND tokens:({every})'),
+        )
+    ]
 
 
 def count_user_rows(conn: sqlite3.Connection, table: str, user_id: str) -> int:
@@ -88,15 +103,21 @@ def count_keyword_rows(conn: sqlite3.Connection, rowids: Sequence[int]) -> int:
 
 def count_unbacked_keyword_rows(conn: sqlite3.Connection, rowids: Sequence[int]) -> int:
     """How many of these rowids the keyword index holds with no memory row behind them."""
-    return count_in(conn, "SELECT COUNT(*) FROM memories_fts f WHERE rowid IN ({}) AND NOT EXISTS "
-                          "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)", rowids)
+    return count_in(
+        conn,
+        "SELECT COUNT(*) FROM memories_fts f WHERE rowid IN ({}) AND NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
+        rowids,
+    )
 
 
 def count_orphan_keyword_rows(conn: sqlite3.Connection, user_id: str) -> int:
     """How many keyword-index rows of the user no memory row backs (what is left of deleted text)."""
-    row = conn.execute("SELECT COUNT(*) FROM memories_fts f WHERE memories_fts MATCH ? AND NOT EXISTS "
-                       "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
-                       (f'scope:"{scope_token(user_id)}"',)).fetchone()
+    row = conn.execute(
+        "SELECT COUNT(*) FROM memories_fts f WHERE memories_fts MATCH ? AND NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
+        (f'scope:"{scope_token(user_id)}"',),
+    ).fetchone()
     return int(row[0])
 
 
@@ -107,16 +128,21 @@ def count_memories_by_id(conn: sqlite3.Connection, ids: Sequence[str]) -> int:
 
 def count_memories_by_content(conn: sqlite3.Connection, user_id: str, contents: Sequence[str]) -> int:
     """How many of the user's memories have exactly one of these contents."""
-    return count_in(conn, "SELECT COUNT(*) FROM memories WHERE user_id = ? AND content IN ({})", contents,
-                    [user_id])
+    return count_in(
+        conn, "SELECT COUNT(*) FROM memories WHERE user_id = ? AND content IN ({})", contents, [user_id]
+    )
 
 
 def text_held_anywhere(conn: sqlite3.Connection, text: str) -> bool:
     """Whether any memory (any user, content or metadata) or entity (name or aliases) contains the text."""
-    return conn.execute(
-        "SELECT 1 FROM memories WHERE instr(content, ?) > 0 OR instr(metadata, ?) > 0 UNION ALL "
-        "SELECT 1 FROM entities WHERE instr(name, ?) > 0 OR instr(aliases, ?) > 0 LIMIT 1",
-        (text, text, text, text)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM memories WHERE instr(content, ?) > 0 OR instr(metadata, ?) > 0 UNION ALL "
+            "SELECT 1 FROM entities WHERE instr(name, ?) > 0 OR instr(aliases, ?) > 0 LIMIT 1",
+            (text, text, text, text),
+        ).fetchone()
+        is not None
+    )
 
 
 def merge_keyword_segments(conn: sqlite3.Connection) -> None:

@@ -58,8 +58,9 @@ class EdgeRow:
     activations: int = 0
 
 
-def insert_entities(conn: sqlite3.Connection, user_id: str, agent_id: str | None,
-                    entities: Iterable[EntityRow], now: float) -> None:
+def insert_entities(
+    conn: sqlite3.Connection, user_id: str, agent_id: str | None, entities: Iterable[EntityRow], now: float
+) -> None:
     """Create entities that do not exist yet (an existing canonical name keeps its first spelling)."""
     conn.executemany(
         "INSERT OR IGNORE INTO entities (id, user_id, agent_id, name, canonical, type, aliases, created_at) "
@@ -75,8 +76,21 @@ def insert_edges(conn: sqlite3.Connection, user_id: str, edges: Iterable[EdgeRow
         "last_activated, activations) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (user_id, src, dst, type, predicate) DO UPDATE SET "
         "weight = MAX(weight, excluded.weight), confidence = MAX(confidence, excluded.confidence)",
-        [(e.src, e.dst, e.type, user_id, e.predicate, e.weight, e.confidence, e.created_at,
-          e.last_activated, e.activations) for e in edges],
+        [
+            (
+                e.src,
+                e.dst,
+                e.type,
+                user_id,
+                e.predicate,
+                e.weight,
+                e.confidence,
+                e.created_at,
+                e.last_activated,
+                e.activations,
+            )
+            for e in edges
+        ],
     )
 
 
@@ -84,10 +98,14 @@ def existing_entity_ids(conn: sqlite3.Connection, user_id: str, ids: Sequence[st
     """Which of these entity ids the user already has."""
     found: set[str] = set()
     for start in range(0, len(ids), 500):
-        chunk = list(ids[start:start + 500])
-        found.update(r[0] for r in conn.execute(
-            f"SELECT id FROM entities WHERE user_id = ? AND id IN ({','.join('?' * len(chunk))})",
-            [user_id, *chunk]))
+        chunk = list(ids[start : start + 500])
+        found.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM entities WHERE user_id = ? AND id IN ({','.join('?' * len(chunk))})",
+                [user_id, *chunk],
+            )
+        )
     return found
 
 
@@ -106,12 +124,15 @@ def known_cjk_entities(conn: sqlite3.Connection, user_id: str) -> list[tuple[str
     """(canonical name, id) of the user's entities whose names contain CJK characters."""
     rows = conn.execute(
         "SELECT canonical, id FROM entities WHERE user_id = ? AND length(canonical) BETWEEN 2 AND 30 "
-        "AND canonical GLOB '*[^ -~]*'", (user_id,)).fetchall()
+        "AND canonical GLOB '*[^ -~]*'",
+        (user_id,),
+    ).fetchall()
     return [(r[0], r[1]) for r in rows if any("\u3400" <= ch <= "\u9fff" for ch in r[0])]
 
 
-def last_memory_in_session(conn: sqlite3.Connection, user_id: str, session_id: str,
-                           exclude: Sequence[str]) -> str | None:
+def last_memory_in_session(
+    conn: sqlite3.Connection, user_id: str, session_id: str, exclude: Sequence[str]
+) -> str | None:
     """The most recently stored active memory of a session, other than the excluded ids."""
     marks = ",".join("?" * len(exclude)) or "''"
     row = conn.execute(
@@ -122,8 +143,10 @@ def last_memory_in_session(conn: sqlite3.Connection, user_id: str, session_id: s
     return None if row is None else row[0]
 
 
-_EDGE_PAGE = ("SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
-              "FROM edges WHERE user_id = ? {after}ORDER BY user_id, src, dst, type, predicate LIMIT ?")
+_EDGE_PAGE = (
+    "SELECT src, dst, type, weight, confidence, predicate, created_at, last_activated, activations "
+    "FROM edges WHERE user_id = ? {after}ORDER BY user_id, src, dst, type, predicate LIMIT ?"
+)
 _AFTER = "AND (src, dst, type, predicate) > (?, ?, ?, ?) "
 
 
@@ -186,16 +209,19 @@ def get_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[s
     found: dict[str, EntityRow] = {}
     with store.read() as conn:
         for start in range(0, len(ids), 500):
-            chunk = list(ids[start:start + 500])
+            chunk = list(ids[start : start + 500])
             for r in conn.execute(
                 "SELECT id, name, canonical, type FROM entities WHERE user_id = ? "
-                f"AND id IN ({','.join('?' * len(chunk))})", [user_id, *chunk]):
+                f"AND id IN ({','.join('?' * len(chunk))})",
+                [user_id, *chunk],
+            ):
                 found[r[0]] = EntityRow(r[0], r[1], r[2], r[3])
     return found
 
 
-def reinforce_edges(store: SQLiteStore, user_id: str, pairs: Iterable[tuple[str, str]], now: float,
-                    boost: float, cap: float) -> None:
+def reinforce_edges(
+    store: SQLiteStore, user_id: str, pairs: Iterable[tuple[str, str]], now: float, boost: float, cap: float
+) -> None:
     """Strengthen traversed edges (either direction): weight + boost up to cap, stamp the time."""
     pairs = list(pairs)
     if not pairs:
@@ -216,12 +242,14 @@ def delete_orphan_entities(conn: sqlite3.Connection, user_id: str, candidates: S
     for entity in dict.fromkeys(candidates):
         mentioned = conn.execute(
             "SELECT 1 FROM edges WHERE user_id = ? AND dst = ? AND type = 'MENTIONS' LIMIT 1",
-            (user_id, entity)).fetchone()
+            (user_id, entity),
+        ).fetchone()
         if mentioned is None:
             orphans.append(entity)
     for entity in orphans:
-        conn.execute("DELETE FROM edges WHERE user_id = ? AND (src = ? OR dst = ?)",
-                     (user_id, entity, entity))
+        conn.execute(
+            "DELETE FROM edges WHERE user_id = ? AND (src = ? OR dst = ?)", (user_id, entity, entity)
+        )
         conn.execute("DELETE FROM entities WHERE user_id = ? AND id = ?", (user_id, entity))
     return orphans
 
@@ -230,10 +258,15 @@ def mentioned_entities(conn: sqlite3.Connection, user_id: str, memory_ids: Seque
     """Entity ids the given memories mention."""
     found: list[str] = []
     for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start:start + 500])
-        found.extend(r[0] for r in conn.execute(
-            "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
-            f"AND src IN ({','.join('?' * len(chunk))})", [user_id, *chunk]))
+        chunk = list(memory_ids[start : start + 500])
+        found.extend(
+            r[0]
+            for r in conn.execute(
+                "SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' "
+                f"AND src IN ({','.join('?' * len(chunk))})",
+                [user_id, *chunk],
+            )
+        )
     return found
 
 
@@ -241,17 +274,30 @@ def mentioning_memories(conn: sqlite3.Connection, user_id: str, entity_ids: Sequ
     """Ids of the memories mentioning these entities (once per mention)."""
     # Named index: without statistics SQLite scans all the user's edges for each chunk instead
     # (its primary key covers the query but starts with src).
-    return [r[0] for marks, chunk in in_chunks(entity_ids) for r in conn.execute(
-        "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
-        f"WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({marks})", [user_id, *chunk])]
+    return [
+        r[0]
+        for marks, chunk in in_chunks(entity_ids)
+        for r in conn.execute(
+            "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
+            f"WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({marks})",
+            [user_id, *chunk],
+        )
+    ]
 
 
-def rarely_mentioned(conn: sqlite3.Connection, user_id: str, entity_ids: Sequence[str],
-                     most: int) -> list[str]:
+def rarely_mentioned(
+    conn: sqlite3.Connection, user_id: str, entity_ids: Sequence[str], most: int
+) -> list[str]:
     """Those of these entities that at most ``most`` memories mention."""
-    return [r[0] for marks, chunk in in_chunks(entity_ids) for r in conn.execute(
-        f"SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({marks}) "
-        "GROUP BY dst HAVING COUNT(*) <= ?", [user_id, *chunk, most])]
+    return [
+        r[0]
+        for marks, chunk in in_chunks(entity_ids)
+        for r in conn.execute(
+            f"SELECT dst FROM edges WHERE user_id = ? AND type = 'MENTIONS' AND dst IN ({marks}) "
+            "GROUP BY dst HAVING COUNT(*) <= ?",
+            [user_id, *chunk, most],
+        )
+    ]
 
 
 def user_entities(conn: sqlite3.Connection, user_id: str) -> list[EntityRow]:
@@ -262,36 +308,48 @@ def user_entities(conn: sqlite3.Connection, user_id: str) -> list[EntityRow]:
 
 def entity_texts(conn: sqlite3.Connection, user_id: str) -> Iterator[str]:
     """Each of a user's entities as one text, its name and aliases JSON joined by a NUL."""
-    return (r[0] for r in conn.execute("SELECT name || char(0) || aliases FROM entities WHERE user_id = ?",
-                                       (user_id,)))
+    return (
+        r[0]
+        for r in conn.execute("SELECT name || char(0) || aliases FROM entities WHERE user_id = ?", (user_id,))
+    )
 
 
 def count_entities_named(conn: sqlite3.Connection, user_id: str, names: Sequence[str]) -> int:
     """How many of the user's entities have one of these names."""
-    return count_in(conn, "SELECT COUNT(*) FROM entities WHERE user_id = ? AND name IN ({})", names,
-                    [user_id])
+    return count_in(
+        conn, "SELECT COUNT(*) FROM entities WHERE user_id = ? AND name IN ({})", names, [user_id]
+    )
 
 
 def count_edges_touching(conn: sqlite3.Connection, user_id: str, node_ids: Sequence[str]) -> int:
     """How many of the user's edges start at one of these nodes, plus how many end at one."""
-    starting = count_in(conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND src IN ({})", node_ids,
-                        [user_id])
-    return starting + count_in(conn, "SELECT COUNT(*) FROM edges INDEXED BY ix_edges_user_dst "
-                                     "WHERE user_id = ? AND dst IN ({})", node_ids, [user_id])
+    starting = count_in(
+        conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND src IN ({})", node_ids, [user_id]
+    )
+    return starting + count_in(
+        conn,
+        "SELECT COUNT(*) FROM edges INDEXED BY ix_edges_user_dst WHERE user_id = ? AND dst IN ({})",
+        node_ids,
+        [user_id],
+    )
 
 
-def set_entity_vectors(conn: sqlite3.Connection, user_id: str,
-                       vectors: Sequence[tuple[str, np.ndarray]]) -> None:
+def set_entity_vectors(
+    conn: sqlite3.Connection, user_id: str, vectors: Sequence[tuple[str, np.ndarray]]
+) -> None:
     """Store the name vectors of some of a user's entities."""
-    conn.executemany("UPDATE entities SET embedding = ? WHERE user_id = ? AND id = ?",
-                     [(np.asarray(v, dtype=np.float32).tobytes(), user_id, node) for node, v in vectors])
+    conn.executemany(
+        "UPDATE entities SET embedding = ? WHERE user_id = ? AND id = ?",
+        [(np.asarray(v, dtype=np.float32).tobytes(), user_id, node) for node, v in vectors],
+    )
 
 
 def entity_vectors(store: SQLiteStore, user_id: str) -> tuple[list[str], np.ndarray | None]:
     """(ids, name vectors) of the user's entities that have one."""
     with store.read() as conn:
-        rows = conn.execute("SELECT id, embedding FROM entities WHERE user_id = ? AND embedding IS NOT NULL",
-                            (user_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT id, embedding FROM entities WHERE user_id = ? AND embedding IS NOT NULL", (user_id,)
+        ).fetchall()
     if not rows:
         return [], None
     return [r[0] for r in rows], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
@@ -309,8 +367,12 @@ def next_in_session(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dic
     found: dict[str, str] = {}
     with store.read() as conn:
         for start in range(0, len(ids), 500):
-            chunk = list(ids[start:start + 500])
-            found.update(conn.execute(
-                f"SELECT src, dst FROM edges WHERE user_id = ? AND type = 'NEXT' "
-                f"AND src IN ({','.join('?' * len(chunk))})", [user_id, *chunk]).fetchall())
+            chunk = list(ids[start : start + 500])
+            found.update(
+                conn.execute(
+                    f"SELECT src, dst FROM edges WHERE user_id = ? AND type = 'NEXT' "
+                    f"AND src IN ({','.join('?' * len(chunk))})",
+                    [user_id, *chunk],
+                ).fetchall()
+            )
     return found

@@ -41,8 +41,17 @@ def record_history(conn: sqlite3.Connection, user_id: str, events: Iterable[Hist
     """Append events to a user's change log inside the caller's transaction."""
     conn.executemany(
         "INSERT INTO history(memory_id, user_id, at, event, cause, detail) VALUES (?, ?, ?, ?, ?, ?)",
-        [(e.memory_id, user_id, e.at, e.event, e.cause, json.dumps(e.detail, ensure_ascii=False, default=str))
-         for e in events],
+        [
+            (
+                e.memory_id,
+                user_id,
+                e.at,
+                e.event,
+                e.cause,
+                json.dumps(e.detail, ensure_ascii=False, default=str),
+            )
+            for e in events
+        ],
     )
 
 
@@ -54,15 +63,22 @@ def read_history(store: SQLiteStore, user_id: str, memory_ids: Sequence[str]) ->
     with store.read() as conn:
         rows = conn.execute(
             f"SELECT memory_id, event, at, cause, detail FROM history WHERE user_id = ? "
-            f"AND memory_id IN ({marks}) ORDER BY seq", [user_id, *memory_ids]).fetchall()
-    return [HistoryEvent(memory_id=r[0], event=r[1], at=r[2], cause=r[3], detail=json.loads(r[4]))
-            for r in rows]
+            f"AND memory_id IN ({marks}) ORDER BY seq",
+            [user_id, *memory_ids],
+        ).fetchall()
+    return [
+        HistoryEvent(memory_id=r[0], event=r[1], at=r[2], cause=r[3], detail=json.loads(r[4])) for r in rows
+    ]
 
 
 def delete_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> int:
     """Remove the change log of some memories (erasure); returns how many rows went."""
-    return sum(conn.execute(f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({marks})",
-                            [user_id, *chunk]).rowcount for marks, chunk in in_chunks(memory_ids))
+    return sum(
+        conn.execute(
+            f"DELETE FROM history WHERE user_id = ? AND memory_id IN ({marks})", [user_id, *chunk]
+        ).rowcount
+        for marks, chunk in in_chunks(memory_ids)
+    )
 
 
 def delete_user_history(conn: sqlite3.Connection, user_id: str) -> int:
@@ -77,11 +93,14 @@ def history_details(conn: sqlite3.Connection, user_id: str) -> Iterator[tuple[in
 
 def delete_history_rows(conn: sqlite3.Connection, seqs: Sequence[int]) -> int:
     """Remove change-log rows by their seq; returns how many went."""
-    return sum(conn.execute(f"DELETE FROM history WHERE seq IN ({marks})", chunk).rowcount
-               for marks, chunk in in_chunks(seqs))
+    return sum(
+        conn.execute(f"DELETE FROM history WHERE seq IN ({marks})", chunk).rowcount
+        for marks, chunk in in_chunks(seqs)
+    )
 
 
 def count_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> int:
     """How many change-log rows of the user some memories still have."""
-    return count_in(conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", memory_ids,
-                    [user_id])
+    return count_in(
+        conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", memory_ids, [user_id]
+    )

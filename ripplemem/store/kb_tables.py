@@ -18,7 +18,7 @@ KB_SCOPE_PREFIX = "\x1fkb\x1f"
 
 def kb_name_of(scope_id: str) -> str | None:
     """The knowledge base a scope id belongs to, or None for a user's own scope."""
-    return scope_id[len(KB_SCOPE_PREFIX):] if scope_id.startswith(KB_SCOPE_PREFIX) else None
+    return scope_id[len(KB_SCOPE_PREFIX) :] if scope_id.startswith(KB_SCOPE_PREFIX) else None
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,9 @@ def kb_exists(conn: sqlite3.Connection, kb: str) -> bool:
 
 def create_kb(conn: sqlite3.Connection, kb: str, user_id: str, now: float) -> None:
     """Create a knowledge base and grant it to its creator."""
-    conn.execute("INSERT INTO knowledge_bases (name, created_at, created_by) VALUES (?, ?, ?)",
-                 (kb, now, user_id))
+    conn.execute(
+        "INSERT INTO knowledge_bases (name, created_at, created_by) VALUES (?, ?, ?)", (kb, now, user_id)
+    )
     add_grant(conn, kb, user_id, user_id, now)
 
 
@@ -50,7 +51,8 @@ def add_grant(conn: sqlite3.Connection, kb: str, user_id: str, granted_by: str, 
     """Let a user read a knowledge base; False if they could already."""
     cursor = conn.execute(
         "INSERT OR IGNORE INTO kb_grants (kb, user_id, granted_at, granted_by) VALUES (?, ?, ?, ?)",
-        (kb, user_id, now, granted_by))
+        (kb, user_id, now, granted_by),
+    )
     return cursor.rowcount > 0
 
 
@@ -61,8 +63,10 @@ def remove_grant(conn: sqlite3.Connection, kb: str, user_id: str) -> bool:
 
 def has_grant(conn: sqlite3.Connection, kb: str, user_id: str) -> bool:
     """Whether a user may read (and ingest into) a knowledge base."""
-    return conn.execute("SELECT 1 FROM kb_grants WHERE kb = ? AND user_id = ?",
-                        (kb, user_id)).fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM kb_grants WHERE kb = ? AND user_id = ?", (kb, user_id)).fetchone()
+        is not None
+    )
 
 
 def readers(conn: sqlite3.Connection, kb: str) -> list[str]:
@@ -101,7 +105,9 @@ def list_sources(store: SQLiteStore, kb: str) -> list[SourceRow]:
     with store.read() as conn:
         rows = conn.execute(
             "SELECT source, content_hash, ingested_at, chunks, pages, format, title FROM kb_sources "
-            "WHERE kb = ? ORDER BY source", (kb,)).fetchall()
+            "WHERE kb = ? ORDER BY source",
+            (kb,),
+        ).fetchall()
     return [SourceRow(*row) for row in rows]
 
 
@@ -110,7 +116,8 @@ def record_source(conn: sqlite3.Connection, kb: str, row: SourceRow) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO kb_sources (kb, source, content_hash, ingested_at, chunks, pages, format, "
         "title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (kb, row.source, row.content_hash, row.ingested_at, row.chunks, row.pages, row.format, row.title))
+        (kb, row.source, row.content_hash, row.ingested_at, row.chunks, row.pages, row.format, row.title),
+    )
 
 
 def remove_source(conn: sqlite3.Connection, kb: str, source: str) -> bool:
@@ -132,8 +139,11 @@ def chunk_ids(store: SQLiteStore, scope_id: str, source: str | None = None) -> l
 def active_chunks(store: SQLiteStore, scope_id: str) -> int:
     """How many active chunks a knowledge base's scope holds."""
     with store.read() as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM memories WHERE user_id = ? AND status = 'active'",
-                                (scope_id,)).fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT COUNT(*) FROM memories WHERE user_id = ? AND status = 'active'", (scope_id,)
+            ).fetchone()[0]
+        )
 
 
 def drop_kb_rows(conn: sqlite3.Connection, kb: str) -> None:

@@ -50,7 +50,9 @@ def read_lifecycle_rows(store: SQLiteStore, user_id: str, agent_id: str | None =
     with store.read() as conn:
         rows = conn.execute(
             f"SELECT id, substr(content, 1, {PREVIEW_CHARS + 1}), tier, importance, access_count, "
-            f"created_at, last_accessed FROM memories WHERE {where} ORDER BY rowid", params).fetchall()
+            f"created_at, last_accessed FROM memories WHERE {where} ORDER BY rowid",
+            params,
+        ).fetchall()
     return LifecycleRows(
         ids=[r[0] for r in rows],
         previews=[_preview(r[1]) for r in rows],
@@ -69,7 +71,7 @@ def _epoch(value: object) -> float:
 
 def _preview(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS - 1] + "…"
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def link_counts(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> np.ndarray:
@@ -78,36 +80,45 @@ def link_counts(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> np.ndar
     with store.read() as conn:
         for column in ("src", "dst"):
             for node, total in conn.execute(
-                    f"SELECT {column}, COUNT(*) FROM edges WHERE user_id = ? GROUP BY {column}", (user_id,)):
+                f"SELECT {column}, COUNT(*) FROM edges WHERE user_id = ? GROUP BY {column}", (user_id,)
+            ):
                 counts[node] = counts.get(node, 0) + total
     return np.array([counts.get(i, 0) for i in ids], dtype=np.float64)
 
 
 def _chunks(ids: Sequence[str], size: int = 500) -> Iterable[list[str]]:
     for start in range(0, len(ids), size):
-        yield list(ids[start:start + size])
+        yield list(ids[start : start + size])
 
 
 def set_tier(conn: sqlite3.Connection, user_id: str, ids: Sequence[str], tier: str) -> None:
     """Label memories with a tier (hot or warm: their vectors stay where they are)."""
-    conn.executemany("UPDATE memories SET tier = ? WHERE id = ? AND user_id = ?",
-                     [(tier, i, user_id) for i in ids])
+    conn.executemany(
+        "UPDATE memories SET tier = ? WHERE id = ? AND user_id = ?", [(tier, i, user_id) for i in ids]
+    )
 
 
 def set_importance(conn: sqlite3.Connection, user_id: str, values: Mapping[str, float]) -> None:
     """Write new importances."""
-    conn.executemany("UPDATE memories SET importance = ? WHERE id = ? AND user_id = ?",
-                     [(float(v), i, user_id) for i, v in values.items()])
+    conn.executemany(
+        "UPDATE memories SET importance = ? WHERE id = ? AND user_id = ?",
+        [(float(v), i, user_id) for i, v in values.items()],
+    )
 
 
-def stored_vectors(conn: sqlite3.Connection, user_id: str,
-                   ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+def stored_vectors(
+    conn: sqlite3.Connection, user_id: str, ids: Sequence[str]
+) -> tuple[list[str], np.ndarray]:
     """The ids among `ids` that still hold a vector in SQLite, and those vectors."""
     found: list[tuple[str, bytes]] = []
     for chunk in _chunks(ids):
-        found.extend(conn.execute(
-            f"SELECT id, embedding FROM memories WHERE +user_id = ? AND id IN ({','.join('?' * len(chunk))}) "
-            "AND embedding IS NOT NULL", [user_id, *chunk]).fetchall())
+        found.extend(
+            conn.execute(
+                f"SELECT id, embedding FROM memories WHERE +user_id = ? "
+                f"AND id IN ({','.join('?' * len(chunk))}) AND embedding IS NOT NULL",
+                [user_id, *chunk],
+            ).fetchall()
+        )
     if not found:
         return [], np.zeros((0, 0), dtype=np.float32)
     return [r[0] for r in found], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in found])
@@ -117,17 +128,26 @@ def archive_locations(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]
     """Memory id -> archive segment, for those of `ids` whose vector lives in the archive."""
     where: dict[str, str] = {}
     for chunk in _chunks(ids):
-        where.update(conn.execute(
-            f"SELECT id, archive_segment FROM memories WHERE +user_id = ? "
-            f"AND id IN ({','.join('?' * len(chunk))}) AND archive_segment IS NOT NULL", [user_id, *chunk]))
+        where.update(
+            conn.execute(
+                f"SELECT id, archive_segment FROM memories WHERE +user_id = ? "
+                f"AND id IN ({','.join('?' * len(chunk))}) AND archive_segment IS NOT NULL",
+                [user_id, *chunk],
+            )
+        )
     return where
 
 
 def archived_with_vectors(conn: sqlite3.Connection, user_id: str) -> dict[str, str]:
     """Memory id -> archive segment, for a user's archived memories that also hold a vector in
     SQLite (re-embedded, so their segments hold the old model's vectors)."""
-    return dict(conn.execute("SELECT id, archive_segment FROM memories WHERE user_id = ? "
-                             "AND archive_segment IS NOT NULL AND embedding IS NOT NULL", (user_id,)))
+    return dict(
+        conn.execute(
+            "SELECT id, archive_segment FROM memories WHERE user_id = ? "
+            "AND archive_segment IS NOT NULL AND embedding IS NOT NULL",
+            (user_id,),
+        )
+    )
 
 
 def mark_archived(conn: sqlite3.Connection, user_id: str, where: Mapping[str, str]) -> None:
@@ -135,7 +155,8 @@ def mark_archived(conn: sqlite3.Connection, user_id: str, where: Mapping[str, st
     conn.executemany(
         "UPDATE memories SET tier = 'cold', embedding = NULL, archive_segment = ? "
         "WHERE id = ? AND user_id = ?",
-        [(segment, i, user_id) for i, segment in where.items()])
+        [(segment, i, user_id) for i, segment in where.items()],
+    )
 
 
 def mark_woken(conn: sqlite3.Connection, user_id: str, vectors: Mapping[str, np.ndarray]) -> None:
@@ -143,7 +164,8 @@ def mark_woken(conn: sqlite3.Connection, user_id: str, vectors: Mapping[str, np.
     conn.executemany(
         "UPDATE memories SET tier = 'hot', embedding = ?, archive_segment = NULL "
         "WHERE id = ? AND user_id = ?",
-        [(np.asarray(v, dtype=np.float32).tobytes(), i, user_id) for i, v in vectors.items()])
+        [(np.asarray(v, dtype=np.float32).tobytes(), i, user_id) for i, v in vectors.items()],
+    )
 
 
 def index_metadatas(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -151,7 +173,9 @@ def index_metadatas(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) 
     found: dict[str, dict[str, Any]] = {}
     for chunk in _chunks(ids):
         for r in conn.execute(
-                "SELECT id, agent_id, session_id, type, COALESCE(event_time, created_at) FROM memories "
-                f"WHERE +user_id = ? AND id IN ({','.join('?' * len(chunk))})", [user_id, *chunk]):
+            "SELECT id, agent_id, session_id, type, COALESCE(event_time, created_at) FROM memories "
+            f"WHERE +user_id = ? AND id IN ({','.join('?' * len(chunk))})",
+            [user_id, *chunk],
+        ):
             found[r[0]] = index_metadata(user_id, r[1], r[2], r[3], r[4])
     return found

@@ -101,9 +101,13 @@ def stored_time(value: object, memory_id: str, column: str) -> datetime | None:
         return from_epoch(value)
     if memory_id not in _reported:
         _reported.add(memory_id)
-        _log.warning("memory %s: its stored %s %r is no date a datetime can hold, so it reads as "
-                     "unknown; set a valid time with update(event_time=...) or delete the memory",
-                     memory_id, column, value)
+        _log.warning(
+            "memory %s: its stored %s %r is no date a datetime can hold, so it reads as "
+            "unknown; set a valid time with update(event_time=...) or delete the memory",
+            memory_id,
+            column,
+            value,
+        )
     return None
 
 
@@ -116,14 +120,24 @@ def row_to_memory(row: sqlite3.Row) -> Memory:
     """A Memory from a row of the memories table (an unreadable stored time reads as None)."""
     memory_id = row["id"]
     return Memory(
-        id=memory_id, user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
-        type=row["type"], content=row["content"], modality=row["modality"],
-        importance=row["importance"], created_at=stored_time(row["created_at"], memory_id, "created_at"),
+        id=memory_id,
+        user_id=row["user_id"],
+        agent_id=row["agent_id"],
+        session_id=row["session_id"],
+        type=row["type"],
+        content=row["content"],
+        modality=row["modality"],
+        importance=row["importance"],
+        created_at=stored_time(row["created_at"], memory_id, "created_at"),
         event_time=stored_time(row["event_time"], memory_id, "event_time"),
         last_accessed=stored_time(row["last_accessed"], memory_id, "last_accessed"),
-        access_count=row["access_count"], mention_count=row["mention_count"], tier=row["tier"],
-        status=row["status"], valid_from=stored_time(row["valid_from"], memory_id, "valid_from"),
-        valid_to=stored_time(row["valid_to"], memory_id, "valid_to"), source=row["source"],
+        access_count=row["access_count"],
+        mention_count=row["mention_count"],
+        tier=row["tier"],
+        status=row["status"],
+        valid_from=stored_time(row["valid_from"], memory_id, "valid_from"),
+        valid_to=stored_time(row["valid_to"], memory_id, "valid_to"),
+        source=row["source"],
         metadata=json.loads(row["metadata"]),
     )
 
@@ -136,8 +150,14 @@ def fts_query(text: str) -> str | None:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
 
 
-def index_metadata(user_id: str, agent_id: str | None, session_id: str | None, memory_type: str,
-                   when: float | None) -> dict[str, Any]:
+def index_metadata(
+    user_id: str, agent_id: str | None, session_id: str | None, memory_type: str, when: float | None
+) -> dict[str, Any]:
     """What a vector index keeps beside each vector so it can filter without SQLite."""
-    return {"user_id": user_id, "agent_id": agent_id or "", "session_id": session_id or "",
-            "type": memory_type, "when": float(when or 0.0)}
+    return {
+        "user_id": user_id,
+        "agent_id": agent_id or "",
+        "session_id": session_id or "",
+        "type": memory_type,
+        "when": float(when or 0.0),
+    }

@@ -45,11 +45,13 @@ def check_space(store: SQLiteStore, modality: str, model_id: str, dimension: int
         f"this store's {modality} index was built with encoder {recorded.model_id!r} "
         f"({recorded.dimension} dimensions), but this {modality} encoder is {model_id!r}{size}; "
         f"vectors of two encoders cannot be compared. Use the encoder the store was built with, "
-        f"or keep {modality}s of this encoder in another store")
+        f"or keep {modality}s of this encoder in another store"
+    )
 
 
-def sync_modality(store: SQLiteStore, modality: str, index: VectorIndex, report: CheckReport,
-                  repair: bool) -> None:
+def sync_modality(
+    store: SQLiteStore, modality: str, index: VectorIndex, report: CheckReport, repair: bool
+) -> None:
     """Compare one modality index with SQLite's modality vectors (active, not cold), per user,
     and add what is missing and remove what is stray when repairing; counts go into `report`."""
     users = modality_users(store, modality)
@@ -68,8 +70,9 @@ def sync_modality(store: SQLiteStore, modality: str, index: VectorIndex, report:
     take_foreign(report, index, users, repair)  # users with no vector of this modality left
 
 
-def _add_from_store(store: SQLiteStore, index: VectorIndex, user_id: str, modality: str,
-                    ids: Sequence[str]) -> None:
+def _add_from_store(
+    store: SQLiteStore, index: VectorIndex, user_id: str, modality: str, ids: Sequence[str]
+) -> None:
     found, vectors = indexed_vectors(store, user_id, modality, ids)
     if vectors is None:
         return
@@ -79,13 +82,14 @@ def _add_from_store(store: SQLiteStore, index: VectorIndex, user_id: str, modali
 
 
 @contextmanager
-def opened_for_check(store: SQLiteStore, path: str,
-                     repair: bool) -> Iterator[list[tuple[str, VectorIndex]]]:
+def opened_for_check(store: SQLiteStore, path: str, repair: bool) -> Iterator[list[tuple[str, VectorIndex]]]:
     """The Chroma modality indexes of a store on disk, opened for a consistency check (broken files
     are repaired only with ``repair``) and closed after."""
     opened: list[tuple[str, VectorIndex]] = [
         (modality, ChromaIndex(modality_folder(path, modality), verify="probe", repair=repair))
-        for modality in recorded_modalities(store) if os.path.isdir(modality_folder(path, modality))]
+        for modality in recorded_modalities(store)
+        if os.path.isdir(modality_folder(path, modality))
+    ]
     try:
         yield opened
     finally:
@@ -93,8 +97,9 @@ def opened_for_check(store: SQLiteStore, path: str,
             index.close()
 
 
-def check_opened(store: SQLiteStore, opened: Sequence[tuple[str, VectorIndex]], report: CheckReport,
-                 repair: bool) -> None:
+def check_opened(
+    store: SQLiteStore, opened: Sequence[tuple[str, VectorIndex]], report: CheckReport, repair: bool
+) -> None:
     """sync_modality over opened modality indexes (a reconcile check's extra step)."""
     for modality, index in opened:
         sync_modality(store, modality, index, report, repair)
@@ -142,8 +147,11 @@ class ModalityIndexes:
             if index is None:
                 index = (text_index or engine.index).open_space(modality)
                 store = engine.store
-                if not index.persistent or store.get_meta(_INDEX_KEY + modality) != index.name \
-                        or index.damage():  # broken files were dropped: refill them
+                if (
+                    not index.persistent
+                    or store.get_meta(_INDEX_KEY + modality) != index.name
+                    or index.damage()
+                ):  # broken files were dropped: refill them
                     sync_modality(store, modality, index, CheckReport(engine.path, index.name, True), True)
                     store.set_meta(_INDEX_KEY + modality, index.name)
                 self._indexes[modality] = index
@@ -157,8 +165,9 @@ class ModalityIndexes:
         """The indexes of every modality this store holds vectors of (opening them if needed)."""
         return [self.index(m) for m in recorded_modalities(self._engine.store)]
 
-    def add(self, user_id: str, memory_id: str, modality: str, space: ModalitySpace,
-            vector: np.ndarray) -> None:
+    def add(
+        self, user_id: str, memory_id: str, modality: str, space: ModalitySpace, vector: np.ndarray
+    ) -> None:
         """Store one memory's modality vector in SQLite (recording the space on first use) and in
         the modality index; the caller holds the engine's write lock."""
         engine = self._engine
@@ -189,8 +198,9 @@ class ModalityIndexes:
         """How many vectors each modality index holds for a user."""
         return {m: self.index(m).count(user_id) for m in recorded_modalities(self._engine.store)}
 
-    def query(self, modality: str, user_id: str, vector: np.ndarray, k: int,
-              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+    def query(
+        self, modality: str, user_id: str, vector: np.ndarray, k: int, flt: VectorFilter | None = None
+    ) -> list[tuple[str, float]]:
         """The k nearest of a user's vectors of one modality as (id, cosine), best first."""
         if recorded_space(self._engine.store, modality) is None:
             return []

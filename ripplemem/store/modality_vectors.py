@@ -37,40 +37,50 @@ def recorded_space(store: SQLiteStore, modality: str) -> ModalitySpace | None:
 
 def record_space(conn: sqlite3.Connection, modality: str, space: ModalitySpace) -> None:
     """Record a modality's space (inside the transaction storing its first vector)."""
-    conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
-                 (_SPACE_KEY + modality, json.dumps({"model_id": space.model_id,
-                                                     "dimension": space.dimension})))
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+        (_SPACE_KEY + modality, json.dumps({"model_id": space.model_id, "dimension": space.dimension})),
+    )
 
 
 def recorded_modalities(store: SQLiteStore) -> list[str]:
     """Every modality with a recorded space in the store."""
     with store.read() as conn:
-        return sorted(r[0][len(_SPACE_KEY):] for r in conn.execute(
-            "SELECT key FROM meta WHERE key LIKE ?", (_SPACE_KEY + "%",)))
+        return sorted(
+            r[0][len(_SPACE_KEY) :]
+            for r in conn.execute("SELECT key FROM meta WHERE key LIKE ?", (_SPACE_KEY + "%",))
+        )
 
 
-def put_vector(conn: sqlite3.Connection, user_id: str, memory_id: str, modality: str,
-               vector: np.ndarray) -> None:
+def put_vector(
+    conn: sqlite3.Connection, user_id: str, memory_id: str, modality: str, vector: np.ndarray
+) -> None:
     """Store (or replace) one memory's modality vector."""
-    conn.execute("INSERT OR REPLACE INTO modality_vectors (memory_id, user_id, modality, embedding) "
-                 "VALUES (?, ?, ?, ?)",
-                 (memory_id, user_id, modality, np.asarray(vector, dtype=np.float32).tobytes()))
+    conn.execute(
+        "INSERT OR REPLACE INTO modality_vectors (memory_id, user_id, modality, embedding) "
+        "VALUES (?, ?, ?, ?)",
+        (memory_id, user_id, modality, np.asarray(vector, dtype=np.float32).tobytes()),
+    )
 
 
-def indexed_vectors(store: SQLiteStore, user_id: str, modality: str,
-                    ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray | None]:
+def indexed_vectors(
+    store: SQLiteStore, user_id: str, modality: str, ids: Sequence[str] | None = None
+) -> tuple[list[str], np.ndarray | None]:
     """The vectors of a user's memories that belong in the modality index (active, not cold),
     all of them or those among `ids`; (ids, matrix), matrix None when there are none."""
-    sql = (f"SELECT v.memory_id, v.embedding FROM modality_vectors v JOIN memories m ON m.id = v.memory_id "
-           f"WHERE v.user_id = ? AND v.modality = ? AND {_INDEXED}")
+    sql = (
+        f"SELECT v.memory_id, v.embedding FROM modality_vectors v JOIN memories m ON m.id = v.memory_id "
+        f"WHERE v.user_id = ? AND v.modality = ? AND {_INDEXED}"
+    )
     found: list[tuple[str, bytes]] = []
     with store.read() as conn:
         if ids is None:
             found = conn.execute(sql, (user_id, modality)).fetchall()
         for start in range(0, len(ids or ()), 500):
-            chunk = list(ids[start:start + 500])  # type: ignore[index]
-            found += conn.execute(sql + f" AND v.memory_id IN ({','.join('?' * len(chunk))})",
-                                  [user_id, modality, *chunk]).fetchall()
+            chunk = list(ids[start : start + 500])  # type: ignore[index]
+            found += conn.execute(
+                sql + f" AND v.memory_id IN ({','.join('?' * len(chunk))})", [user_id, modality, *chunk]
+            ).fetchall()
     if not found:
         return [], None
     return [r[0] for r in found], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in found])
@@ -79,16 +89,25 @@ def indexed_vectors(store: SQLiteStore, user_id: str, modality: str,
 def indexed_ids(store: SQLiteStore, user_id: str, modality: str) -> set[str]:
     """The ids of a user's memories whose modality vector belongs in the index."""
     with store.read() as conn:
-        return {r[0] for r in conn.execute(
-            "SELECT v.memory_id FROM modality_vectors v JOIN memories m ON m.id = v.memory_id "
-            f"WHERE v.user_id = ? AND v.modality = ? AND {_INDEXED}", (user_id, modality))}
+        return {
+            r[0]
+            for r in conn.execute(
+                "SELECT v.memory_id FROM modality_vectors v JOIN memories m ON m.id = v.memory_id "
+                f"WHERE v.user_id = ? AND v.modality = ? AND {_INDEXED}",
+                (user_id, modality),
+            )
+        }
 
 
 def modality_users(store: SQLiteStore, modality: str) -> list[str]:
     """Every user holding a vector of this modality."""
     with store.read() as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT DISTINCT user_id FROM modality_vectors WHERE modality = ?", (modality,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT user_id FROM modality_vectors WHERE modality = ?", (modality,)
+            )
+        ]
 
 
 def vectors_of(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
@@ -96,9 +115,11 @@ def vectors_of(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str
     found: dict[str, dict[str, np.ndarray]] = {}
     with store.read() as conn:
         for start in range(0, len(ids), 500):
-            chunk = list(ids[start:start + 500])
+            chunk = list(ids[start : start + 500])
             for memory_id, modality, blob in conn.execute(
-                    "SELECT memory_id, modality, embedding FROM modality_vectors WHERE user_id = ? "
-                    f"AND memory_id IN ({','.join('?' * len(chunk))})", [user_id, *chunk]):
+                "SELECT memory_id, modality, embedding FROM modality_vectors WHERE user_id = ? "
+                f"AND memory_id IN ({','.join('?' * len(chunk))})",
+                [user_id, *chunk],
+            ):
                 found.setdefault(modality, {})[memory_id] = np.frombuffer(blob, dtype=np.float32)
     return found

@@ -129,8 +129,9 @@ def _dead_markers(markers: list[str]) -> list[str]:
     return dead
 
 
-def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
-                extra: ExtraCheck | None = None) -> CheckReport:
+def check_store(
+    store: SQLiteStore, index: VectorIndex | None, *, repair: bool, extra: ExtraCheck | None = None
+) -> CheckReport:
     """Compare SQLite with the vector index, the keyword index and the graph; repair if asked.
     ``extra(report, repair)`` checks more indexes (the modality indexes) under the same guard.
 
@@ -139,8 +140,9 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
     before SQLite, so a concurrent writer (SQLite first, index second) is never mistaken for damage.
     """
     started = time.perf_counter()
-    report = CheckReport(path=store.path, vector_index="none" if index is None else index.name,
-                         repaired=repair)
+    report = CheckReport(
+        path=store.path, vector_index="none" if index is None else index.name, repaired=repair
+    )
     guard = contextlib.nullcontext() if index is None else index.exclusive()
     with guard:
         markers = pending_markers(store.path)
@@ -160,21 +162,27 @@ def check_store(store: SQLiteStore, index: VectorIndex | None, *, repair: bool,
     return report
 
 
-def _check_index(store: SQLiteStore, index: VectorIndex, users: list[str], report: CheckReport,
-                 repair: bool) -> None:
+def _check_index(
+    store: SQLiteStore, index: VectorIndex, users: list[str], report: CheckReport, repair: bool
+) -> None:
     """Each user's vectors against SQLite, then the vectors of users SQLite has no row of."""
     for user_id in users:
         _check_vectors(store, index, user_id, report, repair)
     take_foreign(report, index, users, repair)
 
 
-def _check_vectors(store: SQLiteStore, index: VectorIndex, user_id: str, report: CheckReport,
-                   repair: bool) -> None:
+def _check_vectors(
+    store: SQLiteStore, index: VectorIndex, user_id: str, report: CheckReport, repair: bool
+) -> None:
     indexed = index.ids(user_id)
     with store.read() as conn:
-        expected = {r[0] for r in conn.execute(
-            "SELECT id FROM memories WHERE user_id = ? AND status = 'active' AND embedding IS NOT NULL",
-            (user_id,))}
+        expected = {
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM memories WHERE user_id = ? AND status = 'active' AND embedding IS NOT NULL",
+                (user_id,),
+            )
+        }
     missing = sorted(expected - indexed)
     stray = sorted(indexed - expected)
     report.memories += len(expected)
@@ -186,19 +194,21 @@ def _check_vectors(store: SQLiteStore, index: VectorIndex, user_id: str, report:
     if stray:
         index.delete(user_id, stray)
     for start in range(0, len(missing), 500):
-        ids, vectors, metas = _stored_vectors(store, user_id, missing[start:start + 500])
+        ids, vectors, metas = _stored_vectors(store, user_id, missing[start : start + 500])
         if ids:
             index.add(user_id, ids, vectors, metas)
 
 
-def _stored_vectors(store: SQLiteStore, user_id: str,
-                    ids: list[str]) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+def _stored_vectors(
+    store: SQLiteStore, user_id: str, ids: list[str]
+) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
     with store.read() as conn:
         rows = conn.execute(
             "SELECT id, agent_id, session_id, type, COALESCE(event_time, created_at), embedding "
             "FROM memories WHERE user_id = ? AND embedding IS NOT NULL "
             f"AND id IN ({','.join('?' * len(ids))})",
-            [user_id, *ids]).fetchall()
+            [user_id, *ids],
+        ).fetchall()
     if not rows:
         return [], np.zeros((0, 0), dtype=np.float32), []
     vectors = np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
@@ -234,7 +244,7 @@ def _check_graph(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
         return
     with store.transaction() as conn:
         for start in range(0, len(dangling), 500):
-            chunk = dangling[start:start + 500]
+            chunk = dangling[start : start + 500]
             conn.execute(f"DELETE FROM edges WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
         for user_id, entities in orphans.items():
             delete_orphan_entities(conn, user_id, entities)
@@ -242,22 +252,29 @@ def _check_graph(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
 
 def _check_keywords(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
     with store.read() as conn:
-        stray = [r[0] for r in conn.execute(
-            "SELECT f.rowid FROM memories_fts f WHERE NOT EXISTS "
-            "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)")]
+        stray = [
+            r[0]
+            for r in conn.execute(
+                "SELECT f.rowid FROM memories_fts f WHERE NOT EXISTS "
+                "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)"
+            )
+        ]
         missing = conn.execute(
             "SELECT m.rowid, m.user_id, m.content FROM memories m WHERE NOT EXISTS "
-            "(SELECT 1 FROM memories_fts f WHERE f.rowid = m.rowid)").fetchall()
+            "(SELECT 1 FROM memories_fts f WHERE f.rowid = m.rowid)"
+        ).fetchall()
     report.stray_keywords = len(stray)
     report.missing_keywords = len(missing)
     if not repair or not (stray or missing):
         return
     with store.transaction() as conn:
         for start in range(0, len(stray), 500):
-            chunk = stray[start:start + 500]
+            chunk = stray[start : start + 500]
             conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
-        conn.executemany("INSERT INTO memories_fts(rowid, scope, tokens) VALUES (?, ?, ?)",
-                         [(r[0], scope_token(r[1]), " ".join(keyword_tokens(r[2]))) for r in missing])
+        conn.executemany(
+            "INSERT INTO memories_fts(rowid, scope, tokens) VALUES (?, ?, ?)",
+            [(r[0], scope_token(r[1]), " ".join(keyword_tokens(r[2]))) for r in missing],
+        )
 
 
 def _clear_markers(store: SQLiteStore, names: list[str]) -> None:
@@ -275,21 +292,27 @@ def sync_index(index: VectorIndex, store: SQLiteStore) -> int:
     return report.missing_vectors + report.stray_vectors
 
 
-def reconcile_on_open(store: SQLiteStore, index: VectorIndex,
-                      extra: ExtraCheck | None = None) -> CheckReport | None:
+def reconcile_on_open(
+    store: SQLiteStore, index: VectorIndex, extra: ExtraCheck | None = None
+) -> CheckReport | None:
     """The open-time hook: a full check and repair only if an interrupted write left a marker or
     the index found broken files (then its vectors are rebuilt from SQLite, with a warning)."""
     if not pending_markers(store.path) and not index.damage():
         return None
     report = check_store(store, index, repair=True, extra=extra)
     if report.index_damage:
-        _log.warning("the vector index of %s was damaged and is rebuilt from SQLite (%d vectors): %s",
-                     store.path, report.missing_vectors, "; ".join(report.index_damage))
+        _log.warning(
+            "the vector index of %s was damaged and is rebuilt from SQLite (%d vectors): %s",
+            store.path,
+            report.missing_vectors,
+            "; ".join(report.index_damage),
+        )
     return report
 
 
-def check_path(path: str | os.PathLike[str], *, repair: bool = True,
-               server: ChromaServer | None = None) -> CheckReport:
+def check_path(
+    path: str | os.PathLike[str], *, repair: bool = True, server: ChromaServer | None = None
+) -> CheckReport:
     """Open the store at `path` without an embedder, check it, repair it if asked, close it.
     A store whose vectors are on a Chroma server is checked against that ``server``."""
     folder = os.path.abspath(os.fspath(path))
@@ -302,12 +325,19 @@ def check_path(path: str | os.PathLike[str], *, repair: bool = True,
             report = check_store(store, None, repair=repair)
             report.vector_index = "numpy (rebuilt from SQLite on every open; vectors not compared)"
             return report
-        index = ChromaIndex(folder, verify="probe", repair=repair) if kind == "chroma" \
+        index = (
+            ChromaIndex(folder, verify="probe", repair=repair)
+            if kind == "chroma"
             else _server_index(store, server)
+        )
         try:
             with opened_for_check(store, folder, repair) as modalities:
-                return check_store(store, index, repair=repair,
-                                   extra=lambda report, fix: check_opened(store, modalities, report, fix))
+                return check_store(
+                    store,
+                    index,
+                    repair=repair,
+                    extra=lambda report, fix: check_opened(store, modalities, report, fix),
+                )
         finally:
             index.close()
     finally:
@@ -319,5 +349,6 @@ def _server_index(store: SQLiteStore, server: ChromaServer | None) -> VectorInde
     if server is None:
         raise InvalidInputError(
             f"the store at {store.path!r} keeps its vectors on a Chroma server (last opened at "
-            f"{store.get_meta('chroma_url')}); pass its chroma_url (--chroma-url) to check it")
+            f"{store.get_meta('chroma_url')}); pass its chroma_url (--chroma-url) to check it"
+        )
     return ChromaIndex(client=server.connect(), namespace=store_namespace(store))

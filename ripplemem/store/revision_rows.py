@@ -28,7 +28,7 @@ class MergeUpdate:
 
 def _chunks(ids: Sequence[str], size: int = 400) -> Iterable[list[str]]:
     for start in range(0, len(ids), size):
-        yield list(ids[start:start + size])
+        yield list(ids[start : start + size])
 
 
 def merge_rows(conn: sqlite3.Connection, user_id: str, merges: Mapping[str, MergeUpdate]) -> None:
@@ -37,15 +37,20 @@ def merge_rows(conn: sqlite3.Connection, user_id: str, merges: Mapping[str, Merg
         "UPDATE memories SET mention_count = mention_count + ?, importance = MAX(importance, ?), "
         "event_time = MAX(COALESCE(event_time, created_at), ?), metadata = ? "
         "WHERE id = ? AND user_id = ? AND status = 'active'",
-        [(m.mentions, m.importance, m.when, json.dumps(m.metadata, ensure_ascii=False), memory_id, user_id)
-         for memory_id, m in merges.items()])
+        [
+            (m.mentions, m.importance, m.when, json.dumps(m.metadata, ensure_ascii=False), memory_id, user_id)
+            for memory_id, m in merges.items()
+        ],
+    )
 
 
 def supersede_rows(conn: sqlite3.Connection, user_id: str, valid_to: Mapping[str, float]) -> None:
     """Mark active memories superseded, valid until the given time (epoch seconds)."""
     conn.executemany(
         "UPDATE memories SET status = 'superseded', valid_to = ? WHERE id = ? AND user_id = ? "
-        "AND status = 'active'", [(until, memory_id, user_id) for memory_id, until in valid_to.items()])
+        "AND status = 'active'",
+        [(until, memory_id, user_id) for memory_id, until in valid_to.items()],
+    )
 
 
 def set_beliefs(conn: sqlite3.Connection, user_id: str, beliefs: Mapping[str, str]) -> None:
@@ -53,35 +58,52 @@ def set_beliefs(conn: sqlite3.Connection, user_id: str, beliefs: Mapping[str, st
     conn.executemany(
         "UPDATE memories SET metadata = json_set(metadata, '$.belief', ?) WHERE id = ? AND user_id = ? "
         "AND json_extract(metadata, '$.belief') IS NULL",
-        [(belief, memory_id, user_id) for memory_id, belief in beliefs.items()])
+        [(belief, memory_id, user_id) for memory_id, belief in beliefs.items()],
+    )
 
 
-def linked_pairs(store: SQLiteStore, user_id: str, ids: Sequence[str],
-                 edge_type: str) -> list[tuple[str, str]]:
+def linked_pairs(
+    store: SQLiteStore, user_id: str, ids: Sequence[str], edge_type: str
+) -> list[tuple[str, str]]:
     """(src, dst) of the user's edges of one type that start or end at one of the ids."""
     found: list[tuple[str, str]] = []
     with store.read() as conn:
         for chunk in _chunks(list(dict.fromkeys(ids))):
             marks = ",".join("?" * len(chunk))
-            found.extend((r[0], r[1]) for r in conn.execute(
-                f"SELECT src, dst FROM edges WHERE user_id = ? AND type = ? AND (src IN ({marks}) "
-                f"OR dst IN ({marks}))", [user_id, edge_type, *chunk, *chunk]))
+            found.extend(
+                (r[0], r[1])
+                for r in conn.execute(
+                    f"SELECT src, dst FROM edges WHERE user_id = ? AND type = ? AND (src IN ({marks}) "
+                    f"OR dst IN ({marks}))",
+                    [user_id, edge_type, *chunk, *chunk],
+                )
+            )
     return found
 
 
 def summaries_of(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[str]:
     """Ids of the user's summaries of any of these memories (sources of SUMMARIZES edges to them)."""
     with store.read() as conn:
-        return [r[0] for marks, chunk in in_chunks(ids) for r in conn.execute(
-            "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
-            f"WHERE user_id = ? AND type = 'SUMMARIZES' AND dst IN ({marks})", [user_id, *chunk])]
+        return [
+            r[0]
+            for marks, chunk in in_chunks(ids)
+            for r in conn.execute(
+                "SELECT src FROM edges INDEXED BY ix_edges_user_dst "
+                f"WHERE user_id = ? AND type = 'SUMMARIZES' AND dst IN ({marks})",
+                [user_id, *chunk],
+            )
+        ]
 
 
 def summarized_ids(store: SQLiteStore, user_id: str) -> set[str]:
     """Ids of the user's memories a stored summary already covers (targets of SUMMARIZES edges)."""
     with store.read() as conn:
-        return {r[0] for r in conn.execute(
-            "SELECT dst FROM edges WHERE user_id = ? AND type = 'SUMMARIZES'", (user_id,))}
+        return {
+            r[0]
+            for r in conn.execute(
+                "SELECT dst FROM edges WHERE user_id = ? AND type = 'SUMMARIZES'", (user_id,)
+            )
+        }
 
 
 def entity_keys(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
@@ -90,10 +112,11 @@ def entity_keys(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[st
     with store.read() as conn:
         for chunk in _chunks(list(ids)):
             for memory_id, canonical in conn.execute(
-                    "SELECT e.src, n.canonical FROM edges e "
-                    "JOIN entities n ON n.id = e.dst AND n.user_id = e.user_id "
-                    "WHERE e.user_id = ? AND e.type = 'MENTIONS' "
-                    f"AND e.src IN ({','.join('?' * len(chunk))})",
-                    [user_id, *chunk]):
+                "SELECT e.src, n.canonical FROM edges e "
+                "JOIN entities n ON n.id = e.dst AND n.user_id = e.user_id "
+                "WHERE e.user_id = ? AND e.type = 'MENTIONS' "
+                f"AND e.src IN ({','.join('?' * len(chunk))})",
+                [user_id, *chunk],
+            ):
                 found[memory_id].append(canonical)
     return found

@@ -18,6 +18,7 @@ def indexed_value(key: str, column: str = "metadata") -> str:
         raise ValueError(f"metadata key {key!r} has no index")
     return f"json_extract({column}, '$.\"{key}\"')"
 
+
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memories (
@@ -192,12 +193,19 @@ def _migrate_to_v7(conn: sqlite3.Connection) -> None:
     # memories that have the key. IF NOT EXISTS: two processes opening an older store both run this.
     for key in INDEXED_METADATA_KEYS:
         value = indexed_value(key)
-        conn.execute(f"CREATE INDEX IF NOT EXISTS ix_memories_meta_{key} ON memories(user_id, {value}) "
-                     f"WHERE {value} IS NOT NULL")
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS ix_memories_meta_{key} ON memories(user_id, {value}) "
+            f"WHERE {value} IS NOT NULL"
+        )
 
 
 # MIGRATIONS[n] brings a store at version n-1 to version n.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_to_v1, 2: _migrate_to_v2, 3: _migrate_to_v3, 4: _migrate_to_v4,
-    5: _migrate_to_v5, 6: _migrate_to_v6, 7: _migrate_to_v7,
+    1: _migrate_to_v1,
+    2: _migrate_to_v2,
+    3: _migrate_to_v3,
+    4: _migrate_to_v4,
+    5: _migrate_to_v5,
+    6: _migrate_to_v6,
+    7: _migrate_to_v7,
 }

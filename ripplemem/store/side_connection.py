@@ -19,8 +19,12 @@ CHECKPOINT_PATIENCE = 1.0
 @contextlib.contextmanager
 def side_connection(root: str) -> Iterator[sqlite3.Connection]:
     """A second connection to the database of the store at ``root``, closed when the block ends."""
-    conn = sqlite3.connect(os.path.join(root, DB_FILENAME), timeout=CHECKPOINT_PATIENCE,
-                           isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(
+        os.path.join(root, DB_FILENAME),
+        timeout=CHECKPOINT_PATIENCE,
+        isolation_level=None,
+        check_same_thread=False,
+    )
     try:
         yield conn
     finally:

@@ -59,8 +59,7 @@ class SQLiteStore:
         self.path = path
         target = ":memory:" if path is None else os.path.join(path, DB_FILENAME)
         try:
-            self._conn = sqlite3.connect(target, check_same_thread=False, timeout=30.0,
-                                         isolation_level=None)
+            self._conn = sqlite3.connect(target, check_same_thread=False, timeout=30.0, isolation_level=None)
         except sqlite3.OperationalError as exc:
             raise StoreError(f"cannot open the SQLite store at {target!r}: {exc}") from exc
         self._conn.row_factory = sqlite3.Row
@@ -135,9 +134,11 @@ class SQLiteStore:
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise
                 if time.monotonic() + delay > deadline:
-                    raise StoreError(f"the store at {self.path!r} stayed locked by another writer "
-                                     f"for over {_LOCKED_PATIENCE:.0f} s ({exc}); retry, or look for "
-                                     "a stuck process holding it") from exc
+                    raise StoreError(
+                        f"the store at {self.path!r} stayed locked by another writer "
+                        f"for over {_LOCKED_PATIENCE:.0f} s ({exc}); retry, or look for "
+                        "a stuck process holding it"
+                    ) from exc
                 time.sleep(delay)
                 delay = min(2 * delay, 0.5)
 
@@ -157,7 +158,8 @@ class SQLiteStore:
         """The length of the stored vectors (None while no memory has one)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT length(embedding) FROM memories WHERE embedding IS NOT NULL LIMIT 1").fetchone()
+                "SELECT length(embedding) FROM memories WHERE embedding IS NOT NULL LIMIT 1"
+            ).fetchone()
         return None if row is None else int(row[0]) // np.dtype(np.float32).itemsize
 
     def get_meta(self, key: str) -> str | None:
@@ -181,25 +183,42 @@ class SQLiteStore:
         with self.transaction() as conn:
             self.insert_rows(conn, memories, embeddings)
 
-    def insert_rows(self, conn: sqlite3.Connection, memories: Sequence[Memory],
-                    embeddings: np.ndarray) -> None:
+    def insert_rows(
+        self, conn: sqlite3.Connection, memories: Sequence[Memory], embeddings: np.ndarray
+    ) -> None:
         """Insert memories with their vectors and keyword tokens inside the caller's transaction."""
         rows = []
         for memory, vector in zip(memories, embeddings, strict=True):
-            rows.append((
-                memory.id, memory.user_id, memory.agent_id, memory.session_id, memory.type,
-                memory.content, memory.modality, memory.importance, to_epoch(memory.created_at),
-                to_epoch(memory.event_time), to_epoch(memory.last_accessed), memory.access_count,
-                memory.mention_count, memory.tier, memory.status, to_epoch(memory.valid_from),
-                to_epoch(memory.valid_to), memory.source, json.dumps(memory.metadata, ensure_ascii=False),
-                np.asarray(vector, dtype=np.float32).tobytes(),
-            ))
+            rows.append(
+                (
+                    memory.id,
+                    memory.user_id,
+                    memory.agent_id,
+                    memory.session_id,
+                    memory.type,
+                    memory.content,
+                    memory.modality,
+                    memory.importance,
+                    to_epoch(memory.created_at),
+                    to_epoch(memory.event_time),
+                    to_epoch(memory.last_accessed),
+                    memory.access_count,
+                    memory.mention_count,
+                    memory.tier,
+                    memory.status,
+                    to_epoch(memory.valid_from),
+                    to_epoch(memory.valid_to),
+                    memory.source,
+                    json.dumps(memory.metadata, ensure_ascii=False),
+                    np.asarray(vector, dtype=np.float32).tobytes(),
+                )
+            )
         conn.executemany(f"INSERT INTO memories ({_COLUMNS}, embedding) VALUES ({','.join('?' * 20)})", rows)
         self._index_keywords(conn, [m.id for m in memories])
 
     def _index_keywords(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             found = conn.execute(
                 f"SELECT rowid, user_id, content FROM memories WHERE id IN ({','.join('?' * len(chunk))})",
                 chunk,
@@ -209,14 +228,21 @@ class SQLiteStore:
                 [(r[0], scope_token(r[1]), " ".join(keyword_tokens(r[2]))) for r in found],
             )
 
-    def update(self, memory_id: str, user_id: str, fields: dict[str, Any],
-               embedding: np.ndarray | None = None) -> None:
+    def update(
+        self, memory_id: str, user_id: str, fields: dict[str, Any], embedding: np.ndarray | None = None
+    ) -> None:
         """Change columns of one memory (and its vector and keywords when content changes)."""
         with self.transaction() as conn:
             self.update_rows(conn, memory_id, user_id, fields, embedding)
 
-    def update_rows(self, conn: sqlite3.Connection, memory_id: str, user_id: str, fields: dict[str, Any],
-                    embedding: np.ndarray | None = None) -> None:
+    def update_rows(
+        self,
+        conn: sqlite3.Connection,
+        memory_id: str,
+        user_id: str,
+        fields: dict[str, Any],
+        embedding: np.ndarray | None = None,
+    ) -> None:
         """Like update, inside the caller's transaction."""
         values = dict(fields)
         if "metadata" in values:
@@ -242,7 +268,7 @@ class SQLiteStore:
         """Like delete, inside the caller's transaction."""
         deleted: list[str] = []
         for start in range(0, len(memory_ids), 500):
-            chunk = list(memory_ids[start:start + 500])
+            chunk = list(memory_ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             found = conn.execute(
                 f"SELECT rowid, id FROM memories WHERE +user_id = ? AND id IN ({marks})",
@@ -284,8 +310,9 @@ class SQLiteStore:
             ).fetchone()
         return None if row is None else row_to_memory(row)
 
-    def ids_by_metadata(self, user_id: str, key: str, values: Sequence[str], *,
-                        agent_id: str | None = None) -> dict[str, builtins.list[str]]:
+    def ids_by_metadata(
+        self, user_id: str, key: str, values: Sequence[str], *, agent_id: str | None = None
+    ) -> dict[str, builtins.list[str]]:
         """The active memories (ids, newest first) whose metadata[key] is each of these values,
         through the key's index (one of INDEXED_METADATA_KEYS); values not found are left out."""
         found: dict[str, builtins.list[str]] = {}
@@ -293,12 +320,13 @@ class SQLiteStore:
         scope = "" if agent_id is None else " AND agent_id = ?"
         with self._lock:
             for start in range(0, len(values), 500):
-                chunk = list(values[start:start + 500])
+                chunk = list(values[start : start + 500])
                 rows = self._conn.execute(
                     f"SELECT id, {value} FROM memories WHERE user_id = ? AND {value} IN "
                     f"({','.join('?' * len(chunk))}) AND status = 'active'{scope} "
                     "ORDER BY COALESCE(event_time, created_at) DESC, rowid DESC",
-                    [user_id, *chunk, *([] if agent_id is None else [agent_id])]).fetchall()
+                    [user_id, *chunk, *([] if agent_id is None else [agent_id])],
+                ).fetchall()
                 for memory_id, stored in rows:
                     found.setdefault(stored, []).append(memory_id)
         return found
@@ -308,30 +336,37 @@ class SQLiteStore:
         found: dict[str, str] = {}
         with self._lock:
             for start in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[start:start + 500])
-                found.update((r[0], r[1]) for r in self._conn.execute(
-                    "SELECT id, content FROM memories WHERE +user_id = ? "
-                    f"AND id IN ({','.join('?' * len(chunk))})",
-                    [user_id, *chunk]))
+                chunk = list(memory_ids[start : start + 500])
+                found.update(
+                    (r[0], r[1])
+                    for r in self._conn.execute(
+                        "SELECT id, content FROM memories WHERE +user_id = ? "
+                        f"AND id IN ({','.join('?' * len(chunk))})",
+                        [user_id, *chunk],
+                    )
+                )
         return found
 
     def embedding_of(self, memory_id: str, user_id: str) -> np.ndarray | None:
         """The stored vector of one of a user's memories, or None (unknown id, or archived)."""
         with self._lock:
-            row = self._conn.execute("SELECT embedding FROM memories WHERE id = ? AND user_id = ?",
-                                     (memory_id, user_id)).fetchone()
+            row = self._conn.execute(
+                "SELECT embedding FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
+            ).fetchone()
         if row is None or row[0] is None:
             return None
         return np.frombuffer(row[0], dtype=np.float32)
 
-    def fetch(self, memory_ids: Sequence[str], flt: MemoryFilter,
-              with_embeddings: bool = False) -> tuple[list[Memory], np.ndarray | None]:
+    def fetch(
+        self, memory_ids: Sequence[str], flt: MemoryFilter, with_embeddings: bool = False
+    ) -> tuple[list[Memory], np.ndarray | None]:
         """The memories among memory_ids that pass the filter, optionally with their vectors."""
         rows, matrix = self.fetch_rows(memory_ids, flt, with_embeddings)
         return [row_to_memory(row) for row in rows], matrix
 
-    def fetch_rows(self, memory_ids: Sequence[str], flt: MemoryFilter,
-                   with_embeddings: bool = False) -> tuple[list[sqlite3.Row], np.ndarray | None]:
+    def fetch_rows(
+        self, memory_ids: Sequence[str], flt: MemoryFilter, with_embeddings: bool = False
+    ) -> tuple[list[sqlite3.Row], np.ndarray | None]:
         """Like fetch, but raw rows: recall scores them and builds Memory objects for the top k only."""
         if not memory_ids:
             return [], None
@@ -340,12 +375,14 @@ class SQLiteStore:
         found: list[sqlite3.Row] = []
         with self._lock:
             for start in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[start:start + 500])
-                found.extend(self._conn.execute(
-                    f"SELECT {_M_COLUMNS}{extra} "
-                    f"FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
-                    [*chunk, *params],
-                ).fetchall())
+                chunk = list(memory_ids[start : start + 500])
+                found.extend(
+                    self._conn.execute(
+                        f"SELECT {_M_COLUMNS}{extra} "
+                        f"FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
+                        [*chunk, *params],
+                    ).fetchall()
+                )
         return found, _embedding_matrix(found) if with_embeddings else None
 
     def keyword_search(self, query: str, flt: MemoryFilter, limit: int) -> list[tuple[str, float]]:
@@ -388,8 +425,9 @@ class SQLiteStore:
             ).fetchall()
         return [row_to_memory(row) for row in rows]
 
-    def _pages(self, select: str, where: str, params: Sequence[Any], batch: int,
-               one_user: bool) -> Iterator[builtins.list[sqlite3.Row]]:
+    def _pages(
+        self, select: str, where: str, params: Sequence[Any], batch: int, one_user: bool
+    ) -> Iterator[builtins.list[sqlite3.Row]]:
         """The rows of ``select ... WHERE where`` in batches, each continuing where the last stopped.
 
         One user's rows page along the (user_id, created_at) index in its own order, every user's
@@ -401,35 +439,51 @@ class SQLiteStore:
             with self._lock:
                 rows = self._conn.execute(
                     f"{select} WHERE {where} AND ({key}) > ({','.join('?' * len(after))}) "
-                    f"ORDER BY {key} LIMIT ?", [*params, *after, batch]).fetchall()
+                    f"ORDER BY {key} LIMIT ?",
+                    [*params, *after, batch],
+                ).fetchall()
             if not rows:
                 return
             after = [rows[-1]["created_at"], rows[-1]["rowid"]] if one_user else [rows[-1]["rowid"]]
             yield rows
 
-    def iter_embeddings(self, user_id: str | None = None, batch: int = 5000
-                        ) -> Iterator[tuple[builtins.list[str], builtins.list[dict[str, Any]], np.ndarray]]:
+    def iter_embeddings(
+        self, user_id: str | None = None, batch: int = 5000
+    ) -> Iterator[tuple[builtins.list[str], builtins.list[dict[str, Any]], np.ndarray]]:
         """Stream (ids, index metadata, vectors) of active memories, for (re)building an index.
 
         Cold memories are left out: their vectors live in the archive, not in the index.
         """
         where = "m.status = 'active' AND m.embedding IS NOT NULL"
         where += " AND m.user_id = ?" if user_id is not None else ""
-        select = ("SELECT m.rowid, m.id, m.user_id, m.agent_id, m.session_id, m.type, m.event_time, "
-                  "m.created_at, m.embedding FROM memories m")
-        for rows in self._pages(select, where, [user_id] if user_id is not None else [], batch,
-                                one_user=user_id is not None):
-            metas = [index_metadata(r["user_id"], r["agent_id"], r["session_id"], r["type"],
-                                    r["event_time"] if r["event_time"] is not None else r["created_at"])
-                     for r in rows]
-            yield [r["id"] for r in rows], metas, np.stack(
-                [np.frombuffer(r["embedding"], dtype=np.float32) for r in rows]
+        select = (
+            "SELECT m.rowid, m.id, m.user_id, m.agent_id, m.session_id, m.type, m.event_time, "
+            "m.created_at, m.embedding FROM memories m"
+        )
+        for rows in self._pages(
+            select, where, [user_id] if user_id is not None else [], batch, one_user=user_id is not None
+        ):
+            metas = [
+                index_metadata(
+                    r["user_id"],
+                    r["agent_id"],
+                    r["session_id"],
+                    r["type"],
+                    r["event_time"] if r["event_time"] is not None else r["created_at"],
+                )
+                for r in rows
+            ]
+            yield (
+                [r["id"] for r in rows],
+                metas,
+                np.stack([np.frombuffer(r["embedding"], dtype=np.float32) for r in rows]),
             )
 
     def iter_contents(self, batch: int = 1000) -> Iterator[builtins.list[tuple[str, str]]]:
         """Stream (id, content) of every memory, for re-embedding a store."""
-        for rows in self._pages("SELECT m.rowid, m.id, m.content FROM memories m", "1", [], batch,
-                                one_user=False):
+        for rows in self._pages(
+            "SELECT m.rowid, m.id, m.content FROM memories m", "1", [], batch, one_user=False
+        ):
             yield [(r["id"], r["content"]) for r in rows]
 
     def set_embeddings(self, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
@@ -445,13 +499,17 @@ class SQLiteStore:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
-    def iter_keyword_tokens(self, user_id: str,
-                            batch: int = 5000) -> Iterator[builtins.list[tuple[str, str]]]:
+    def iter_keyword_tokens(
+        self, user_id: str, batch: int = 5000
+    ) -> Iterator[builtins.list[tuple[str, str]]]:
         """Stream (memory id, space-joined keyword tokens) of a user's active memories."""
-        select = ("SELECT m.rowid, m.created_at, m.id, f.tokens FROM memories m "
-                  "JOIN memories_fts f ON f.rowid = m.rowid")
-        for rows in self._pages(select, "m.user_id = ? AND m.status = 'active'", [user_id], batch,
-                                one_user=True):
+        select = (
+            "SELECT m.rowid, m.created_at, m.id, f.tokens FROM memories m "
+            "JOIN memories_fts f ON f.rowid = m.rowid"
+        )
+        for rows in self._pages(
+            select, "m.user_id = ? AND m.status = 'active'", [user_id], batch, one_user=True
+        ):
             yield [(r["id"], r["tokens"]) for r in rows]
 
     def data_version(self) -> int:
@@ -467,24 +525,39 @@ class SQLiteStore:
     def counts(self, user_id: str) -> dict[str, Any]:
         """Per-type, per-tier and per-status counts and the time span of one user's memories."""
         with self._lock:
-            by_type = dict(self._conn.execute(
-                "SELECT type, COUNT(*) FROM memories WHERE user_id=? AND status='active' GROUP BY type",
-                (user_id,)).fetchall())
-            by_tier = dict(self._conn.execute(
-                "SELECT tier, COUNT(*) FROM memories WHERE user_id=? AND status='active' GROUP BY tier",
-                (user_id,)).fetchall())
-            by_status = dict(self._conn.execute(
-                "SELECT status, COUNT(*) FROM memories WHERE user_id=? GROUP BY status",
-                (user_id,)).fetchall())
+            by_type = dict(
+                self._conn.execute(
+                    "SELECT type, COUNT(*) FROM memories WHERE user_id=? AND status='active' GROUP BY type",
+                    (user_id,),
+                ).fetchall()
+            )
+            by_tier = dict(
+                self._conn.execute(
+                    "SELECT tier, COUNT(*) FROM memories WHERE user_id=? AND status='active' GROUP BY tier",
+                    (user_id,),
+                ).fetchall()
+            )
+            by_status = dict(
+                self._conn.execute(
+                    "SELECT status, COUNT(*) FROM memories WHERE user_id=? GROUP BY status", (user_id,)
+                ).fetchall()
+            )
             # A time no datetime can hold (stored by an older version) is left out of the span.
             span = self._conn.execute(
                 "SELECT MIN(CASE WHEN w BETWEEN ? AND ? THEN w END), "
                 "MAX(CASE WHEN w BETWEEN ? AND ? THEN w END), "
                 "COUNT(DISTINCT session_id) FROM (SELECT COALESCE(event_time, created_at) AS w, session_id "
                 "FROM memories WHERE user_id=? AND status='active')",
-                (*READABLE_EPOCHS, *READABLE_EPOCHS, user_id)).fetchone()
-        return {"by_type": by_type, "by_tier": by_tier, "by_status": by_status,
-                "oldest": from_epoch(span[0]), "newest": from_epoch(span[1]), "sessions": span[2]}
+                (*READABLE_EPOCHS, *READABLE_EPOCHS, user_id),
+            ).fetchone()
+        return {
+            "by_type": by_type,
+            "by_tier": by_tier,
+            "by_status": by_status,
+            "oldest": from_epoch(span[0]),
+            "newest": from_epoch(span[1]),
+            "sessions": span[2],
+        }
 
 
 def _embedding_matrix(rows: Sequence[sqlite3.Row]) -> np.ndarray | None:
@@ -494,5 +567,6 @@ def _embedding_matrix(rows: Sequence[sqlite3.Row]) -> np.ndarray | None:
     if width is None:
         return None
     zeros = bytes(width)
-    return np.frombuffer(b"".join([row["embedding"] or zeros for row in rows]),
-                         dtype=np.float32).reshape(len(rows), -1)
+    return np.frombuffer(b"".join([row["embedding"] or zeros for row in rows]), dtype=np.float32).reshape(
+        len(rows), -1
+    )

@@ -21,8 +21,9 @@ class ScriptedToolModel(GenericFakeChatModel):
 
     seen: list[list[BaseMessage]] = Field(default_factory=list)
 
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
-                   **kwargs: Any) -> ScriptedToolModel:
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
+    ) -> ScriptedToolModel:
         return self
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:

@@ -26,8 +26,9 @@ SECRET = "Alice's bank PIN is 4921 and her safe is behind the Monet print."
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory,
-           embedder: Embedder) -> Iterator[tuple[RippleMem, Memory]]:
+def shared(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+) -> Iterator[tuple[RippleMem, Memory]]:
     """One on-disk store: Alice's handle (holding her secret) and the secret memory."""
     path: Path = tmp_path_factory.mktemp("shared") / "memdb"
     alice = RippleMem(path=path, user_id="alice", embedder=embedder)
@@ -70,8 +71,10 @@ def test_middleware_under_bobs_context(shared: tuple[RippleMem, Memory], script:
     alice, _ = shared
     model = script(AIMessage("I don't know your PIN."))
     agent = create_agent(model, [], middleware=[RippleMemMiddleware(memory=alice)])
-    agent.invoke({"messages": [HumanMessage("What is my bank PIN?")]},
-                 config={"configurable": {"user_id": "bob", "thread_id": "b1"}})
+    agent.invoke(
+        {"messages": [HumanMessage("What is my bank PIN?")]},
+        config={"configurable": {"user_id": "bob", "thread_id": "b1"}},
+    )
     shown = "\n".join(m.text for m in model.seen[0])
     assert "4921" not in shown and "Bob collects vintage cameras." in shown
     assert [i.text for i in alice.scope("bob").working("b1").items()][0] == "What is my bank PIN?"
@@ -91,8 +94,9 @@ BAD_USERS = ("", "   ", 0, None, "bad\x00id")
 
 @pytest.mark.parametrize("key", USER_KEYS)
 @pytest.mark.parametrize("user", BAD_USERS)
-def test_tools_refuse_a_run_config_with_an_invalid_user(shared: tuple[RippleMem, Memory], key: str,
-                                                        user: Any) -> None:
+def test_tools_refuse_a_run_config_with_an_invalid_user(
+    shared: tuple[RippleMem, Memory], key: str, user: Any
+) -> None:
     alice, secret = shared
     tools = {t.name: t for t in RippleMemToolkit(memory=alice).get_tools()}
     config = {"configurable": {key: user}}
@@ -122,14 +126,17 @@ def test_tools_run_as_the_langgraph_user(shared: tuple[RippleMem, Memory], key: 
 
 
 @pytest.mark.parametrize("user", BAD_USERS)
-def test_middleware_refuses_a_run_with_an_invalid_user(shared: tuple[RippleMem, Memory], script: Any,
-                                                       user: Any) -> None:
+def test_middleware_refuses_a_run_with_an_invalid_user(
+    shared: tuple[RippleMem, Memory], script: Any, user: Any
+) -> None:
     alice, _ = shared
     model = script(AIMessage("Your PIN is ..."))
     agent = create_agent(model, [], middleware=[RippleMemMiddleware(memory=alice)])
     with pytest.raises(RippleMemError, match="user_id"):
-        agent.invoke({"messages": [HumanMessage("What is my bank PIN?")]},
-                     config={"configurable": {"user_id": user, "thread_id": "x1"}})
+        agent.invoke(
+            {"messages": [HumanMessage("What is my bank PIN?")]},
+            config={"configurable": {"user_id": user, "thread_id": "x1"}},
+        )
     assert model.seen == []
     assert alice.working("x1").items() == []
 
@@ -141,10 +148,12 @@ class RunContext:
     user_id: Any = None
 
 
-@pytest.mark.parametrize("context", [{"user_id": ""}, {"user_id": None}, RunContext(user_id=0),
-                                     RunContext(user_id="  ")])
-def test_a_run_context_with_an_invalid_user_is_refused(shared: tuple[RippleMem, Memory],
-                                                       context: Any) -> None:
+@pytest.mark.parametrize(
+    "context", [{"user_id": ""}, {"user_id": None}, RunContext(user_id=0), RunContext(user_id="  ")]
+)
+def test_a_run_context_with_an_invalid_user_is_refused(
+    shared: tuple[RippleMem, Memory], context: Any
+) -> None:
     alice, _ = shared
     with pytest.raises(RippleMemError, match="context\\['user_id'\\] is not a valid user"):
         run_scope(alice, None, context)

@@ -35,15 +35,22 @@ def conversation(memory: RippleMemMemory, *replies: str) -> tuple[Any, Recording
 
 def test_old_chain_sees_long_term_and_recent_memory(alice: RippleMem) -> None:
     alice.add("Alice's anniversary is on 14 June.", type="semantic")
-    chain, llm = conversation(RippleMemMemory(memory=alice.scope("alice", session_id="chat-1")),
-                              "Noted.", "Book a table for 14 June.")
+    chain, llm = conversation(
+        RippleMemMemory(memory=alice.scope("alice", session_id="chat-1")),
+        "Noted.",
+        "Book a table for 14 June.",
+    )
     chain.invoke({"input": "I want to plan a surprise dinner."})
     chain.invoke({"input": "When should I book it?"})
     first, second = llm.prompts
     assert "] Alice's anniversary is on 14 June." in first
     assert "] I want to plan a surprise dinner." in second and "assistant] Noted." in second
     assert [i.text for i in alice.working("chat-1").items()] == [
-        "I want to plan a surprise dinner.", "Noted.", "When should I book it?", "Book a table for 14 June."]
+        "I want to plan a surprise dinner.",
+        "Noted.",
+        "When should I book it?",
+        "Book a table for 14 June.",
+    ]
 
 
 def test_remember_requests_reach_long_term_and_clear_keeps_them(alice: RippleMem) -> None:

@@ -48,19 +48,25 @@ def test_working_memory_carries_the_session_without_a_checkpointer(alice: Ripple
 
 def test_turns_already_in_the_messages_are_not_repeated(alice: RippleMem, script: Any) -> None:
     model = script(AIMessage("Got it."), AIMessage("Book the taxi for 6:30pm."))
-    agent = create_agent(model, [], checkpointer=InMemorySaver(),
-                         middleware=[RippleMemMiddleware(memory=alice)])
+    agent = create_agent(
+        model, [], checkpointer=InMemorySaver(), middleware=[RippleMemMiddleware(memory=alice)]
+    )
     ask(agent, "My flight lands at 6pm on Thursday.", "trip")
     ask(agent, "When should the taxi pick me up?", "trip")
     assert [m.text for m in model.seen[1]] == [
-        "My flight lands at 6pm on Thursday.", "Got it.", "When should the taxi pick me up?"]
+        "My flight lands at 6pm on Thursday.",
+        "Got it.",
+        "When should the taxi pick me up?",
+    ]
     assert model.system_prompts()[1] == ""  # the checkpointer already shows the turns
 
 
 def test_only_the_users_statements_become_long_term_memories(alice: RippleMem, script: Any) -> None:
-    model = script(AIMessage("Kyoto is lovely in spring."),
-                   AIMessage("Peanut allergies can be serious; I'll remember your allergy."),
-                   AIMessage("Kinkaku-ji is a classic."))
+    model = script(
+        AIMessage("Kyoto is lovely in spring."),
+        AIMessage("Peanut allergies can be serious; I'll remember your allergy."),
+        AIMessage("Kinkaku-ji is a classic."),
+    )
     agent = create_agent(model, [], middleware=[RippleMemMiddleware(memory=alice)])
     ask(agent, "I'm planning a trip to Kyoto in April.", "t")
     ask(agent, "Is my peanut allergy serious?", "t")  # a question and an echoing answer: not facts
@@ -74,8 +80,10 @@ async def test_async_agent(alice: RippleMem, script: Any) -> None:
     alice.add("Alice's dentist appointment is on 3 March at 9am.", type="semantic")
     model = script(AIMessage("On 3 March at 9am."))
     agent = create_agent(model, [], middleware=[RippleMemMiddleware(memory=alice)])
-    out = await agent.ainvoke({"messages": [HumanMessage("When is my dentist appointment?")]},
-                              config={"configurable": {"thread_id": "t1"}})
+    out = await agent.ainvoke(
+        {"messages": [HumanMessage("When is my dentist appointment?")]},
+        config={"configurable": {"thread_id": "t1"}},
+    )
     assert out["messages"][-1].text == "On 3 March at 9am."
     assert "] Alice's dentist appointment is on 3 March at 9am." in model.system_prompts()[0]
     observed = [i.text for i in alice.working("t1").items()]
@@ -83,8 +91,10 @@ async def test_async_agent(alice: RippleMem, script: Any) -> None:
 
 
 def test_with_tools_the_agent_can_store_by_itself(alice: RippleMem, script: Any, call: Any) -> None:
-    model = script(call("store_memory", "c1", content="Alice's car is a blue Volvo.", type="semantic"),
-                   AIMessage("Saved."))
+    model = script(
+        call("store_memory", "c1", content="Alice's car is a blue Volvo.", type="semantic"),
+        AIMessage("Saved."),
+    )
     agent = create_agent(model, [], middleware=[RippleMemMiddleware(memory=alice, with_tools=True)])
     ask(agent, "I drive a blue Volvo.", "t1")
     assert [m.content for m in alice.list(type="semantic")] == ["Alice's car is a blue Volvo."]
@@ -109,8 +119,14 @@ def test_memory_prompt_keeps_to_its_budgets(alice: RippleMem) -> None:
 
 
 def test_the_block_is_recalls_context_minus_what_the_model_already_sees(alice: RippleMem) -> None:
-    alice.add_many(["Calvin bought a Ferrari 488 in March.", "Alice drinks tea.",
-                    "The Ferrari 488 was repainted red in Maranello.", "Bob lives in Oslo."])
+    alice.add_many(
+        [
+            "Calvin bought a Ferrari 488 in March.",
+            "Alice drinks tea.",
+            "The Ferrari 488 was repainted red in Maranello.",
+            "Bob lives in Oslo.",
+        ]
+    )
     query = "What did Calvin buy?"
     middleware = RippleMemMiddleware(memory=alice, k=4)
     expected = alice.recall(query, k=4, record_access=False).context(400)

@@ -97,9 +97,12 @@ def test_source_is_the_file_and_caller_metadata_is_flat(embedder: Embedder, tmp_
 def test_types_filters_and_per_call_overrides(seeded: RippleMem) -> None:
     semantic = RippleMemRetriever(memory=seeded, types=["semantic"], record_access=False)
     assert {d.page_content for d in semantic.invoke("Alice")} == {
-        "Alice owns a cat called Tom.", "Alice drinks green tea every morning."}
-    recent = RippleMemRetriever(memory=seeded, filters={"since": "2024-01-01T00:00:00+00:00"},
-                                record_access=False)
+        "Alice owns a cat called Tom.",
+        "Alice drinks green tea every morning.",
+    }
+    recent = RippleMemRetriever(
+        memory=seeded, filters={"since": "2024-01-01T00:00:00+00:00"}, record_access=False
+    )
     assert "Alice adopted Tom from a shelter in Lyon." not in [d.page_content for d in recent.invoke("Tom")]
     retriever = RippleMemRetriever(memory=seeded, k=5, record_access=False)
     food = retriever.invoke("what does Alice like", metadata={"topic": "food"})
@@ -113,8 +116,10 @@ def test_mode_is_passed_to_recall(seeded: RippleMem) -> None:
     assert RippleMemRetriever(memory=seeded, mode="keyword").invoke("kitten") == []
     best = RippleMemRetriever(memory=seeded, k=1).invoke("kitten")[0]
     # Two memories are about the cat (cosines 0.35 and 0.34): either is the right answer.
-    assert best.page_content in ("Alice owns a cat called Tom.",
-                                 "Tom the cat sleeps on the piano every afternoon.")
+    assert best.page_content in (
+        "Alice owns a cat called Tom.",
+        "Tom the cat sleeps on the piano every afternoon.",
+    )
 
 
 async def test_async_matches_sync(seeded: RippleMem) -> None:
@@ -127,11 +132,16 @@ async def test_async_matches_sync(seeded: RippleMem) -> None:
 
 def test_lcel_chain_shows_the_model_the_recalled_memories(seeded: RippleMem, script: object) -> None:
     model = script(AIMessage("Your cat is called Tom."))
-    prompt = ChatPromptTemplate.from_messages([
-        ("system", "Answer from these memories:\n{context}"), ("human", "{question}")])
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Answer from these memories:\n{context}"), ("human", "{question}")]
+    )
     retriever = RippleMemRetriever(memory=seeded, k=2)
-    chain = ({"context": retriever | format_docs, "question": RunnablePassthrough()}
-             | prompt | model | StrOutputParser())
+    chain = (
+        {"context": retriever | format_docs, "question": RunnablePassthrough()}
+        | prompt
+        | model
+        | StrOutputParser()
+    )
     assert chain.invoke("What is my cat called?") == "Your cat is called Tom."
     shown = model.seen[0][0].text
     assert "] Alice owns a cat called Tom." in shown
@@ -167,13 +177,17 @@ def test_retrieval_counts_as_access_unless_disabled(seeded: RippleMem) -> None:
     assert seeded.get(doc.id).last_accessed > datetime(2020, 1, 1, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize(("argument", "hint"), [
-    ({"top_k": 2}, r"for top_k use k=\.\.\."),
-    ({"search_type": "mmr"}, r"for search_type use mode="),
-    ({"colour": "blue"}, r"unknown arguments \['colour'\]; allowed: \["),
-])
+@pytest.mark.parametrize(
+    ("argument", "hint"),
+    [
+        ({"top_k": 2}, r"for top_k use k=\.\.\."),
+        ({"search_type": "mmr"}, r"for search_type use mode="),
+        ({"colour": "blue"}, r"unknown arguments \['colour'\]; allowed: \["),
+    ],
+)
 def test_an_argument_the_retriever_does_not_have_is_refused_with_a_hint(
-        seeded: RippleMem, argument: dict[str, object], hint: str) -> None:
+    seeded: RippleMem, argument: dict[str, object], hint: str
+) -> None:
     # Before, pydantic dropped it without a word: top_k=2 returned 10 documents.
     with pytest.raises(InvalidInputError, match=hint):
         RippleMemRetriever(memory=seeded, **argument)
@@ -201,29 +215,41 @@ def test_filter_takes_the_keys_the_documents_show(seeded: RippleMem) -> None:
         return {doc.page_content for doc in retriever.invoke(query)}
 
     assert texts(search_kwargs={"filter": {"type": "semantic"}}) == {
-        "Alice owns a cat called Tom.", "Alice drinks green tea every morning."}
+        "Alice owns a cat called Tom.",
+        "Alice drinks green tea every morning.",
+    }
     assert texts(search_kwargs={"filter": {"time": {"$lt": "2024-01-01"}}}) == {
-        "Alice adopted Tom from a shelter in Lyon."}
+        "Alice adopted Tom from a shelter in Lyon."
+    }
     assert texts(search_kwargs={"filter": {"session_id": "s2", "type": {"$in": ["episodic"]}}}) == {
-        "Tom the cat sleeps on the piano every afternoon."}
+        "Tom the cat sleeps on the piano every afternoon."
+    }
     retriever = RippleMemRetriever(memory=seeded, k=10, record_access=False)
     assert [d.page_content for d in retriever.invoke("Alice", filter={"topic": "food"})] == [
-        "Alice drinks green tea every morning."]
+        "Alice drinks green tea every morning."
+    ]
     with pytest.raises(InvalidInputError, match="invoke got types= and a filter on the same key"):
         retriever.invoke("Alice", types=["semantic"], filter={"type": "episodic"})
     with pytest.raises(InvalidInputError, match="give types= or a filter on 'type'"):
         RippleMemRetriever(memory=seeded, types=["semantic"], search_kwargs={"filter": {"type": "episodic"}})
 
 
-@pytest.mark.parametrize(("given", "named"), [
-    ({"type": {"$ne": "semantic"}}, r"operator '\$ne' on 'type' is not supported"),
-    ({"$or": [{"type": "semantic"}]}, r"'\$or' is not supported"),
-    ({"importance": {"$gt": 0.5}}, r"operator '\$gt' on 'importance' is not supported"),
-    ({"importance": {"$lt": 0.5}}, r"operator '<' is not supported on 'importance' \(supported there: >="),
-    ({"source": "notes.md"}, r"cannot filter on 'source'"),
-])
-def test_a_filter_recall_cannot_honour_is_refused_by_name(seeded: RippleMem, given: dict[str, object],
-                                                          named: str) -> None:
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"type": {"$ne": "semantic"}}, r"operator '\$ne' on 'type' is not supported"),
+        ({"$or": [{"type": "semantic"}]}, r"'\$or' is not supported"),
+        ({"importance": {"$gt": 0.5}}, r"operator '\$gt' on 'importance' is not supported"),
+        (
+            {"importance": {"$lt": 0.5}},
+            r"operator '<' is not supported on 'importance' \(supported there: >=",
+        ),
+        ({"source": "notes.md"}, r"cannot filter on 'source'"),
+    ],
+)
+def test_a_filter_recall_cannot_honour_is_refused_by_name(
+    seeded: RippleMem, given: dict[str, object], named: str
+) -> None:
     with pytest.raises(InvalidInputError, match=named):
         RippleMemRetriever(memory=seeded, search_kwargs={"filter": given})
 
@@ -231,9 +257,12 @@ def test_a_filter_recall_cannot_honour_is_refused_by_name(seeded: RippleMem, giv
 def test_score_threshold_keeps_only_relevant_memories(seeded: RippleMem) -> None:
     everything = RippleMemRetriever(memory=seeded, k=5, record_access=False).invoke("green tea")
     assert all(0.0 <= doc.metadata["relevance"] <= 1.0 for doc in everything) and len(everything) == 5
-    for retriever in (RippleMemRetriever(memory=seeded, k=5, record_access=False, score_threshold=0.5),
-                      RippleMemRetriever(memory=seeded, record_access=False,
-                                         search_kwargs={"k": 5, "score_threshold": 0.5})):
+    for retriever in (
+        RippleMemRetriever(memory=seeded, k=5, record_access=False, score_threshold=0.5),
+        RippleMemRetriever(
+            memory=seeded, record_access=False, search_kwargs={"k": 5, "score_threshold": 0.5}
+        ),
+    ):
         kept = retriever.invoke("green tea")
         assert [doc.page_content for doc in kept] == ["Alice drinks green tea every morning."]
         assert kept[0].metadata["relevance"] == 1.0 and "score" in kept[0].metadata

@@ -66,7 +66,8 @@ async def test_async_batch(alice: RippleMem) -> None:
     store = RippleMemStore(memory=alice)
     await store.abatch(OPS)
     drink, missing, listed = await store.abatch(
-        [GetOp(("alice", "memories"), "drink"), GetOp(("alice", "memories"), "food"), ListNamespacesOp()])
+        [GetOp(("alice", "memories"), "drink"), GetOp(("alice", "memories"), "food"), ListNamespacesOp()]
+    )
     assert drink.value == {"content": "Alice drinks black coffee", "n": 3}
     assert drink.updated_at > drink.created_at
     assert missing is None
@@ -87,9 +88,12 @@ def test_items_are_memories_of_the_namespace_user(alice: RippleMem) -> None:
 
 def test_search_with_a_query_is_a_ripple_recall(alice: RippleMem) -> None:
     store = RippleMemStore(memory=alice)
-    for key, text in [("a", "Calvin bought a Ferrari 488 in March"), ("b", "The weather in Oslo was cold"),
-                      ("c", "Calvin's Ferrari 488 was repainted red in Maranello"),
-                      ("d", "Alice plays chess")]:
+    for key, text in [
+        ("a", "Calvin bought a Ferrari 488 in March"),
+        ("b", "The weather in Oslo was cold"),
+        ("c", "Calvin's Ferrari 488 was repainted red in Maranello"),
+        ("d", "Alice plays chess"),
+    ]:
         store.put(("alice", "notes"), key, {"content": text})
     query = "What colour is Calvin's car?"
     expected = alice.recall(query, k=2, mode="ripple", record_access=False)
@@ -97,8 +101,9 @@ def test_search_with_a_query_is_a_ripple_recall(alice: RippleMem) -> None:
     assert [item.key for item in found] == [hit.memory.metadata["langgraph_key"] for hit in expected.hits]
     assert {item.key for item in found} == {"a", "c"}
     assert [item.score for item in found] == pytest.approx([hit.score for hit in expected.hits])
-    no_chess = store.search(("alice",), query="Alice plays chess",
-                            filter={"content": {"$ne": "Alice plays chess"}})
+    no_chess = store.search(
+        ("alice",), query="Alice plays chess", filter={"content": {"$ne": "Alice plays chess"}}
+    )
     assert "d" not in [item.key for item in no_chess] and len(no_chess) == 3
     assert store.search(("alice", "other"), query="Calvin") == []
 
@@ -121,8 +126,11 @@ def test_index_fields_choose_the_recalled_text(alice: RippleMem) -> None:
     store.put(("alice",), "raw", {"cost": 80, "kind": "book"})
     store.put(("alice",), "nested", {"detail": {"text": "Allergic to shellfish"}}, index=["detail.text"])
     contents = {m.metadata["langgraph_key"]: m.content for m in alice.list()}
-    assert contents == {"trip": "Trip to Kyoto in April", "raw": "cost: 80\nkind: book",
-                        "nested": "Allergic to shellfish"}
+    assert contents == {
+        "trip": "Trip to Kyoto in April",
+        "raw": "cost: 80\nkind: book",
+        "nested": "Allergic to shellfish",
+    }
 
 
 def test_layouts_map_namespace_parts_onto_the_scope(alice: RippleMem) -> None:
@@ -131,7 +139,9 @@ def test_layouts_map_namespace_parts_onto_the_scope(alice: RippleMem) -> None:
     store.put(("memories", "dana", "s2"), "k2", {"content": "Dana adopted a dog"})
     dana = alice.scope("dana")
     assert sorted((m.session_id, m.content) for m in dana.list()) == [
-        ("s1", "Dana moved to Lisbon"), ("s2", "Dana adopted a dog")]
+        ("s1", "Dana moved to Lisbon"),
+        ("s2", "Dana adopted a dog"),
+    ]
     assert [i.key for i in store.search(("memories", "dana"))] == ["k2", "k1"]
     assert [i.key for i in store.search(("memories", "dana", "s1"), query="pets")] == ["k1"]
     with pytest.raises(InvalidInputError, match=r"namespace \('notes', 'dana', 's1'\) has 'notes' where"):
@@ -176,8 +186,12 @@ def test_agent_remembers_through_the_store(alice: RippleMem, script: Any, call: 
         found = runtime.store.search((user, "facts"), query=query, limit=2)
         return "\n".join(item.value["content"] for item in found)
 
-    model = script(call("save_fact", "c1", fact="Erin's favourite band is Radiohead"), AIMessage("Saved."),
-                   call("search_facts", "c2", query="music taste"), AIMessage("You like Radiohead."))
+    model = script(
+        call("save_fact", "c1", fact="Erin's favourite band is Radiohead"),
+        AIMessage("Saved."),
+        call("search_facts", "c2", query="music taste"),
+        AIMessage("You like Radiohead."),
+    )
     agent = create_agent(model, [save_fact, search_facts], store=RippleMemStore(memory=alice))
     erin = {"configurable": {"user_id": "erin"}}
     agent.invoke({"messages": [HumanMessage("I love Radiohead.")]}, config=erin)

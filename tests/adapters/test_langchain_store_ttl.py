@@ -35,7 +35,7 @@ def later(clock: ManualClock, minutes: float) -> None:
 def test_items_expire_unless_a_read_refreshes_them(mem: RippleMem, clock: ManualClock) -> None:
     store = RippleMemStore(memory=mem, ttl={"default_ttl": 10, "refresh_on_read": True})
     assert store.supports_ttl
-    store.put(("alice", "notes"), "parking", {"content": "Parked on level 3, spot B12"})   # default: 10 min
+    store.put(("alice", "notes"), "parking", {"content": "Parked on level 3, spot B12"})  # default: 10 min
     store.put(("alice", "notes"), "flight", {"content": "Flight LH 454 boards at gate A20"}, ttl=30)
     store.put(("alice", "prefs"), "tea", {"content": "Takes green tea, no sugar"}, ttl=None)  # never expires
     later(clock, 8)
@@ -67,8 +67,9 @@ def test_sweep_erases_expired_items_for_good(mem: RippleMem, clock: ManualClock)
 
 
 def test_put_renews_and_a_background_sweeper_runs(mem: RippleMem, clock: ManualClock) -> None:
-    store = RippleMemStore(memory=mem, ttl={"default_ttl": 1, "refresh_on_read": False,
-                                            "sweep_interval_minutes": 0.002})  # every 0.12 s
+    store = RippleMemStore(
+        memory=mem, ttl={"default_ttl": 1, "refresh_on_read": False, "sweep_interval_minutes": 0.002}
+    )  # every 0.12 s
     try:
         store.put(("alice",), "draft", {"content": "Draft reply to Sam"})
         later(clock, 0.9)

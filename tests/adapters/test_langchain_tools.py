@@ -73,8 +73,9 @@ for _label, _cls, _example, _options in [
 ]:
     for _base in (ToolsUnitTests, ToolsIntegrationTests):
         _name = f"Test{_label}Tool{_base.__name__.removeprefix('Tools')}"
-        globals()[_name] = type(_name, (_Standard, _base),
-                                {"tool_class": _cls, "example": _example, "options": _options})
+        globals()[_name] = type(
+            _name, (_Standard, _base), {"tool_class": _cls, "example": _example, "options": _options}
+        )
 
 
 def tools_of(memory: RippleMem) -> dict[str, BaseTool]:
@@ -82,8 +83,13 @@ def tools_of(memory: RippleMem) -> dict[str, BaseTool]:
 
 
 def test_toolkit_gives_five_tools_or_the_read_only_two(alice: RippleMem) -> None:
-    assert list(tools_of(alice)) == ["store_memory", "recall_memory", "update_memory", "find_connections",
-                                     "forget_memory"]
+    assert list(tools_of(alice)) == [
+        "store_memory",
+        "recall_memory",
+        "update_memory",
+        "find_connections",
+        "forget_memory",
+    ]
     read_only = RippleMemToolkit(memory=alice, read_only=True).get_tools()
     assert [tool.name for tool in read_only] == ["recall_memory", "find_connections"]
     schema = tools_of(alice)["store_memory"].tool_call_schema.model_json_schema()
@@ -93,8 +99,14 @@ def test_toolkit_gives_five_tools_or_the_read_only_two(alice: RippleMem) -> None
 
 def test_store_recall_connect_forget(alice: RippleMem) -> None:
     tools = tools_of(alice)
-    stored = tools["store_memory"].invoke({"content": "Calvin bought a Ferrari 488.", "type": "semantic",
-                                           "importance": 0.9, "event_time": "2024-03-15"})
+    stored = tools["store_memory"].invoke(
+        {
+            "content": "Calvin bought a Ferrari 488.",
+            "type": "semantic",
+            "importance": 0.9,
+            "event_time": "2024-03-15",
+        }
+    )
     memory = alice.list()[0]
     assert stored == f"Stored memory {memory.id} (semantic): Calvin bought a Ferrari 488."
     assert (memory.type, memory.importance) == ("semantic", 0.9)
@@ -102,16 +114,19 @@ def test_store_recall_connect_forget(alice: RippleMem) -> None:
     tools["store_memory"].invoke({"content": "The Ferrari 488 was repainted in Maranello."})
     recalled = tools["recall_memory"].invoke({"query": "Calvin's car", "k": 1})
     assert recalled.splitlines() == [
-        "1 memory for \"Calvin's car\", best first:",
+        '1 memory for "Calvin\'s car", best first:',
         f"1. [id={memory.id}] (2024-03-15, semantic, score {recalled.split('score ')[1][:4]}) "
-        "Calvin bought a Ferrari 488."]
+        "Calvin bought a Ferrari 488.",
+    ]
     assert "within 3 hops" in tools["find_connections"].invoke({"source": "Calvin", "target": "Maranello"})
     connected = tools["find_connections"].invoke({"source": "Calvin", "target": "Maranello", "max_hops": 4})
     assert connected.splitlines()[1] == (
         "1. Calvin -MENTIONS- Calvin bought a Ferrari 488. -MENTIONS- Ferrari 488 -MENTIONS- "
-        "The Ferrari 488 was repainted in Maranello. -MENTIONS- Maranello")
+        "The Ferrari 488 was repainted in Maranello. -MENTIONS- Maranello"
+    )
     assert tools["forget_memory"].invoke({"memory_id": memory.id}) == (
-        f"Forgot memory {memory.id}: Calvin bought a Ferrari 488.")
+        f"Forgot memory {memory.id}: Calvin bought a Ferrari 488."
+    )
     assert alice.get(memory.id) is None
     assert "nothing was deleted" in tools["forget_memory"].invoke({"memory_id": memory.id})
 
@@ -119,12 +134,14 @@ def test_store_recall_connect_forget(alice: RippleMem) -> None:
 def test_model_mistakes_come_back_as_messages_not_crashes(alice: RippleMem) -> None:
     tools = tools_of(alice)
     args = {"content": "x", "event_time": "yesterday"}
-    bad_date = tools["store_memory"].invoke({"type": "tool_call", "id": "c1", "name": "store_memory",
-                                             "args": args})
+    bad_date = tools["store_memory"].invoke(
+        {"type": "tool_call", "id": "c1", "name": "store_memory", "args": args}
+    )
     assert isinstance(bad_date, ToolMessage) and bad_date.status == "error"
     assert "event_time 'yesterday' is not an ISO-8601 date" in bad_date.content
     too_many = tools["recall_memory"].invoke(
-        {"type": "tool_call", "id": "c2", "name": "recall_memory", "args": {"query": "cat", "k": 500}})
+        {"type": "tool_call", "id": "c2", "name": "recall_memory", "args": {"query": "cat", "k": 500}}
+    )
     assert too_many.content.startswith("Invalid arguments: k: Input should be less than or equal to 20")
     assert alice.list() == []
     assert "No memories found" in tools["recall_memory"].invoke({"query": "anything"})
@@ -146,11 +163,17 @@ def test_tools_need_a_ripplemem_handle() -> None:
         RippleMemToolkit(memory={"user_id": "alice"})
 
 
-def test_agent_stores_in_one_conversation_and_recalls_in_the_next(alice: RippleMem, script: Any,
-                                                                  call: Any) -> None:
+def test_agent_stores_in_one_conversation_and_recalls_in_the_next(
+    alice: RippleMem, script: Any, call: Any
+) -> None:
     model = script(
-        call("store_memory", "c1", content="The user's daughter Mia is allergic to peanuts.", type="semantic",
-             importance=0.9),
+        call(
+            "store_memory",
+            "c1",
+            content="The user's daughter Mia is allergic to peanuts.",
+            type="semantic",
+            importance=0.9,
+        ),
         AIMessage("I'll keep that in mind."),
         call("recall_memory", "c2", query="Mia allergies"),
         AIMessage("Mia is allergic to peanuts, so skip the satay."),
@@ -183,9 +206,12 @@ def tool_message(tool: BaseTool, call_id: str = "c1", **args: Any) -> ToolMessag
 
 
 def test_tools_can_be_renamed_redescribed_and_chosen(alice: RippleMem) -> None:
-    toolkit = RippleMemToolkit(memory=alice, include=("recall_memory", "forget_memory", "erase_memory"),
-                               names={"recall_memory": "search_memory", "forget_memory": "delete_memory"},
-                               descriptions={"erase_memory": "Erase what the user asks to forget."})
+    toolkit = RippleMemToolkit(
+        memory=alice,
+        include=("recall_memory", "forget_memory", "erase_memory"),
+        names={"recall_memory": "search_memory", "forget_memory": "delete_memory"},
+        descriptions={"erase_memory": "Erase what the user asks to forget."},
+    )
     tools = {tool.name: tool for tool in toolkit.get_tools()}
     assert list(tools) == ["search_memory", "delete_memory", "erase_memory"]
     assert "Call search_memory first to find its id" in tools["delete_memory"].description
@@ -205,9 +231,14 @@ def test_tools_can_be_renamed_redescribed_and_chosen(alice: RippleMem) -> None:
 def test_update_changes_text_and_metadata_by_id(alice: RippleMem) -> None:
     tools = tools_of(alice)
     memory = alice.add("Dana works at Acme as a designer.", metadata={"source_chat": "c7", "team": "web"})
-    reply = tools["update_memory"].invoke({"memory_id": memory.id, "type": "semantic",
-                                           "content": "Dana works at Globex as a designer.",
-                                           "metadata": {"team": None, "verified": True}})
+    reply = tools["update_memory"].invoke(
+        {
+            "memory_id": memory.id,
+            "type": "semantic",
+            "content": "Dana works at Globex as a designer.",
+            "metadata": {"team": None, "verified": True},
+        }
+    )
     assert reply == f"Updated memory {memory.id} (semantic): Dana works at Globex as a designer."
     updated = alice.get(memory.id)
     assert (updated.content, updated.type) == ("Dana works at Globex as a designer.", "semantic")
@@ -219,16 +250,23 @@ def test_update_changes_text_and_metadata_by_id(alice: RippleMem) -> None:
 
 
 def test_content_and_artifact_keeps_the_structure_out_of_the_prompt(alice: RippleMem) -> None:
-    tools = {t.name: t for t in RippleMemToolkit(memory=alice, response_format="content_and_artifact",
-                                                  include=TOOL_NAMES).get_tools()}
+    tools = {
+        t.name: t
+        for t in RippleMemToolkit(
+            memory=alice, response_format="content_and_artifact", include=TOOL_NAMES
+        ).get_tools()
+    }
     stored = tool_message(tools["store_memory"], content="Mia is allergic to peanuts.", type="semantic")
     memory_id = stored.artifact["metadata"]["memory_id"]
     assert stored.content == f"Stored memory {memory_id} (semantic): Mia is allergic to peanuts."
     recalled = tool_message(tools["recall_memory"], query="Mia's allergies", k=3)
-    assert recalled.content.startswith("1 memory for \"Mia's allergies\"")
+    assert recalled.content.startswith('1 memory for "Mia\'s allergies"')
     [document] = recalled.artifact
     assert (document.id, document.page_content, document.metadata["type"]) == (
-        memory_id, "Mia is allergic to peanuts.", "semantic")
+        memory_id,
+        "Mia is allergic to peanuts.",
+        "semantic",
+    )
     updated = tool_message(tools["update_memory"], memory_id=memory_id, importance=0.95)
     assert updated.artifact["metadata"]["importance"] == 0.95
     preview = tool_message(tools["erase_memory"], matching="peanuts")
@@ -242,8 +280,10 @@ def test_erase_previews_then_erases_only_the_run_users_memories(alice: RippleMem
     alice.add("I was diagnosed with type 2 diabetes in March.")
     alice.scope("bob").add_many(["My diabetes check-up is next week.", "I play the cello."])
     preview = erase.invoke({"matching": "diabetes"}, config=bob)
-    assert preview.splitlines()[0] == ("Preview, nothing erased yet: 1 memory matching 'diabetes' would be "
-                                       "erased for good, with their other versions and summaries:")
+    assert preview.splitlines()[0] == (
+        "Preview, nothing erased yet: 1 memory matching 'diabetes' would be "
+        "erased for good, with their other versions and summaries:"
+    )
     assert preview.splitlines()[1].endswith("] My diabetes check-up is next week.")
     assert "call erase_memory again with the same arguments and confirm=true" in preview
     assert len(alice.scope("bob").list()) == 2
@@ -255,18 +295,26 @@ def test_erase_previews_then_erases_only_the_run_users_memories(alice: RippleMem
     assert refused.content.startswith("Invalid arguments: everything: Extra inputs are not permitted")
     forget_me = EraseMemoryTool(memory=alice, allow_everything=True)
     assert "1 memory all of the user's memories would be erased" in forget_me.invoke(
-        {"everything": True}, config=bob)
+        {"everything": True}, config=bob
+    )
     forget_me.invoke({"everything": True, "confirm": True}, config=bob)
     assert alice.scope("bob").list() == [] and len(alice.list()) == 1
 
 
 def test_agent_asks_before_it_erases(alice: RippleMem, script: Any, call: Any) -> None:
-    alice.add_many(["My knee hurts since I started running.", "I booked a physio appointment for my knee.",
-                    "I like jazz."])
-    model = script(call("erase_memory", "c1", matching="my knee"),
-                   AIMessage("I would erase 2 memories about your knee. Shall I?"),
-                   call("erase_memory", "c2", matching="my knee", confirm=True),
-                   AIMessage("Done, they are gone."))
+    alice.add_many(
+        [
+            "My knee hurts since I started running.",
+            "I booked a physio appointment for my knee.",
+            "I like jazz.",
+        ]
+    )
+    model = script(
+        call("erase_memory", "c1", matching="my knee"),
+        AIMessage("I would erase 2 memories about your knee. Shall I?"),
+        call("erase_memory", "c2", matching="my knee", confirm=True),
+        AIMessage("Done, they are gone."),
+    )
     agent = create_agent(model, RippleMemToolkit(memory=alice, include=("erase_memory",)).get_tools())
     agent.invoke({"messages": [HumanMessage("Forget everything about my knee.")]})
     preview = model.seen[1][-1]

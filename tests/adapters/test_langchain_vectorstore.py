@@ -40,16 +40,29 @@ def test_search_is_ripple_recall_not_vector_order_alone() -> None:
     embedder = FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id=FAKE_ID)
     with RippleMem(path=None, user_id="alice", embedder=embedder) as mem:
         store = RippleMemVectorStore(memory=mem)
-        store.add_texts(["Apple pie needs cinnamon", "The car needs new engine oil",
-                         "Green tea is brewed at 80 degrees", "Invoice 4411 is overdue"])
-        for query, expected in [("green tea temperature", "Green tea is brewed at 80 degrees"),
-                                ("engine oil", "The car needs new engine oil"),
-                                ("invoice overdue", "Invoice 4411 is overdue")]:
+        store.add_texts(
+            [
+                "Apple pie needs cinnamon",
+                "The car needs new engine oil",
+                "Green tea is brewed at 80 degrees",
+                "Invoice 4411 is overdue",
+            ]
+        )
+        for query, expected in [
+            ("green tea temperature", "Green tea is brewed at 80 degrees"),
+            ("engine oil", "The car needs new engine oil"),
+            ("invoice overdue", "Invoice 4411 is overdue"),
+        ]:
             assert store.similarity_search(query, k=1)[0].page_content == expected
-        dense = [store.similarity_search(q, k=1, mode="dense")[0].page_content
-                 for q in ("green tea temperature", "engine oil", "invoice overdue")]
-        assert dense != ["Green tea is brewed at 80 degrees", "The car needs new engine oil",
-                         "Invoice 4411 is overdue"]
+        dense = [
+            store.similarity_search(q, k=1, mode="dense")[0].page_content
+            for q in ("green tea temperature", "engine oil", "invoice overdue")
+        ]
+        assert dense != [
+            "Green tea is brewed at 80 degrees",
+            "The car needs new engine oil",
+            "Invoice 4411 is overdue",
+        ]
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -68,20 +81,27 @@ class MiniLMEmbeddings(Embeddings):
 
 
 DOCS = [
-    Document(page_content="The Three-Body Problem is a science fiction novel by Liu Cixin.",
-             metadata={"source": "books.md", "shelf": "fiction"}),
-    Document(page_content="Green tea is brewed at 80 degrees for two minutes.",
-             metadata={"source": "tea.md", "shelf": "kitchen"}),
-    Document(page_content="Our office moved to Kreuzberg, Berlin, in March.",
-             metadata={"source": "news.md", "shelf": "work"}),
+    Document(
+        page_content="The Three-Body Problem is a science fiction novel by Liu Cixin.",
+        metadata={"source": "books.md", "shelf": "fiction"},
+    ),
+    Document(
+        page_content="Green tea is brewed at 80 degrees for two minutes.",
+        metadata={"source": "tea.md", "shelf": "kitchen"},
+    ),
+    Document(
+        page_content="Our office moved to Kreuzberg, Berlin, in March.",
+        metadata={"source": "news.md", "shelf": "work"},
+    ),
 ]
 
 
 @pytest.fixture
 def minilm_store(embedder: Embedder, tmp_path: Path) -> Iterator[RippleMemVectorStore]:
     """from_documents on a new on-disk store for alice, embedding with MiniLM through LangChain."""
-    store = RippleMemVectorStore.from_documents(DOCS, MiniLMEmbeddings(embedder), path=str(tmp_path / "db"),
-                                                user_id="alice")
+    store = RippleMemVectorStore.from_documents(
+        DOCS, MiniLMEmbeddings(embedder), path=str(tmp_path / "db"), user_id="alice"
+    )
     yield store
     store.memory.close()
 
@@ -94,19 +114,24 @@ def test_similarity_search_finds_by_meaning(minilm_store: RippleMemVectorStore) 
     assert isinstance(score, float) and score >= found[1][1]
     retriever = minilm_store.as_retriever(search_kwargs={"k": 1})
     assert [d.page_content for d in retriever.invoke("how hot should the water be for tea?")] == [
-        DOCS[1].page_content]
+        DOCS[1].page_content
+    ]
 
 
 def test_relevance_scores_are_comparable_and_thresholdable(minilm_store: RippleMemVectorStore) -> None:
-    for query, meant in [("which sci-fi book should I read?", DOCS[0]),
-                         ("when did the team relocate?", DOCS[2])]:
+    for query, meant in [
+        ("which sci-fi book should I read?", DOCS[0]),
+        ("when did the team relocate?", DOCS[2]),
+    ]:
         scored = minilm_store.similarity_search_with_relevance_scores(query, k=3)
         assert [doc.page_content for doc, _ in scored] == [
-            doc.page_content for doc in minilm_store.similarity_search(query, k=3)]  # recall's order
+            doc.page_content for doc in minilm_store.similarity_search(query, k=3)
+        ]  # recall's order
         assert all(0.0 <= relevance <= 1.0 for _, relevance in scored)
         assert scored[0][0].page_content == meant.page_content and scored[0][1] > 0.5
-        retriever = minilm_store.as_retriever(search_type="similarity_score_threshold",
-                                              search_kwargs={"k": 3, "score_threshold": 0.5})
+        retriever = minilm_store.as_retriever(
+            search_type="similarity_score_threshold", search_kwargs={"k": 3, "score_threshold": 0.5}
+        )
         assert [doc.page_content for doc in retriever.invoke(query)] == [meant.page_content]
 
 
@@ -128,8 +153,9 @@ def test_the_users_other_memories_come_with_their_memory_id(minilm_store: Ripple
 
 def test_a_store_written_by_ids_reopens_and_refuses_another_model(embedder: Embedder, tmp_path: Path) -> None:
     path = str(tmp_path / "db")
-    store = RippleMemVectorStore.from_documents(DOCS, MiniLMEmbeddings(embedder), path=path, user_id="alice",
-                                                ids=["b", "t", "n"])
+    store = RippleMemVectorStore.from_documents(
+        DOCS, MiniLMEmbeddings(embedder), path=path, user_id="alice", ids=["b", "t", "n"]
+    )
     store.memory.close()
     with RippleMem(path=path, user_id="alice", embedder=MiniLMEmbeddings(embedder)) as mem:
         reopened = RippleMemVectorStore(memory=mem)
@@ -143,18 +169,21 @@ def test_indexing_api_adds_skips_updates_and_cleans_up(minilm_store: RippleMemVe
     manager = InMemoryRecordManager(namespace="ripplemem/alice")
     manager.create_schema()
     minilm_store.delete([d.id for d in minilm_store.similarity_search("anything", k=10)])
-    first = index(DOCS, manager, minilm_store, cleanup="incremental", source_id_key="source",
-                  key_encoder="sha256")
+    first = index(
+        DOCS, manager, minilm_store, cleanup="incremental", source_id_key="source", key_encoder="sha256"
+    )
     assert (first["num_added"], first["num_skipped"], first["num_deleted"]) == (3, 0, 0)
     cooler = Document(page_content="Green tea is brewed at 75 degrees.", metadata=DOCS[1].metadata)
     changed = [DOCS[0], cooler, DOCS[2]]
-    second = index(changed, manager, minilm_store, cleanup="incremental", source_id_key="source",
-                  key_encoder="sha256")
+    second = index(
+        changed, manager, minilm_store, cleanup="incremental", source_id_key="source", key_encoder="sha256"
+    )
     assert (second["num_added"], second["num_skipped"], second["num_deleted"]) == (1, 2, 1)
     texts = sorted(d.page_content for d in minilm_store.similarity_search("tea", k=10))
     assert texts == sorted(d.page_content for d in changed)
-    third = index(changed[:1], manager, minilm_store, cleanup="full", source_id_key="source",
-                  key_encoder="sha256")
+    third = index(
+        changed[:1], manager, minilm_store, cleanup="full", source_id_key="source", key_encoder="sha256"
+    )
     assert third["num_deleted"] == 2
     assert [d.page_content for d in minilm_store.similarity_search("tea", k=10)] == [DOCS[0].page_content]
 
@@ -188,8 +217,9 @@ def test_bad_input_is_named(minilm_store: RippleMemVectorStore, embedder: Embedd
     with pytest.raises(InvalidInputError, match="needs memory=RippleMem"):
         RippleMemVectorStore.from_texts(["x"], MiniLMEmbeddings(embedder))
     with pytest.raises(InvalidInputError, match="embedding is 'deterministic-fake-6' but memory="):
-        RippleMemVectorStore.from_texts(["x"], DeterministicFakeEmbedding(size=6), memory=store.memory,
-                                        model_id=FAKE_ID)
+        RippleMemVectorStore.from_texts(
+            ["x"], DeterministicFakeEmbedding(size=6), memory=store.memory, model_id=FAKE_ID
+        )
     with pytest.raises(InvalidInputError, match="FrameworkEmbedder"):
         RippleMemVectorStore.from_texts(["x"], DeterministicFakeEmbedding(size=6), user_id="bob")
 

@@ -25,8 +25,9 @@ Step = ChatMessage | Callable[[list[ChatMessage]], ChatMessage]
 Opener = Callable[[], RippleMem]
 
 # llama-index's workflows inspect the agent (a pydantic model) and trip pydantic's deprecation notices.
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect",
-                                        "ignore:is_running called from within a step:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning:inspect", "ignore:is_running called from within a step:DeprecationWarning"
+)
 
 
 def scripted(*steps: Step) -> MockFunctionCallingLLM:
@@ -41,8 +42,10 @@ def scripted(*steps: Step) -> MockFunctionCallingLLM:
 
 
 def tool_call(name: str, **kwargs: Any) -> ChatMessage:
-    return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=f"call-{name}", tool_name=name,
-                                                               tool_kwargs=kwargs)])
+    return ChatMessage(
+        role="assistant",
+        blocks=[ToolCallBlock(tool_call_id=f"call-{name}", tool_name=name, tool_kwargs=kwargs)],
+    )
 
 
 def answer_from_last_tool(messages: list[ChatMessage]) -> ChatMessage:
@@ -56,13 +59,16 @@ def answer_from_system(messages: list[ChatMessage]) -> ChatMessage:
 
 
 def react_action(name: str, **kwargs: Any) -> ChatMessage:
-    return ChatMessage(role="assistant", content=(
-        f"Thought: I should use a tool.\nAction: {name}\nAction Input: {json.dumps(kwargs)}"))
+    return ChatMessage(
+        role="assistant",
+        content=(f"Thought: I should use a tool.\nAction: {name}\nAction Input: {json.dumps(kwargs)}"),
+    )
 
 
 def react_answer(text: str) -> ChatMessage:
-    return ChatMessage(role="assistant",
-                       content=f"Thought: I can answer without using any more tools.\nAnswer: {text}")
+    return ChatMessage(
+        role="assistant", content=f"Thought: I can answer without using any more tools.\nAnswer: {text}"
+    )
 
 
 def react_answer_from_observation(messages: list[ChatMessage]) -> ChatMessage:
@@ -70,12 +76,16 @@ def react_answer_from_observation(messages: list[ChatMessage]) -> ChatMessage:
     return react_answer(observations[-1].removeprefix("Observation:").strip().replace("\n", " / "))
 
 
-async def run(agent: FunctionAgent | ReActAgent, message: str,
-              memory: RippleMemMemory | None = None) -> tuple[str, list[tuple[str, str]]]:
+async def run(
+    agent: FunctionAgent | ReActAgent, message: str, memory: RippleMemMemory | None = None
+) -> tuple[str, list[tuple[str, str]]]:
     """The agent's answer and the (tool name, tool output) of every tool call it made."""
     handler = agent.run(user_msg=message, memory=memory)
-    calls = [(event.tool_name, event.tool_output.content) async for event in handler.stream_events()
-             if isinstance(event, ToolCallResult)]
+    calls = [
+        (event.tool_name, event.tool_output.content)
+        async for event in handler.stream_events()
+        if isinstance(event, ToolCallResult)
+    ]
     return str(await handler), calls
 
 
@@ -96,16 +106,24 @@ def open_store(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[[], Ripp
 
 async def test_function_agent_recalls_in_a_later_session_what_it_stored(open_store: Opener) -> None:
     monday = open_store()
-    agent = FunctionAgent(tools=RippleMemToolSpec(memory=monday).to_tool_list(), llm=scripted(
-        tool_call("store_memory", content="The user's sister Ana moved to Lisbon.", type="semantic"),
-        ChatMessage(role="assistant", content="Noted, I'll remember that.")))
+    agent = FunctionAgent(
+        tools=RippleMemToolSpec(memory=monday).to_tool_list(),
+        llm=scripted(
+            tool_call("store_memory", content="The user's sister Ana moved to Lisbon.", type="semantic"),
+            ChatMessage(role="assistant", content="Noted, I'll remember that."),
+        ),
+    )
     answer, calls = await run(agent, "My sister Ana moved to Lisbon last spring.")
     assert answer == "Noted, I'll remember that."
     assert [name for name, _ in calls] == ["store_memory"] and calls[0][1].startswith("Stored memory")
 
     tuesday = open_store()
-    agent = FunctionAgent(tools=RippleMemToolSpec(memory=tuesday).to_tool_list(), llm=scripted(
-        tool_call("recall_memory", query="Where does the user's sister live?"), answer_from_last_tool))
+    agent = FunctionAgent(
+        tools=RippleMemToolSpec(memory=tuesday).to_tool_list(),
+        llm=scripted(
+            tool_call("recall_memory", query="Where does the user's sister live?"), answer_from_last_tool
+        ),
+    )
     answer, calls = await run(agent, "Where does my sister live these days?")
     assert [name for name, _ in calls] == ["recall_memory"]
     assert "The user's sister Ana moved to Lisbon." in answer
@@ -113,32 +131,47 @@ async def test_function_agent_recalls_in_a_later_session_what_it_stored(open_sto
 
 async def test_react_agent_recalls_and_connects_in_a_later_session(open_store: Opener) -> None:
     monday = open_store()
-    agent = ReActAgent(tools=RippleMemToolSpec(memory=monday).to_tool_list(), llm=scripted(
-        react_action("store_memory", content="Bob adopted a cat called Tom."),
-        react_action("store_memory", content="Tom was found at the Lisbon shelter."),
-        react_answer("Stored both.")))
+    agent = ReActAgent(
+        tools=RippleMemToolSpec(memory=monday).to_tool_list(),
+        llm=scripted(
+            react_action("store_memory", content="Bob adopted a cat called Tom."),
+            react_action("store_memory", content="Tom was found at the Lisbon shelter."),
+            react_answer("Stored both."),
+        ),
+    )
     answer, calls = await run(agent, "Bob adopted Tom, a cat found at the Lisbon shelter.")
     assert answer == "Stored both." and [name for name, _ in calls] == ["store_memory", "store_memory"]
 
     tuesday = open_store()
-    agent = ReActAgent(tools=RippleMemToolSpec(memory=tuesday).to_tool_list(), llm=scripted(
-        react_action("recall_memory", query="Bob's cat"), react_answer_from_observation,
-    ))
+    agent = ReActAgent(
+        tools=RippleMemToolSpec(memory=tuesday).to_tool_list(),
+        llm=scripted(
+            react_action("recall_memory", query="Bob's cat"),
+            react_answer_from_observation,
+        ),
+    )
     answer, _ = await run(agent, "What is the name of Bob's cat?")
     assert "Bob adopted a cat called Tom." in answer
 
-    agent = ReActAgent(tools=RippleMemToolSpec(memory=tuesday).to_tool_list(), llm=scripted(
-        react_action("find_connections", source="Bob", target="Lisbon", max_hops=4),
-        react_answer_from_observation))
+    agent = ReActAgent(
+        tools=RippleMemToolSpec(memory=tuesday).to_tool_list(),
+        llm=scripted(
+            react_action("find_connections", source="Bob", target="Lisbon", max_hops=4),
+            react_answer_from_observation,
+        ),
+    )
     answer, _ = await run(agent, "How is Bob linked to Lisbon?")
     assert answer.startswith("1 connection between 'Bob' and 'Lisbon'") and "Lisbon shelter" in answer
 
 
-async def test_function_agent_with_ripplemem_memory_remembers_across_sessions(
-        open_store: Opener) -> None:
+async def test_function_agent_with_ripplemem_memory_remembers_across_sessions(open_store: Opener) -> None:
     monday = open_store()
-    agent = FunctionAgent(tools=[], llm=scripted(ChatMessage(role="assistant", content="Noted."),
-                                                 ChatMessage(role="assistant", content="Nice!")))
+    agent = FunctionAgent(
+        tools=[],
+        llm=scripted(
+            ChatMessage(role="assistant", content="Noted."), ChatMessage(role="assistant", content="Nice!")
+        ),
+    )
     monday_memory = RippleMemMemory(memory=monday, session_id="mon")
     await run(agent, "Please remember that I am allergic to peanuts.", monday_memory)
     await run(agent, "The weather is nice today.", monday_memory)
@@ -171,5 +204,9 @@ async def test_react_agent_sees_recalled_memories_in_the_user_message(open_store
     memory = RippleMemMemory(memory=store, session_id="r1", insert_method="user")
     answer, _ = await run(agent, "When does Mia start school?", memory)
     assert answer == "Mia starts school on 2025-09-01."
-    assert any("Long-term memories" in text and "starts school on 2025-09-01" in text
-               and text.endswith("When does Mia start school?") for text in seen)
+    assert any(
+        "Long-term memories" in text
+        and "starts school on 2025-09-01" in text
+        and text.endswith("When does Mia start school?")
+        for text in seen
+    )

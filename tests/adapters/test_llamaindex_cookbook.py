@@ -30,8 +30,10 @@ def test_query_engine_recipe_answers_from_documents_and_memories() -> None:
     else:
         # One run checks both: a model configured without its package is reported, then it runs offline.
         out = run_recipe("llamaindex_query_engine.py", OPENAI_API_KEY="sk-test")
-        assert out.startswith("OPENAI_API_KEY is set, but llama-index-llms-openai-like (or "
-                              "llama-index-llms-openai) is not installed")
+        assert out.startswith(
+            "OPENAI_API_KEY is set, but llama-index-llms-openai-like (or "
+            "llama-index-llms-openai) is not installed"
+        )
     assert "LLM: offline stand-in" in out
     budget, leave = out.split("\nQ: ")[1:]
     assert "1000 EUR per calendar year" in budget and "I spent 650 EUR" in budget.split("\n")[1]

@@ -28,8 +28,11 @@ def test_explicit_requests_are_stored_at_once_small_talk_is_not(memory_only: Rip
     assert [m.content for m in stored] == ["Please remember that my passport expires in June 2027."]
     assert stored[0].session_id == "s1" and stored[0].metadata["role"] == "user"
     assert [item.text for item in memory_only.working("s1").items()] == [
-        "Please remember that my passport expires in June 2027.", "Got it, I'll keep that in mind.",
-        "How are you today?", "Am I allergic to anything important?"]
+        "Please remember that my passport expires in June 2027.",
+        "Got it, I'll keep that in mind.",
+        "How are you today?",
+        "Am I allergic to anything important?",
+    ]
     memory.put(user("Could you remember that my gate is B12?"))  # a request, though it ends with '?'
     assert memory_only.list()[0].content == "Could you remember that my gate is B12?"
 
@@ -79,8 +82,10 @@ def test_only_new_text_turns_are_observed(memory_only: RippleMem) -> None:
     memory = RippleMemMemory(memory=memory_only, session_id="s1")
     first = [user("I booked a trip to Kyoto."), assistant("Exciting!")]
     memory.set(first)
-    tool_call = ChatMessage(role="assistant", blocks=[
-        ToolCallBlock(tool_call_id="c1", tool_name="recall_memory", tool_kwargs={"query": "Kyoto"})])
+    tool_call = ChatMessage(
+        role="assistant",
+        blocks=[ToolCallBlock(tool_call_id="c1", tool_name="recall_memory", tool_kwargs={"query": "Kyoto"})],
+    )
     memory.set([*first, tool_call, ChatMessage(role="tool", content="No memories found."), user("...")])
     observed = [item.text for item in memory_only.working("s1").items()]
     assert observed == ["I booked a trip to Kyoto.", "Exciting!"]
@@ -97,7 +102,9 @@ def test_turns_mentioned_three_times_are_consolidated_once_each(memory_only: Rip
     assert first == [("My aunt Clara lives in Porto.", "semantic")]
     memory.put(user("Clara said hello."))  # a fourth mention of the first turn, a third of the second
     assert sorted(m.content for m in memory_only.list()) == [
-        "Clara grows lemons in her garden.", "My aunt Clara lives in Porto."]
+        "Clara grows lemons in her garden.",
+        "My aunt Clara lives in Porto.",
+    ]
 
 
 def test_a_turn_written_at_once_is_not_written_again_by_the_mention_rule(memory_only: RippleMem) -> None:
@@ -110,7 +117,9 @@ def test_a_turn_written_at_once_is_not_written_again_by_the_mention_rule(memory_
     # A new RippleMemMemory on the session (an agent restarted in-process) does not write it again.
     RippleMemMemory(memory=memory_only, session_id="s1").put(user("Clara called."))
     assert sorted(m.content for m in memory_only.list()) == [
-        "Clara loves the sea.", "I'm so excited that Clara is visiting!"]
+        "Clara loves the sea.",
+        "I'm so excited that Clara is visiting!",
+    ]
 
 
 def test_reset_clears_the_conversation_not_long_term_memory(memory_only: RippleMem) -> None:
@@ -140,20 +149,25 @@ async def test_block_recalls_into_the_system_message(memory_only: RippleMem) -> 
 
 
 async def test_block_stores_turns_only_when_short_term_memory_overflows(memory_only: RippleMem) -> None:
-    turns = [user("I just got back from Porto where I visited my aunt Clara."), assistant("How was it?"),
-             user("Great, we walked along the Douro river."), assistant("Lovely."),
-             user("What should I cook?")]
+    turns = [
+        user("I just got back from Porto where I visited my aunt Clara."),
+        assistant("How was it?"),
+        user("Great, we walked along the Douro river."),
+        assistant("Lovely."),
+        user("What should I cook?"),
+    ]
     roomy = Memory.from_defaults(session_id="b1", memory_blocks=[RippleMemMemoryBlock(memory=memory_only)])
     for turn in turns:
         await roomy.aput(turn)
     assert memory_only.list() == []  # 30000-token default: nothing overflowed, the block received nothing
 
-    tight = Memory.from_defaults(session_id="b2", token_limit=30,
-                                 memory_blocks=[RippleMemMemoryBlock(memory=memory_only)])
+    tight = Memory.from_defaults(
+        session_id="b2", token_limit=30, memory_blocks=[RippleMemMemoryBlock(memory=memory_only)]
+    )
     for turn in turns:
         await tight.aput(turn)
     stored = memory_only.list(newest_first=False)
-    assert [m.content for m in stored] == [turn.content for turn in turns[:len(stored)]] and stored
+    assert [m.content for m in stored] == [turn.content for turn in turns[: len(stored)]] and stored
     assert {(m.type, m.session_id) for m in stored} == {("episodic", "b2")}
     assert "Porto" in (await tight.aget())[0].content  # the overflowed turns come back by recall
 

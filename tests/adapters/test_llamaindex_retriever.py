@@ -22,8 +22,12 @@ from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
 
 @pytest.fixture
 def alice(memory_only: RippleMem) -> RippleMem:
-    memory_only.add("Bob owns a cat called Tom", event_time="2024-03-01T09:30:00+00:00", session_id="s1",
-                    metadata={"source": "chat with Bob"})
+    memory_only.add(
+        "Bob owns a cat called Tom",
+        event_time="2024-03-01T09:30:00+00:00",
+        session_id="s1",
+        metadata={"source": "chat with Bob"},
+    )
     memory_only.add("Tom the cat only eats tuna", type="semantic", importance=0.8)
     memory_only.add("The quarterly report is due on Friday", session_id="s2")
     return memory_only
@@ -50,7 +54,8 @@ def test_nodes_carry_the_memory_id_text_and_provenance(alice: RippleMem) -> None
 
 
 def test_the_answering_llm_reads_a_chunk_with_its_file_and_page_not_internal_fields(
-        alice: RippleMem, tmp_path: Path) -> None:
+    alice: RippleMem, tmp_path: Path
+) -> None:
     handbook = tmp_path / "handbook"
     handbook.mkdir()
     (handbook / "leave.md").write_text("# Leave\n\nEveryone gets 25 days of paid leave a year.\n")
@@ -59,10 +64,14 @@ def test_the_answering_llm_reads_a_chunk_with_its_file_and_page_not_internal_fie
     nodes = RippleMemRetriever(memory=alice, similarity_top_k=2).retrieve("How many days of paid leave?")
     chunk = next(n.node for n in nodes if n.node.metadata["type"] == "document")
     llm_view = chunk.get_content(metadata_mode=MetadataMode.LLM)
-    header = llm_view[:-len(chunk.get_content())]
+    header = llm_view[: -len(chunk.get_content())]
     # Was 13 internal fields (500+ characters) for this chunk; now: kind, time, file.
-    assert header.splitlines() == ["type: document", f"source: {(handbook / 'leave.md').resolve()}",
-                                   f"time: {chunk.metadata['time']}", ""]
+    assert header.splitlines() == [
+        "type: document",
+        f"source: {(handbook / 'leave.md').resolve()}",
+        f"time: {chunk.metadata['time']}",
+        "",
+    ]
     assert len(header) < 120 + len(str(tmp_path))
     for internal in ("content_hash", "chunker", "chunk_index", "memory_id", "why", "kb:team", "session_id"):
         assert internal not in llm_view
@@ -77,30 +86,56 @@ def test_metadata_filters_narrow_recall_by_the_keys_nodes_show(alice: RippleMem)
         return sorted(n.node.get_content() for n in nodes)
 
     assert texts(MetadataFilter(key="type", value="semantic")) == ["Tom the cat only eats tuna"]
-    assert texts(MetadataFilter(key="type", value=["semantic"], operator=FilterOperator.IN),
-                 MetadataFilter(key="importance", value=0.7, operator=FilterOperator.GTE)) == [
-        "Tom the cat only eats tuna"]
+    assert texts(
+        MetadataFilter(key="type", value=["semantic"], operator=FilterOperator.IN),
+        MetadataFilter(key="importance", value=0.7, operator=FilterOperator.GTE),
+    ) == ["Tom the cat only eats tuna"]
     assert texts(MetadataFilter(key="time", value="2024-06-01", operator=FilterOperator.LT)) == [
-        "Bob owns a cat called Tom"]
+        "Bob owns a cat called Tom"
+    ]
     assert texts(MetadataFilter(key="session_id", value="s2")) == ["The quarterly report is due on Friday"]
     assert texts(MetadataFilter(key="session_id", value="s1"), condition="or") == [
-        "Bob owns a cat called Tom"]
+        "Bob owns a cat called Tom"
+    ]
 
 
-@pytest.mark.parametrize(("filters", "named"), [
-    (MetadataFilters(filters=[MetadataFilter(key="type", value="semantic", operator=FilterOperator.NE)]),
-     r"FilterOperator.NE \('!='\) on 'type' is not supported"),
-    (MetadataFilters(filters=[MetadataFilter(key="importance", value=0.5, operator=FilterOperator.GT)]),
-     r"FilterOperator.GT \('>'\) on 'importance' is not supported"),
-    (MetadataFilters(filters=[MetadataFilter(key="importance", value=0.5, operator=FilterOperator.LT)]),
-     r"operator '<' is not supported on 'importance' \(supported there: >=\)"),
-    (MetadataFilters(filters=[MetadataFilter(key="type", value="semantic"),
-                              MetadataFilter(key="session_id", value="s1")], condition=FilterCondition.OR),
-     r"FilterCondition.OR is not supported"),
-    (MetadataFilters(filters=[MetadataFilter(key="why", value="x")]), r"cannot filter on 'why'"),
-])
-def test_metadata_filters_recall_cannot_honour_are_refused_by_name(alice: RippleMem, filters: MetadataFilters,
-                                                                   named: str) -> None:
+@pytest.mark.parametrize(
+    ("filters", "named"),
+    [
+        (
+            MetadataFilters(
+                filters=[MetadataFilter(key="type", value="semantic", operator=FilterOperator.NE)]
+            ),
+            r"FilterOperator.NE \('!='\) on 'type' is not supported",
+        ),
+        (
+            MetadataFilters(
+                filters=[MetadataFilter(key="importance", value=0.5, operator=FilterOperator.GT)]
+            ),
+            r"FilterOperator.GT \('>'\) on 'importance' is not supported",
+        ),
+        (
+            MetadataFilters(
+                filters=[MetadataFilter(key="importance", value=0.5, operator=FilterOperator.LT)]
+            ),
+            r"operator '<' is not supported on 'importance' \(supported there: >=\)",
+        ),
+        (
+            MetadataFilters(
+                filters=[
+                    MetadataFilter(key="type", value="semantic"),
+                    MetadataFilter(key="session_id", value="s1"),
+                ],
+                condition=FilterCondition.OR,
+            ),
+            r"FilterCondition.OR is not supported",
+        ),
+        (MetadataFilters(filters=[MetadataFilter(key="why", value="x")]), r"cannot filter on 'why'"),
+    ],
+)
+def test_metadata_filters_recall_cannot_honour_are_refused_by_name(
+    alice: RippleMem, filters: MetadataFilters, named: str
+) -> None:
     with pytest.raises(InvalidInputError, match=named):
         RippleMemRetriever(memory=alice, filters=filters)
 
@@ -138,8 +173,11 @@ async def test_query_engine_async(alice: RippleMem) -> None:
 
 
 def test_retriever_tool_returns_memory_text(alice: RippleMem) -> None:
-    tool = RetrieverTool.from_defaults(RippleMemRetriever(memory=alice, similarity_top_k=1),
-                                       name="user_memories", description="What the user told us.")
+    tool = RetrieverTool.from_defaults(
+        RippleMemRetriever(memory=alice, similarity_top_k=1),
+        name="user_memories",
+        description="What the user told us.",
+    )
     output = tool.call("When is the report due?")
     assert "The quarterly report is due on Friday" in output.content
     assert tool.metadata.name == "user_memories"
@@ -150,7 +188,8 @@ def test_another_user_retrieves_nothing_of_alices(alice: RippleMem) -> None:
     assert RippleMemRetriever(memory=bob).retrieve("Bob's cat Tom") == []
     bob.add("Bob plays the trumpet")
     assert [n.node.get_content() for n in RippleMemRetriever(memory=bob).retrieve("Bob's cat Tom")] == [
-        "Bob plays the trumpet"]
+        "Bob plays the trumpet"
+    ]
 
 
 def test_bad_arguments_are_named(alice: RippleMem) -> None:
@@ -165,12 +204,16 @@ def test_bad_arguments_are_named(alice: RippleMem) -> None:
     with pytest.raises(InvalidTypeError, match="filters must be a llama_index.*MetadataFilters"):
         RippleMemRetriever(memory=alice, filters={"type": "semantic"})  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="filters= and session_id= both set"):
-        RippleMemRetriever(memory=alice, session_id="s1",
-                           filters=MetadataFilters(filters=[MetadataFilter(key="session_id", value="s2")]))
+        RippleMemRetriever(
+            memory=alice,
+            session_id="s1",
+            filters=MetadataFilters(filters=[MetadataFilter(key="session_id", value="s2")]),
+        )
 
 
 def test_score_threshold_keeps_relevant_memories_and_relevance_stays_out_of_the_prompt(
-        alice: RippleMem) -> None:
+    alice: RippleMem,
+) -> None:
     everything = RippleMemRetriever(memory=alice, similarity_top_k=3).retrieve("what does Tom eat?")
     assert len(everything) == 3 and all(0.0 <= n.node.metadata["relevance"] <= 1.0 for n in everything)
     strict = RippleMemRetriever(memory=alice, similarity_top_k=3, score_threshold=0.5)

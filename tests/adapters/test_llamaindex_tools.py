@@ -16,8 +16,9 @@ from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
 from ripplemem.interfaces.tool_replies import TOOL_NAMES, ToolReply
 
 # llama-index's workflows inspect the agent (a pydantic model) and trip pydantic's deprecation notices.
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect",
-                                        "ignore:is_running called from within a step:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning:inspect", "ignore:is_running called from within a step:DeprecationWarning"
+)
 
 
 def tools_of(spec: RippleMemToolSpec) -> dict[str, FunctionTool]:
@@ -32,8 +33,13 @@ def stored_id(output: str) -> str:
 
 def test_tools_have_names_schemas_and_guidance(memory_only: RippleMem) -> None:
     tools = tools_of(RippleMemToolSpec(memory=memory_only))
-    assert list(tools) == ["store_memory", "recall_memory", "update_memory", "find_connections",
-                           "forget_memory"]
+    assert list(tools) == [
+        "store_memory",
+        "recall_memory",
+        "update_memory",
+        "find_connections",
+        "forget_memory",
+    ]
     schemas = {name: tool.metadata.get_parameters_dict() for name, tool in tools.items()}
     assert schemas["store_memory"]["required"] == ["content"]
     assert schemas["store_memory"]["properties"]["type"]["enum"] == ["episodic", "semantic"]
@@ -48,8 +54,16 @@ def test_tools_have_names_schemas_and_guidance(memory_only: RippleMem) -> None:
 
 def test_store_recall_forget_round_trip(memory_only: RippleMem) -> None:
     tools = tools_of(RippleMemToolSpec(memory=memory_only))
-    output = tools["store_memory"].call(content="The user's sister Ana lives in Lisbon.", type="semantic",
-                                        importance=0.9, event_time="2024-05-02").content
+    output = (
+        tools["store_memory"]
+        .call(
+            content="The user's sister Ana lives in Lisbon.",
+            type="semantic",
+            importance=0.9,
+            event_time="2024-05-02",
+        )
+        .content
+    )
     memory_id = stored_id(output)
     stored = memory_only.get(memory_id)
     assert stored is not None and stored.type == "semantic" and stored.importance == 0.9
@@ -60,10 +74,12 @@ def test_store_recall_forget_round_trip(memory_only: RippleMem) -> None:
     assert f"[id={memory_id}] (2024-05-02, semantic, score" in recalled and "Lisbon" in recalled
 
     assert tools["forget_memory"].call(memory_id=memory_id).content == (
-        f"Forgot memory {memory_id}: The user's sister Ana lives in Lisbon.")
+        f"Forgot memory {memory_id}: The user's sister Ana lives in Lisbon."
+    )
     assert memory_only.get(memory_id) is None
     assert tools["recall_memory"].call(query="Where does my sister live?").content == (
-        "No memories found for 'Where does my sister live?'.")
+        "No memories found for 'Where does my sister live?'."
+    )
     assert "No memory with id" in tools["forget_memory"].call(memory_id=memory_id).content
 
 
@@ -97,7 +113,9 @@ async def test_async_tools_do_the_same(memory_only: RippleMem) -> None:
 
 def test_read_only_spec_cannot_write(memory_only: RippleMem) -> None:
     assert list(tools_of(RippleMemToolSpec(memory=memory_only, read_only=True))) == [
-        "recall_memory", "find_connections"]
+        "recall_memory",
+        "find_connections",
+    ]
 
 
 def test_other_users_tools_cannot_see_or_delete(memory_only: RippleMem) -> None:
@@ -127,9 +145,12 @@ def test_bad_input_names_the_argument(memory_only: RippleMem) -> None:
 
 
 def test_tools_can_be_renamed_redescribed_and_chosen(memory_only: RippleMem) -> None:
-    spec = RippleMemToolSpec(memory=memory_only, include=["recall_memory", "forget_memory", "erase_memory"],
-                             names={"recall_memory": "search_memory"},
-                             descriptions={"erase_memory": "Erase what the user asks to forget."})
+    spec = RippleMemToolSpec(
+        memory=memory_only,
+        include=["recall_memory", "forget_memory", "erase_memory"],
+        names={"recall_memory": "search_memory"},
+        descriptions={"erase_memory": "Erase what the user asks to forget."},
+    )
     tools = tools_of(spec)
     assert list(tools) == ["search_memory", "forget_memory", "erase_memory"]
     assert tools["search_memory"].metadata.description.startswith("search_memory(query: str")
@@ -146,8 +167,11 @@ def test_tools_can_be_renamed_redescribed_and_chosen(memory_only: RippleMem) -> 
 def test_update_changes_a_memory_by_id(memory_only: RippleMem) -> None:
     update = tools_of(RippleMemToolSpec(memory=memory_only))["update_memory"]
     memory = memory_only.add("The user's sister Ana lives in Lisbon.", metadata={"from": "chat 3"})
-    reply = update.call(memory_id=memory.id, content="The user's sister Ana lives in Porto.",
-                        metadata={"from": None, "checked": True}).content
+    reply = update.call(
+        memory_id=memory.id,
+        content="The user's sister Ana lives in Porto.",
+        metadata={"from": None, "checked": True},
+    ).content
     assert reply == f"Updated memory {memory.id} (episodic): The user's sister Ana lives in Porto."
     updated = memory_only.get(memory.id)
     assert (updated.content, updated.metadata) == ("The user's sister Ana lives in Porto.", {"checked": True})
@@ -155,8 +179,9 @@ def test_update_changes_a_memory_by_id(memory_only: RippleMem) -> None:
 
 
 def test_content_and_artifact_puts_the_structure_in_raw_output(memory_only: RippleMem) -> None:
-    tools = tools_of(RippleMemToolSpec(memory=memory_only, include=TOOL_NAMES,
-                                       response_format="content_and_artifact"))
+    tools = tools_of(
+        RippleMemToolSpec(memory=memory_only, include=TOOL_NAMES, response_format="content_and_artifact")
+    )
     stored = tools["store_memory"].call(content="Mia is allergic to peanuts.", type="semantic")
     memory_id = stored.raw_output.artifact["metadata"]["memory_id"]
     assert stored.content == f"Stored memory {memory_id} (semantic): Mia is allergic to peanuts."
@@ -164,7 +189,9 @@ def test_content_and_artifact_puts_the_structure_in_raw_output(memory_only: Ripp
     assert isinstance(recalled.raw_output, ToolReply) and recalled.content.startswith("1 memory for")
     [node] = recalled.raw_output.artifact
     assert isinstance(node, NodeWithScore) and (node.node.node_id, node.node.get_content()) == (
-        memory_id, "Mia is allergic to peanuts.")
+        memory_id,
+        "Mia is allergic to peanuts.",
+    )
     preview = tools["erase_memory"].call(matching="peanuts").raw_output.artifact
     assert preview["dry_run"] and preview["memory_ids"] == [memory_id]
     assert type(RippleMemToolSpec(memory=memory_only).recall_memory("peanuts")) is str  # no artifact
@@ -177,7 +204,8 @@ def test_erase_previews_then_erases_and_forget_me_must_be_allowed(memory_only: R
     assert preview.startswith("Preview, nothing erased yet: 1 memory matching 'diabetes'")
     assert "] My diabetes check-up is next week." in preview and len(memory_only.list()) == 2
     assert erase.call(matching="diabetes", confirm=True).content == (
-        "Erased 1 memory for good; verified: nothing of them is left in any layer.")
+        "Erased 1 memory for good; verified: nothing of them is left in any layer."
+    )
     assert [m.content for m in memory_only.list()] == ["I play the cello."]
     with pytest.raises(InvalidInputError, match="turned off for this tool"):
         erase.call(everything=True, confirm=True)
@@ -189,9 +217,17 @@ def test_erase_previews_then_erases_and_forget_me_must_be_allowed(memory_only: R
 
 async def test_agent_previews_before_it_erases(memory_only: RippleMem) -> None:
     memory_only.add_many(["My knee hurts since I started running.", "I like jazz."])
-    steps = [ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="erase_memory",
-                                                                 tool_kwargs={"matching": "my knee"})]),
-             ChatMessage(role="assistant", content="I would erase 1 memory about your knee. Shall I?")]
+    steps = [
+        ChatMessage(
+            role="assistant",
+            blocks=[
+                ToolCallBlock(
+                    tool_call_id="c1", tool_name="erase_memory", tool_kwargs={"matching": "my knee"}
+                )
+            ],
+        ),
+        ChatMessage(role="assistant", content="I would erase 1 memory about your knee. Shall I?"),
+    ]
     llm = MockFunctionCallingLLM(response_generator=lambda messages, **_: steps.pop(0))
     tools = RippleMemToolSpec(memory=memory_only, include=["erase_memory"]).to_tool_list()
     agent = FunctionAgent(tools=tools, llm=llm)

@@ -27,10 +27,14 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 DOCS = [
-    Document(id_="books", text="The Three-Body Problem is a science fiction novel by Liu Cixin.",
-             metadata={"shelf": "fiction"}),
-    Document(id_="tea", text="Green tea is brewed at 80 degrees for two minutes.",
-             metadata={"shelf": "kitchen"}),
+    Document(
+        id_="books",
+        text="The Three-Body Problem is a science fiction novel by Liu Cixin.",
+        metadata={"shelf": "fiction"},
+    ),
+    Document(
+        id_="tea", text="Green tea is brewed at 80 degrees for two minutes.", metadata={"shelf": "kitchen"}
+    ),
     Document(id_="news", text="Our office moved to Kreuzberg, Berlin, in March.", metadata={"shelf": "work"}),
 ]
 
@@ -53,8 +57,9 @@ def mem(embedder: Embedder, tmp_path: Path) -> Iterator[RippleMem]:
 def index(mem: RippleMem) -> VectorStoreIndex:
     """A VectorStoreIndex whose nodes live in alice's memory."""
     context = StorageContext.from_defaults(vector_store=RippleMemVectorStore(memory=mem))
-    return VectorStoreIndex.from_documents(DOCS, storage_context=context,
-                                           embed_model=NoQueryEmbedding(embed_dim=8))
+    return VectorStoreIndex.from_documents(
+        DOCS, storage_context=context, embed_model=NoQueryEmbedding(embed_dim=8)
+    )
 
 
 def _texts(found: list[Any]) -> list[str]:
@@ -74,12 +79,14 @@ async def test_async_retrieval(index: VectorStoreIndex) -> None:
     assert _texts(found) == [DOCS[1].text]
 
 
-def test_from_vector_store_on_a_reopened_store(index: VectorStoreIndex, embedder: Embedder,
-                                               tmp_path: Path) -> None:
+def test_from_vector_store_on_a_reopened_store(
+    index: VectorStoreIndex, embedder: Embedder, tmp_path: Path
+) -> None:
     index.vector_store.client.close()
     with RippleMem(path=tmp_path / "db", user_id="alice", embedder=embedder) as reopened:
-        again = VectorStoreIndex.from_vector_store(RippleMemVectorStore(memory=reopened),
-                                                   embed_model=NoQueryEmbedding(embed_dim=8))
+        again = VectorStoreIndex.from_vector_store(
+            RippleMemVectorStore(memory=reopened), embed_model=NoQueryEmbedding(embed_dim=8)
+        )
         found = again.as_retriever(similarity_top_k=1).retrieve("where is the office now?")
         assert _texts(found) == [DOCS[2].text]
         assert found[0].node.ref_doc_id == "news"
@@ -112,10 +119,12 @@ def test_filters_narrow_the_query(index: VectorStoreIndex) -> None:
         index.as_retriever(filters=newer).retrieve("tea")
 
 
-def test_the_users_other_memories_are_nodes_with_internals_hidden_from_the_llm(index: VectorStoreIndex,
-                                                                              mem: RippleMem) -> None:
-    native = mem.add("I finished The Three-Body Problem last night", source="diary",
-                     metadata={"mood": "happy"})
+def test_the_users_other_memories_are_nodes_with_internals_hidden_from_the_llm(
+    index: VectorStoreIndex, mem: RippleMem
+) -> None:
+    native = mem.add(
+        "I finished The Three-Body Problem last night", source="diary", metadata={"mood": "happy"}
+    )
     found = index.as_retriever(similarity_top_k=3).retrieve("Three-Body Problem finished")
     node = next(item.node for item in found if item.node.node_id == native.id)
     assert node.metadata["memory_id"] == native.id
@@ -126,9 +135,14 @@ def test_the_users_other_memories_are_nodes_with_internals_hidden_from_the_llm(i
 async def test_llamaindex_vector_memory_block_on_it(mem: RippleMem) -> None:
     """LlamaIndex's own VectorMemoryBlock (it needs a store that keeps text) stores chat turns in
     RippleMem and recalls them, kept apart by session."""
+
     def block() -> VectorMemoryBlock:  # a fresh block per read: the block keeps its last session filter
-        return VectorMemoryBlock(vector_store=RippleMemVectorStore(memory=mem),
-                                 embed_model=MockEmbedding(embed_dim=8), similarity_top_k=1)
+        return VectorMemoryBlock(
+            vector_store=RippleMemVectorStore(memory=mem),
+            embed_model=MockEmbedding(embed_dim=8),
+            similarity_top_k=1,
+        )
+
     writer = block()
     for text in ("I love jasmine green tea", "My car is a red Volvo"):
         await writer.aput([ChatMessage(role="user", content=text, additional_kwargs={"session_id": "s1"})])

@@ -33,22 +33,31 @@ def test_the_three_surfaces_agree_on_every_key(alice: RippleMem, tmp_path: Path)
     handbook.mkdir()
     (handbook / "travel.md").write_text("# Travel\n\nTrain tickets to Lisbon are booked through Ana.\n")
     alice.ingest(handbook, knowledge_base="team")
-    alice.add("Alice took the night train to Lisbon", event_time="2024-05-02T22:10:00+01:00",
-              session_id="trip", metadata={"type": "rail", "seat": "42B"})
+    alice.add(
+        "Alice took the night train to Lisbon",
+        event_time="2024-05-02T22:10:00+01:00",
+        session_id="trip",
+        metadata={"type": "rail", "seat": "42B"},
+    )
     alice.add("Alice prefers the window seat on trains", type="semantic")
     query = "train to Lisbon"
-    langchain = {d.page_content: d.metadata
-                 for d in LangChainRetriever(memory=alice, k=3, record_access=False).invoke(query)}
-    llamaindex = {n.node.get_content(): n.node.metadata
-                  for n in LlamaIndexRetriever(alice, 3, record_access=False).retrieve(query)}
+    langchain = {
+        d.page_content: d.metadata
+        for d in LangChainRetriever(memory=alice, k=3, record_access=False).invoke(query)
+    }
+    llamaindex = {
+        n.node.get_content(): n.node.metadata
+        for n in LlamaIndexRetriever(alice, 3, record_access=False).retrieve(query)
+    }
     served = {m["content"]: m["metadata"] for m in mcp_recall(alice, query, 3)}
     assert set(langchain) == set(llamaindex) == set(served) and len(served) == 3
     for content, metadata in langchain.items():
         # The score may move once MCP's recall has counted as an access; every other key is the same.
         for other in (llamaindex[content], served[content]):
             assert {k: v for k, v in other.items() if k != "score"} == {
-                k: v for k, v in metadata.items() if k != "score"}
-        assert list(metadata)[:len(RIPPLEMEM_KEYS)] == list(RIPPLEMEM_KEYS)
+                k: v for k, v in metadata.items() if k != "score"
+            }
+        assert list(metadata)[: len(RIPPLEMEM_KEYS)] == list(RIPPLEMEM_KEYS)
     night = langchain["Alice took the night train to Lisbon"]
     assert night["time"] == "2024-05-02T21:10:00+00:00" and night["time_basis"] == "event_time"
     assert night["type"] == "episodic" and night["metadata_type"] == "rail" and night["seat"] == "42B"

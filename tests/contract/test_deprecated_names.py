@@ -42,15 +42,19 @@ def test_an_old_name_warns_naming_the_new_spelling_and_still_works(memory_only: 
     assert report.dry_run
 
 
-def test_an_old_name_is_found_without_a_warning(memory_only: RippleMem,
-                                                recwarn: pytest.WarningsRecorder) -> None:
+def test_an_old_name_is_found_without_a_warning(
+    memory_only: RippleMem, recwarn: pytest.WarningsRecorder
+) -> None:
     assert callable(memory_only.neighbors) and hasattr(memory_only, "delete_readings")
     assert not recwarn.list  # only a call warns
 
 
 def test_loose_backend_arguments_warn_and_still_open_the_store() -> None:
-    with pytest.warns(DeprecationWarning, match=r"RippleMem\(vector_index=\.\.\.\) is deprecated .*"
-                                                r"store=StoreOptions\(vector_index=\.\.\.\)"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"RippleMem\(vector_index=\.\.\.\) is deprecated .*"
+        r"store=StoreOptions\(vector_index=\.\.\.\)",
+    ):
         mem = RippleMem(None, user_id="alice", embedder=HashingEmbedder(), vector_index="numpy")
     with mem:
         assert mem.stats()["vector_index"] == "numpy"
@@ -65,7 +69,5 @@ def test_store_options_are_checked() -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'vector_indx'"):
         RippleMem(None, user_id="alice", embedder=embedder, vector_indx="numpy")
     with pytest.raises(InvalidInputError, match="vector_index must be one of auto, chroma, numpy"):
-        RippleMem(None, user_id="alice", embedder=embedder,
-                  store=StoreOptions(vector_index="faiss"))  # type: ignore[arg-type]
+        RippleMem(None, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="faiss"))  # type: ignore[arg-type]
     assert "secret" not in repr(StoreOptions(backend="neo4j", auth=("neo4j", "secret")))
-

@@ -46,8 +46,12 @@ def test_readme_quickstart_runs_and_shows_its_output() -> None:
 
 def test_not_run_blocks_say_why_and_are_few() -> None:
     """Skipped blocks carry a reason; most Python blocks of the docs run."""
-    blocks = [block for page in PAGES for block in samples.parse(page.read_text(encoding="utf-8"))
-              if block.lang == "python"]
+    blocks = [
+        block
+        for page in PAGES
+        for block in samples.parse(page.read_text(encoding="utf-8"))
+        if block.lang == "python"
+    ]
     skipped = [block for block in blocks if block.not_run]
     assert all(len(block.not_run) > 10 for block in skipped)
     assert len(skipped) < len(blocks) / 2, f"{len(skipped)} of {len(blocks)} python blocks are not run"
@@ -56,8 +60,10 @@ def test_not_run_blocks_say_why_and_are_few() -> None:
 def test_lcel_examples_use_the_mapping_form() -> None:
     """No page pipes a retriever straight into a prompt (a two-variable prompt fails on it), and the
     documented LCEL chain is a block that runs."""
-    broken = re.compile(r"Retriever\([^)]*\)\s*\|\s*format_docs\s*\|\s*prompt"
-                        r"|retriever \| format_docs \| prompt")
+    broken = re.compile(
+        r"Retriever\([^)]*\)\s*\|\s*format_docs\s*\|\s*prompt"
+        r"|retriever \| format_docs \| prompt"
+    )
     for page in PAGES:
         assert not broken.search(page.read_text(encoding="utf-8")), page.name
     blocks = samples.parse((ROOT / "docs" / "langchain.md").read_text(encoding="utf-8"))
@@ -73,8 +79,11 @@ def _page(tmp_path: Path, text: str) -> Path:
 
 def test_a_drifted_output_is_reported_and_rewritten(tmp_path: Path) -> None:
     """--check names an output that differs from a fresh run; writing puts the fresh one in."""
-    page = _page(tmp_path, "```python\nprint('id', 'ab' * 16, 'score', 0.8123)\n```\n\n"
-                           "<!-- output: demo -->\n```\nid 0123 score 0.81\n```\n")
+    page = _page(
+        tmp_path,
+        "```python\nprint('id', 'ab' * 16, 'score', 0.8123)\n```\n\n"
+        "<!-- output: demo -->\n```\nid 0123 score 0.81\n```\n",
+    )
     problems = samples.check_page(page, write=False)
     assert len(problems) == 1 and "output 'demo' differs" in problems[0]
     assert samples.check_page(page, write=True) == []
@@ -92,8 +101,11 @@ def test_masks_ids_timings_and_rounds_numbers() -> None:
 
 def test_a_failing_block_fails_and_not_run_blocks_are_skipped(tmp_path: Path) -> None:
     """A block that raises is reported with its line; a not-run block is never executed."""
-    page = _page(tmp_path, "<!-- not-run: needs a server that is not here -->\n"
-                           "```python\nraise SystemExit(3)\n```\n\n```python\nprint('before')\n1 / 0\n```\n")
+    page = _page(
+        tmp_path,
+        "<!-- not-run: needs a server that is not here -->\n"
+        "```python\nraise SystemExit(3)\n```\n\n```python\nprint('before')\n1 / 0\n```\n",
+    )
     problems = samples.check_page(page, write=False)
     assert len(problems) == 1 and "page.md:7: raised" in problems[0] and "ZeroDivisionError" in problems[0]
 
@@ -103,9 +115,12 @@ def test_console_transcripts_and_command_outputs_are_run(tmp_path: Path) -> None
     each; an output marker with run: shows the chosen lines of a command's output."""
     from ripplemem import __version__
 
-    page = _page(tmp_path, "<!-- console -->\n```\n$ ripplemem --version\nold\n$ ripplemem nosuchcommand\n"
-                           "$ echo $?\n0\n```\n\n<!-- output: version; run: python -m ripplemem --version; "
-                           "lines: 1-1 -->\n```\nold\n```\n")
+    page = _page(
+        tmp_path,
+        "<!-- console -->\n```\n$ ripplemem --version\nold\n$ ripplemem nosuchcommand\n"
+        "$ echo $?\n0\n```\n\n<!-- output: version; run: python -m ripplemem --version; "
+        "lines: 1-1 -->\n```\nold\n```\n",
+    )
     problems = samples.check_page(page, write=False)
     assert len(problems) == 2 and all("differs from a fresh run" in problem for problem in problems)
     samples.check_page(page, write=True)

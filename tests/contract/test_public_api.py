@@ -21,13 +21,51 @@ from ripplemem.types import MEMORY_TYPES
 # The flat surface of a handle (docs/api.md): the common calls, the headline verbs, their async
 # twins, the admin entry points and the namespaces. A new flat name is a decision: add it here.
 FLAT = {
-    "add", "add_many", "import_file", "recall", "ask", "get", "update", "delete", "list", "stats", "history",
-    "scope", "close", "observe", "working", "consolidate", "forget", "maintain", "erase", "ingest",
-    "aadd", "aadd_many", "arecall", "aget", "aupdate", "adelete", "alist", "astats", "ahistory", "aforget",
-    "amaintain", "aerase", "aingest",
-    "reembed", "check", "erase_user",
-    "path", "settings", "user_id",
-    "graph", "kb", "sensors", "media", "lifecycle", "analysis",
+    "add",
+    "add_many",
+    "import_file",
+    "recall",
+    "ask",
+    "get",
+    "update",
+    "delete",
+    "list",
+    "stats",
+    "history",
+    "scope",
+    "close",
+    "observe",
+    "working",
+    "consolidate",
+    "forget",
+    "maintain",
+    "erase",
+    "ingest",
+    "aadd",
+    "aadd_many",
+    "arecall",
+    "aget",
+    "aupdate",
+    "adelete",
+    "alist",
+    "astats",
+    "ahistory",
+    "aforget",
+    "amaintain",
+    "aerase",
+    "aingest",
+    "reembed",
+    "check",
+    "erase_user",
+    "path",
+    "settings",
+    "user_id",
+    "graph",
+    "kb",
+    "sensors",
+    "media",
+    "lifecycle",
+    "analysis",
 }
 NAMESPACES = ("graph", "kb", "sensors", "media", "lifecycle", "analysis")
 
@@ -42,16 +80,34 @@ def test_answer_connection_store_options_and_the_choice_types_are_exported() -> 
     from ripplemem.retrieval.graph_queries import Connection
 
     assert ripplemem.Answer is Answer and ripplemem.Connection is Connection
-    assert {"Answer", "Connection", "StoreOptions", "RecallMode", "MemoryTypeName", "Route", "ExpandMode",
-            "TimePhraseMode", "ForgetStrategy", "VectorIndexName", "Isolation", "BackendName", "Chunker",
-            "ImportFormat", "Modality", "MediaKind"} <= set(ripplemem.__all__)
+    assert {
+        "Answer",
+        "Connection",
+        "StoreOptions",
+        "RecallMode",
+        "MemoryTypeName",
+        "Route",
+        "ExpandMode",
+        "TimePhraseMode",
+        "ForgetStrategy",
+        "VectorIndexName",
+        "Isolation",
+        "BackendName",
+        "Chunker",
+        "ImportFormat",
+        "Modality",
+        "MediaKind",
+    } <= set(ripplemem.__all__)
     assert get_args(ripplemem.RecallMode) == ("ripple", "hybrid", "dense", "keyword")
 
 
 def public_names(cls: type) -> set[str]:
     """The public names of a class that are not deprecated aliases."""
-    return {name for name, member in inspect.getmembers(cls)
-            if not name.startswith("_") and not isinstance(member, Moved)}
+    return {
+        name
+        for name, member in inspect.getmembers(cls)
+        if not name.startswith("_") and not isinstance(member, Moved)
+    }
 
 
 def test_the_flat_surface_is_the_documented_one() -> None:
@@ -60,16 +116,22 @@ def test_the_flat_surface_is_the_documented_one() -> None:
 
 def test_every_public_facade_and_namespace_method_has_a_docstring(memory_only: RippleMem) -> None:
     owners: list[object] = [RippleMem, *(type(getattr(memory_only, name)) for name in NAMESPACES)]
-    undocumented = [f"{getattr(owner, '__name__', owner)}.{name}" for owner in owners
-                    for name in public_names(owner)  # type: ignore[arg-type]
-                    if not (inspect.getdoc(getattr(owner, name)) or "").strip()]
+    undocumented = [
+        f"{getattr(owner, '__name__', owner)}.{name}"
+        for owner in owners
+        for name in public_names(owner)  # type: ignore[arg-type]
+        if not (inspect.getdoc(getattr(owner, name)) or "").strip()
+    ]
     assert undocumented == []
 
 
 def async_twins(owner: type) -> list[str]:
     """The async methods of a class that have a sync method of the same name without the leading a."""
-    return [name for name, member in inspect.getmembers(owner, inspect.iscoroutinefunction)
-            if not name.startswith("_") and hasattr(owner, name[1:])]
+    return [
+        name
+        for name, member in inspect.getmembers(owner, inspect.iscoroutinefunction)
+        if not name.startswith("_") and hasattr(owner, name[1:])
+    ]
 
 
 def test_each_async_twin_takes_exactly_what_its_sync_method_takes(memory_only: RippleMem) -> None:

@@ -18,8 +18,17 @@ def store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     """A hashing-embedder store holding three memories of user 'mei'."""
     path = str(tmp_path / "memdb")
     for extra in (
-        ["I love green tea, especially Longjing", "--event-time", "2025-03-21T12:40:00",
-         "--session", "s2", "--importance", "0.8", "--metadata", '{"turn": 1}'],
+        [
+            "I love green tea, especially Longjing",
+            "--event-time",
+            "2025-03-21T12:40:00",
+            "--session",
+            "s2",
+            "--importance",
+            "0.8",
+            "--metadata",
+            '{"turn": 1}',
+        ],
         ["我下个月去杭州出差", "--event-time", "2025-03-21T12:45:00"],
         ["Mei's sister Lin lives in Berlin", "--type", "semantic", "--event-time", "2025-03-08"],
     ):
@@ -36,21 +45,30 @@ def listed(capsys: pytest.CaptureFixture[str], path: str, user: str = "mei") -> 
 
 def test_add_then_recall_list_stats_across_processes(tmp_path: Path) -> None:
     common = ["--path", "db", "--user", "mei", "--embedder", "hashing"]
-    added = run_cli("add", "I love green tea, especially Longjing", "--event-time", "2025-03-21T12:40:00",
-                    *common, cwd=tmp_path)
+    added = run_cli(
+        "add",
+        "I love green tea, especially Longjing",
+        "--event-time",
+        "2025-03-21T12:40:00",
+        *common,
+        cwd=tmp_path,
+    )
     assert added.returncode == 0, added.stderr
     assert re.fullmatch(r"added [0-9a-f]{32} \(episodic, 2025-03-21\)\n", added.stdout)
     assert run_cli("add", "我下个月去杭州出差", "--type", "semantic", *common, cwd=tmp_path).returncode == 0
 
     recalled = run_cli("recall", "green tea", "-k", "1", *common, cwd=tmp_path)
     assert recalled.returncode == 0, recalled.stderr
-    assert re.fullmatch(r"1\. \d\.\d{3}  2025-03-21  episodic +I love green tea, especially Longjing\n",
-                        recalled.stdout)
+    assert re.fullmatch(
+        r"1\. \d\.\d{3}  2025-03-21  episodic +I love green tea, especially Longjing\n", recalled.stdout
+    )
 
     listing = run_cli("list", "--path", "db", "--user", "mei", cwd=tmp_path)
     assert listing.returncode == 0
     assert [line.split("  ")[-1] for line in listing.stdout.splitlines()] == [
-        "我下个月去杭州出差", "I love green tea, especially Longjing"]
+        "我下个月去杭州出差",
+        "I love green tea, especially Longjing",
+    ]
 
     stats = run_cli("stats", "--path", "db", "--user", "mei", cwd=tmp_path)
     assert "memories   2 (episodic 1, semantic 1)" in stats.stdout
@@ -59,8 +77,9 @@ def test_add_then_recall_list_stats_across_processes(tmp_path: Path) -> None:
 
 
 def test_json_output_parses_and_carries_the_memory(store: str, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = cli(capsys, "recall", "green tea", "--json", "--context", "60",
-                         "--path", store, "--user", "mei")
+    status, out, _ = cli(
+        capsys, "recall", "green tea", "--json", "--context", "60", "--path", store, "--user", "mei"
+    )
     assert status == 0
     payload = json.loads(out)
     assert payload["mode"] == "ripple"  # the default everywhere: Python, MCP and the CLI
@@ -81,11 +100,13 @@ def test_json_output_parses_and_carries_the_memory(store: str, capsys: pytest.Ca
 
 
 def test_recall_filters_and_context(store: str, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = cli(capsys, "recall", "Berlin tea 杭州", "--type", "semantic",
-                         "--path", store, "--user", "mei")
+    status, out, _ = cli(
+        capsys, "recall", "Berlin tea 杭州", "--type", "semantic", "--path", store, "--user", "mei"
+    )
     assert status == 0 and len(out.splitlines()) == 1 and "semantic    Mei's sister Lin" in out
-    status, out, _ = cli(capsys, "recall", "tea Berlin", "--since", "2025-03-10",
-                         "--path", store, "--user", "mei")
+    status, out, _ = cli(
+        capsys, "recall", "tea Berlin", "--since", "2025-03-10", "--path", store, "--user", "mei"
+    )
     assert "Berlin" not in out and "green tea" in out
     status, out, _ = cli(capsys, "recall", "杭州出差", "-k", "1", "--path", store, "--user", "mei")
     assert "2025-03-21  episodic    我下个月去杭州出差" in out
@@ -93,19 +114,23 @@ def test_recall_filters_and_context(store: str, capsys: pytest.CaptureFixture[st
     assert out.startswith("Relevant memories:\n- [2025-03-21 12:40, episodic] I love green tea")
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (["add", "   "], "content"),
-    (["add", "tea", "--importance", "2"], "importance"),
-    (["add", "tea", "--type", "dream"], "type"),
-    (["add", "tea", "--metadata", "{not json"], "metadata"),
-    (["add", "tea", "--event-time", "last tuesday"], "event_time"),
-    (["recall", "tea", "-k", "0"], "k"),
-    (["recall", "tea", "--type", "dream"], "type"),
-    (["recall", "tea", "--context", "0"], "context"),
-    (["list", "--limit", "0"], "limit"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["add", "   "], "content"),
+        (["add", "tea", "--importance", "2"], "importance"),
+        (["add", "tea", "--type", "dream"], "type"),
+        (["add", "tea", "--metadata", "{not json"], "metadata"),
+        (["add", "tea", "--event-time", "last tuesday"], "event_time"),
+        (["recall", "tea", "-k", "0"], "k"),
+        (["recall", "tea", "--type", "dream"], "type"),
+        (["recall", "tea", "--context", "0"], "context"),
+        (["list", "--limit", "0"], "limit"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line_and_changes_nothing(
-        store: str, capsys: pytest.CaptureFixture[str], args: list[str], field: str) -> None:
+    store: str, capsys: pytest.CaptureFixture[str], args: list[str], field: str
+) -> None:
     before = listed(capsys, store)
     status, out, err = cli(capsys, *args, "--path", store, "--user", "mei")
     assert status == 2 and out == ""
@@ -131,16 +156,18 @@ def test_read_commands_need_an_existing_store(tmp_path: Path, capsys: pytest.Cap
     assert not os.path.exists(missing)
 
 
-def test_a_user_never_sees_another_users_memories(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_user_never_sees_another_users_memories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "db")
     alice = ["--user", "alice", "--path", db, "--embedder", "hashing"]
     assert main(["add", "The vault code is 4711", *alice]) == 0
     assert main(["add", "Bob plays chess on Sundays", "--user", "bob", "--path", db]) == 0
     capsys.readouterr()
     as_bob = ["--user", "bob", "--path", db]
-    for command in (["recall", "vault code 4711", "-k", "10"], ["recall", "vault", "--mode", "keyword"],
-                    ["list"]):
+    for command in (
+        ["recall", "vault code 4711", "-k", "10"],
+        ["recall", "vault", "--mode", "keyword"],
+        ["list"],
+    ):
         status, out, err = cli(capsys, *command, *as_bob)
         assert status == 0, err
         assert "4711" not in out and "vault" not in out
@@ -152,8 +179,9 @@ def test_a_user_never_sees_another_users_memories(tmp_path: Path,
     assert "The vault code is 4711" in cli(capsys, "recall", "vault code", "--user", "alice", "--path", db)[1]
 
 
-def test_environment_sets_default_path_and_user(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_sets_default_path_and_user(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("RIPPLEMEM_PATH", str(tmp_path / "envdb"))
     monkeypatch.setenv("RIPPLEMEM_USER", "mei")

@@ -25,8 +25,9 @@ def docs(tmp_path: Path) -> Path:
     return folder
 
 
-def test_ingest_reports_every_file_and_skips_unchanged_ones(capsys: pytest.CaptureFixture[str], docs: Path,
-                                                            tmp_path: Path) -> None:
+def test_ingest_reports_every_file_and_skips_unchanged_ones(
+    capsys: pytest.CaptureFixture[str], docs: Path, tmp_path: Path
+) -> None:
     store = str(tmp_path / "memdb")
     base = ("--path", store, "--user", "mei", "--embedder", "hashing")
     with pytest.raises(SystemExit) as failed:  # one file failed (exit status 1); the others went in
@@ -35,12 +36,14 @@ def test_ingest_reports_every_file_and_skips_unchanged_ones(capsys: pytest.Captu
     out = capsys.readouterr().out
     assert f"failed: {docs / 'slides.pptx'}" in out
     assert "5 files into 'manuals': 4 new, 0 replaced, 0 unchanged, 1 failed" in out
-    status, out, _ = cli(capsys, "ingest", str(docs), "--kb", "manuals", "--exclude", "*.pptx", "--json",
-                         *base)
+    status, out, _ = cli(
+        capsys, "ingest", str(docs), "--kb", "manuals", "--exclude", "*.pptx", "--json", *base
+    )
     report = json.loads(out)
     assert status == 0 and report["chunks"] == 0 and len(report["unchanged"]) == 4 and report["failed"] == []
-    status, out, _ = cli(capsys, "ingest", str(docs), "--kb", "pdfs", "--include", "*.pdf", "--no-recursive",
-                         "--json", *base)
+    status, out, _ = cli(
+        capsys, "ingest", str(docs), "--kb", "pdfs", "--include", "*.pdf", "--no-recursive", "--json", *base
+    )
     assert status == 0 and json.loads(out)["ingested"] == [str((docs / "harbour.pdf").resolve())]
     status, out, _ = cli(capsys, "recall", "harbour master cargo crates", "-k", "1", "--json", *base)
     hit = json.loads(out)["hits"][0]["memory"]
@@ -54,7 +57,8 @@ def test_grant_revoke_and_strangers(capsys: pytest.CaptureFixture[str], docs: Pa
     common = ("--path", store, "--embedder", "hashing")
     cli(capsys, "ingest", str(docs / "garden.docx"), "--kb", "garden", "--user", "mei", *common)
     assert cli(capsys, "grant", "garden", "lin", "--user", "mei", *common)[1].strip() == (
-        "'lin' can now read knowledge base 'garden'")
+        "'lin' can now read knowledge base 'garden'"
+    )
     status, out, _ = cli(capsys, "recall", "tomato seedlings east bed", "--user", "lin", *common)
     assert status == 0 and DOCX_PARAGRAPHS[0] in out
     status, _, err = cli(capsys, "grant", "garden", "zoe", "--user", "zoe", *common)

@@ -33,8 +33,11 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
 def store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """A hashing-embedder store where 'mei' has three memories and a knowledge base 'notes'."""
     path = tmp_path / "db"
-    for text in ("Mei's sister Lin lives in Berlin.", "Lin works at Siemens in Berlin.",
-                 "Mei drinks Longjing tea every morning."):
+    for text in (
+        "Mei's sister Lin lives in Berlin.",
+        "Lin works at Siemens in Berlin.",
+        "Mei drinks Longjing tea every morning.",
+    ):
         assert main(["add", text, "--path", str(path), "--user", "mei", "--embedder", "hashing"]) == 0
     notes = tmp_path / "tea.md"
     notes.write_text("# Tea\n\nLongjing is a green tea from Hangzhou, pan-fired by hand.\n", encoding="utf-8")
@@ -49,34 +52,59 @@ def successes(store: Path) -> dict[tuple[str, ...], tuple[list[str], Any]]:
     db, user = ["--path", str(store)], ["--path", str(store), "--user", "mei"]
     graph = str(store.parent / "graph.html")
     return {
-        ("add",): (["Mei moved to Hangzhou in May.", *user],
-                   lambda out: out["content"] == "Mei moved to Hangzhou in May." and len(out["id"]) == 32),
-        ("recall",): (["Where does Lin live?", "-k", "1", "--type", "episodic", *user],
-                      lambda out: out["hits"][0]["memory"]["content"] == "Mei's sister Lin lives in Berlin."),
+        ("add",): (
+            ["Mei moved to Hangzhou in May.", *user],
+            lambda out: out["content"] == "Mei moved to Hangzhou in May." and len(out["id"]) == 32,
+        ),
+        ("recall",): (
+            ["Where does Lin live?", "-k", "1", "--type", "episodic", *user],
+            lambda out: out["hits"][0]["memory"]["content"] == "Mei's sister Lin lives in Berlin.",
+        ),
         ("list",): (user, lambda out: len(out) == 4 and {m["user_id"] for m in out} == {"mei"}),
         ("stats",): (user, lambda out: out["total"] == 4 and out["user_id"] == "mei"),
-        ("demo",): (["--embedder", "hashing"],
-                    lambda out: out["turns"] > 10 and all(query["hits"] for query in out["queries"])),
+        ("demo",): (
+            ["--embedder", "hashing"],
+            lambda out: out["turns"] > 10 and all(query["hits"] for query in out["queries"]),
+        ),
         ("reembed",): ([*db, "--embedder", "hashing"], lambda out: out["reembedded"] >= 4),
         ("check",): (db, lambda out: out["consistent"] is True and out["users"] >= 1),
-        ("maintain",): ([*user, "--dry-run"],
-                        lambda out: [(r["user_id"], r["dry_run"]) for r in out] == [("mei", True)]),
-        ("viz",): ([*user, "--out", graph],
-                   lambda out: out["user"] == "mei" and Path(out["out"]).is_file() and out["nodes"]),
-        ("ingest",): ([str(store.parent / "tea.md"), "--kb", "notes", *user],
-                      lambda out: out["knowledge_base"] == "notes" and out["unchanged"]),
-        ("grant",): (["notes", "bob", *user],
-                     lambda out: out == {"knowledge_base": "notes", "reader": "bob", "can_read": True,
-                                         "changed": True}),
-        ("revoke",): (["notes", "lin", *user],
-                      lambda out: out == {"knowledge_base": "notes", "reader": "lin", "can_read": False,
-                                          "changed": False}),
+        ("maintain",): (
+            [*user, "--dry-run"],
+            lambda out: [(r["user_id"], r["dry_run"]) for r in out] == [("mei", True)],
+        ),
+        ("viz",): (
+            [*user, "--out", graph],
+            lambda out: out["user"] == "mei" and Path(out["out"]).is_file() and out["nodes"],
+        ),
+        ("ingest",): (
+            [str(store.parent / "tea.md"), "--kb", "notes", *user],
+            lambda out: out["knowledge_base"] == "notes" and out["unchanged"],
+        ),
+        ("grant",): (
+            ["notes", "bob", *user],
+            lambda out: (
+                out == {"knowledge_base": "notes", "reader": "bob", "can_read": True, "changed": True}
+            ),
+        ),
+        ("revoke",): (
+            ["notes", "lin", *user],
+            lambda out: (
+                out == {"knowledge_base": "notes", "reader": "lin", "can_read": False, "changed": False}
+            ),
+        ),
         ("kb", "list"): (user, lambda out: [kb["name"] for kb in out] == ["notes"]),
-        ("erase",): (["--matching", "Longjing tea", "--dry-run", *user],
-                     lambda out: out["dry_run"] is True and out["removed"] == {}
-                     and out["planned"]["memories"] == len(out["memory_ids"]) > 0),
-        ("import",): ([str(store.parent / "tea.md"), "--format", "text", *user],
-                      lambda out: (out["user_id"], out["lines"], out["stored"]) == ("mei", 2, 2)),
+        ("erase",): (
+            ["--matching", "Longjing tea", "--dry-run", *user],
+            lambda out: (
+                out["dry_run"] is True
+                and out["removed"] == {}
+                and out["planned"]["memories"] == len(out["memory_ids"]) > 0
+            ),
+        ),
+        ("import",): (
+            [str(store.parent / "tea.md"), "--format", "text", *user],
+            lambda out: (out["user_id"], out["lines"], out["stored"]) == ("mei", 2, 2),
+        ),
     }
 
 
@@ -109,8 +137,15 @@ def test_every_command_accepts_json() -> None:
     commands = command_paths(parser)
     assert {("add",), ("recall",), ("mcp",), ("viz",), ("kb", "list")} <= set(commands)
     for command in commands:
-        positional = {("add",): ["x"], ("recall",): ["x"], ("ingest",): ["x"], ("grant",): ["kb", "u"],
-                      ("revoke",): ["kb", "u"], ("viz",): ["--out", "x"], ("import",): ["f"]}.get(command, [])
+        positional = {
+            ("add",): ["x"],
+            ("recall",): ["x"],
+            ("ingest",): ["x"],
+            ("grant",): ["kb", "u"],
+            ("revoke",): ["kb", "u"],
+            ("viz",): ["--out", "x"],
+            ("import",): ["f"],
+        }.get(command, [])
         reembed = ["--embedder", "hashing"] if command == ("reembed",) else []
         assert parser.parse_args([*command, *positional, *reembed, "--json"]).json is True, command
 
@@ -142,8 +177,9 @@ def test_json_errors_of_every_command(store: Path, capsys: pytest.CaptureFixture
 def test_usage_errors_are_json_too(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "recall", "tea", "--bogus", "--json")
     assert status == 2 and err == ""
-    assert out == {"error": {"type": "UsageError",
-                             "message": "unrecognized arguments: --bogus (see: ripplemem --help)"}}
+    assert out == {
+        "error": {"type": "UsageError", "message": "unrecognized arguments: --bogus (see: ripplemem --help)"}
+    }
     status, out, _ = run(capsys, "viz", "--json")
     assert status == 2 and "--out" in out["error"]["message"]
 

@@ -18,11 +18,17 @@ def recalled(memory: RippleMem, query: str) -> dict[str, object]:
 
 
 def test_ripplemem_keys_come_first_in_a_fixed_order_then_the_callers_keys_flat(
-        memory_only: RippleMem) -> None:
-    memory_only.add("Alice started reading The Three-Body Problem", session_id="s1", importance=0.6,
-                    event_time="2024-03-01T09:30:00+02:00", metadata={"turn": "D1:3", "mood": "curious"})
+    memory_only: RippleMem,
+) -> None:
+    memory_only.add(
+        "Alice started reading The Three-Body Problem",
+        session_id="s1",
+        importance=0.6,
+        event_time="2024-03-01T09:30:00+02:00",
+        metadata={"turn": "D1:3", "mood": "curious"},
+    )
     meta = recalled(memory_only, "which book is Alice reading?")
-    assert list(meta)[:len(RIPPLEMEM_KEYS)] == list(RIPPLEMEM_KEYS)
+    assert list(meta)[: len(RIPPLEMEM_KEYS)] == list(RIPPLEMEM_KEYS)
     assert {key: meta[key] for key in ("turn", "mood")} == {"turn": "D1:3", "mood": "curious"}
     assert "memory_metadata" not in meta and "user_id" not in meta
     assert meta["session_id"] == "s1" and meta["importance"] == 0.6 and meta["source"] == "ripplemem"
@@ -42,8 +48,11 @@ def test_time_is_the_event_time_in_utc_else_the_stored_time_and_says_which(memor
 
 
 def test_a_caller_key_named_like_a_ripplemem_key_is_kept_as_metadata_key(memory_only: RippleMem) -> None:
-    memory_only.add("Invoice 1182 from the plumber is due in May", type="semantic",
-                    metadata={"type": "invoice", "score": 7, "metadata_type": "mine", "amount": 180})
+    memory_only.add(
+        "Invoice 1182 from the plumber is due in May",
+        type="semantic",
+        metadata={"type": "invoice", "score": 7, "metadata_type": "mine", "amount": 180},
+    )
     memory_only.add("Invoice 1183 from the electrician", type="semantic", metadata={"type": "invoice"})
     assert recalled(memory_only, "electrician invoice")["metadata_type"] == "invoice"
     meta = recalled(memory_only, "plumber invoice")
@@ -59,8 +68,9 @@ def test_source_is_the_origin(memory_only: RippleMem) -> None:
     assert recalled(memory_only, "roof repaired storm")["source"] == "insurance letter"
 
 
-def test_a_knowledge_base_chunk_shows_its_file_and_base_not_internal_ids(memory_only: RippleMem,
-                                                                        tmp_path: Path) -> None:
+def test_a_knowledge_base_chunk_shows_its_file_and_base_not_internal_ids(
+    memory_only: RippleMem, tmp_path: Path
+) -> None:
     handbook = tmp_path / "handbook"
     handbook.mkdir()
     (handbook / "leave.md").write_text("# Leave\n\nEveryone gets 25 days of paid leave a year.\n")
@@ -83,24 +93,39 @@ def test_memory_metadata_is_hit_metadata_without_score_relevance_and_why(memory_
 
 
 def test_filters_on_public_keys_become_recall_options() -> None:
-    options = recall_options([Condition("type", "in", ["semantic", "episodic"]),
-                              Condition("time", ">=", "2024-01-01"), Condition("time", "<", "2025-01-01"),
-                              Condition("importance", ">=", 0.5), Condition("session_id", "==", "s1"),
-                              Condition("knowledge_base", "==", "team"),
-                              Condition("metadata_type", "==", "x"), Condition("room", "==", "study")])
-    assert options == {"types": ["semantic", "episodic"], "since": "2024-01-01", "until": "2025-01-01",
-                       "min_importance": 0.5, "session_id": "s1",
-                       "metadata": {"knowledge_base": "team", "type": "x", "room": "study"}}
+    options = recall_options(
+        [
+            Condition("type", "in", ["semantic", "episodic"]),
+            Condition("time", ">=", "2024-01-01"),
+            Condition("time", "<", "2025-01-01"),
+            Condition("importance", ">=", 0.5),
+            Condition("session_id", "==", "s1"),
+            Condition("knowledge_base", "==", "team"),
+            Condition("metadata_type", "==", "x"),
+            Condition("room", "==", "study"),
+        ]
+    )
+    assert options == {
+        "types": ["semantic", "episodic"],
+        "since": "2024-01-01",
+        "until": "2025-01-01",
+        "min_importance": 0.5,
+        "session_id": "s1",
+        "metadata": {"knowledge_base": "team", "type": "x", "room": "study"},
+    }
 
 
-@pytest.mark.parametrize(("condition", "named"), [
-    (Condition("room", "!=", "study"), r"operator '!=' is not supported on metadata key 'room'"),
-    (Condition("importance", ">", 0.5), r"operator '>' is not supported on 'importance'"),
-    (Condition("time", "<=", "2024-01-01"), r"operator '<=' is not supported on 'time'"),
-    (Condition("source", "==", "a.md"), r"cannot filter on 'source'.*file_name"),
-    (Condition("score", ">=", 0.5), r"cannot filter on 'score'"),
-    (Condition("type", "in", "semantic"), r"must be a list"),
-])
+@pytest.mark.parametrize(
+    ("condition", "named"),
+    [
+        (Condition("room", "!=", "study"), r"operator '!=' is not supported on metadata key 'room'"),
+        (Condition("importance", ">", 0.5), r"operator '>' is not supported on 'importance'"),
+        (Condition("time", "<=", "2024-01-01"), r"operator '<=' is not supported on 'time'"),
+        (Condition("source", "==", "a.md"), r"cannot filter on 'source'.*file_name"),
+        (Condition("score", ">=", 0.5), r"cannot filter on 'score'"),
+        (Condition("type", "in", "semantic"), r"must be a list"),
+    ],
+)
 def test_what_recall_cannot_filter_is_refused_by_name(condition: Condition, named: str) -> None:
     with pytest.raises((InvalidInputError, TypeError), match=named):
         recall_options([condition])

@@ -25,8 +25,11 @@ MEMORY_ID = re.compile(r"Stored memory ([0-9a-f]{32}) ")
 def with_server(path: Path, user: str, session: Callable[[Any], Awaitable[Any]], *flags: str) -> Any:
     """Start `python -m ripplemem mcp` for one user, run `session(client)` against it, stop it."""
     params = mcp.StdioServerParameters(
-        command=sys.executable, args=["-m", "ripplemem", "mcp", "--path", str(path), "--user", user, *flags],
-        env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}, cwd=str(Path(__file__).parents[2]))
+        command=sys.executable,
+        args=["-m", "ripplemem", "mcp", "--path", str(path), "--user", user, *flags],
+        env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
+        cwd=str(Path(__file__).parents[2]),
+    )
 
     async def run() -> Any:
         async with mcp.Client(params, read_timeout_seconds=120) as client:
@@ -55,18 +58,25 @@ def test_lists_five_tools_with_argument_schemas_and_runs_each(tmp_path: Path) ->
     async def session(client: Any) -> dict[str, Any]:
         listed = (await client.list_tools()).tools
         calls = {"tools": {tool.name: tool for tool in listed}}
-        calls["stored"] = await client.call_tool("store_memory", {
-            "content": "Calvin bought a Ferrari 488 in Rome.", "type": "semantic", "importance": 0.8})
-        await client.call_tool("store_memory", {"content": "Calvin drove to Milan for the Ferrari meetup.",
-                                                "event_time": "2024-03-15"})
-        calls["recalled"] = await client.call_tool("recall_memory", {"query": "What car does Calvin own?",
-                                                                     "k": 2})
-        calls["connected"] = await client.call_tool("find_connections",
-                                                    {"source": "Rome", "target": "Milan", "max_hops": 4})
+        calls["stored"] = await client.call_tool(
+            "store_memory",
+            {"content": "Calvin bought a Ferrari 488 in Rome.", "type": "semantic", "importance": 0.8},
+        )
+        await client.call_tool(
+            "store_memory",
+            {"content": "Calvin drove to Milan for the Ferrari meetup.", "event_time": "2024-03-15"},
+        )
+        calls["recalled"] = await client.call_tool(
+            "recall_memory", {"query": "What car does Calvin own?", "k": 2}
+        )
+        calls["connected"] = await client.call_tool(
+            "find_connections", {"source": "Rome", "target": "Milan", "max_hops": 4}
+        )
         memory_id = MEMORY_ID.search(text_of(calls["stored"])).group(1)  # type: ignore[union-attr]
         calls["forgot"] = await client.call_tool("forget_memory", {"memory_id": memory_id})
-        calls["after"] = await client.call_tool("recall_memory",
-                                                {"query": "Ferrari 488", "types": ["semantic"]})
+        calls["after"] = await client.call_tool(
+            "recall_memory", {"query": "Ferrari 488", "types": ["semantic"]}
+        )
         return calls
 
     calls = with_server(tmp_path / "store", "alice", session)
@@ -77,11 +87,17 @@ def test_lists_five_tools_with_argument_schemas_and_runs_each(tmp_path: Path) ->
     assert tools["store_memory"].input_schema["properties"]["type"]["enum"] == ["episodic", "semantic"]
     assert all(len(tool.description) > 60 for tool in tools.values())
     # Hosts ask before a destructive tool and may run read-only ones freely.
-    hints = {name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint)
-             for name, tool in tools.items()}
-    assert hints == {"store_memory": (False, False), "recall_memory": (True, None),
-                     "update_memory": (False, True), "find_connections": (True, None),
-                     "forget_memory": (False, True)}
+    hints = {
+        name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint)
+        for name, tool in tools.items()
+    }
+    assert hints == {
+        "store_memory": (False, False),
+        "recall_memory": (True, None),
+        "update_memory": (False, True),
+        "find_connections": (True, None),
+        "forget_memory": (False, True),
+    }
     assert not any(result.is_error for name, result in calls.items() if name != "tools")
 
     stored = text_of(calls["stored"])
@@ -104,10 +120,12 @@ def test_a_server_for_bob_sees_and_deletes_nothing_of_alices(tmp_path: Path, emb
         alice.add("Alice adopted the cat Miso in Lyon.")
 
     async def as_bob(client: Any) -> list[str]:
-        replies = [await client.call_tool("recall_memory", {"query": "PIN hint cat birthday"}),
-                   await client.call_tool("find_connections", {"source": "Miso", "target": "Lyon"}),
-                   await client.call_tool("forget_memory", {"memory_id": secret.id}),
-                   await client.call_tool("find_connections", {"source": secret.id, "target": "Miso"})]
+        replies = [
+            await client.call_tool("recall_memory", {"query": "PIN hint cat birthday"}),
+            await client.call_tool("find_connections", {"source": "Miso", "target": "Lyon"}),
+            await client.call_tool("forget_memory", {"memory_id": secret.id}),
+            await client.call_tool("find_connections", {"source": secret.id, "target": "Miso"}),
+        ]
         return [text_of(reply) for reply in replies]
 
     recalled, connected, forgot, by_id = with_server(store, "bob", as_bob)
@@ -120,8 +138,9 @@ def test_a_server_for_bob_sees_and_deletes_nothing_of_alices(tmp_path: Path, emb
         assert alice.graph.find_connections("Miso", "Lyon")
 
 
-def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path: Path,
-                                                                    embedder: Embedder) -> None:
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(
+    tmp_path: Path, embedder: Embedder
+) -> None:
     bad_calls = [
         ("recall_memory", {"query": "tea", "k": 0}, "k"),
         ("recall_memory", {"k": 3}, "query"),
@@ -158,10 +177,12 @@ def test_recall_memory_returns_each_memory_with_the_adapters_metadata(memory_onl
     from ripplemem.interfaces.hit_metadata import RIPPLEMEM_KEYS
     from ripplemem.interfaces.mcp_server import build_server
 
-    memory_only.add("Priya is the user's manager at Acme Robotics.", type="semantic",
-                    metadata={"team": "R&D"})
-    met = memory_only.add("The user met Priya in Lisbon for the robotics fair.",
-                          event_time="2024-05-02T10:00:00+02:00")
+    memory_only.add(
+        "Priya is the user's manager at Acme Robotics.", type="semantic", metadata={"team": "R&D"}
+    )
+    met = memory_only.add(
+        "The user met Priya in Lisbon for the robotics fair.", event_time="2024-05-02T10:00:00+02:00"
+    )
 
     async def session(client: Any) -> tuple[Any, Any]:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -175,11 +196,12 @@ def test_recall_memory_returns_each_memory_with_the_adapters_metadata(memory_onl
     schema = tools["recall_memory"].output_schema
     assert schema["required"] == ["query", "memories"] and tools["store_memory"].output_schema is None
     memories = result.structured_content["memories"]
-    assert [m["content"] for m in memories] == [line.split(") ", 1)[1]
-                                                for line in text_of(result).splitlines()[1:]]
+    assert [m["content"] for m in memories] == [
+        line.split(") ", 1)[1] for line in text_of(result).splitlines()[1:]
+    ]
     by_text = {m["content"]: m["metadata"] for m in memories}
     fair = by_text[met.content]
-    assert list(fair)[:len(RIPPLEMEM_KEYS)] == list(RIPPLEMEM_KEYS)
+    assert list(fair)[: len(RIPPLEMEM_KEYS)] == list(RIPPLEMEM_KEYS)
     assert fair["memory_id"] == met.id and f"[id={met.id}]" in text_of(result)
     assert fair["time"] == "2024-05-02T08:00:00+00:00" and fair["time_basis"] == "event_time"
     assert isinstance(fair["why"], str) and fair["why"] and isinstance(fair["score"], float)
@@ -188,13 +210,23 @@ def test_recall_memory_returns_each_memory_with_the_adapters_metadata(memory_onl
 
 def test_update_memory_corrects_a_memory_by_id(memory_only: RippleMem) -> None:
     job = memory_only.add("The user works at Acme as a tester.", metadata={"team": "QA", "desk": "4B"})
-    calls = [("update_memory", {"memory_id": job.id, "content": "The user works at Globex as a designer.",
-                                "type": "semantic", "importance": 0.9, "event_time": "2024-03-01",
-                                "metadata": {"team": "Design", "desk": None}}),
-             ("recall_memory", {"query": "Where does the user work?", "k": 1}),
-             ("update_memory", {"memory_id": "f" * 32, "content": "The user works at Initech."}),
-             ("update_memory", {"memory_id": job.id}),
-             ("update_memory", {"memory_id": job.id, "importance": 2})]
+    calls = [
+        (
+            "update_memory",
+            {
+                "memory_id": job.id,
+                "content": "The user works at Globex as a designer.",
+                "type": "semantic",
+                "importance": 0.9,
+                "event_time": "2024-03-01",
+                "metadata": {"team": "Design", "desk": None},
+            },
+        ),
+        ("recall_memory", {"query": "Where does the user work?", "k": 1}),
+        ("update_memory", {"memory_id": "f" * 32, "content": "The user works at Initech."}),
+        ("update_memory", {"memory_id": job.id}),
+        ("update_memory", {"memory_id": job.id, "importance": 2}),
+    ]
 
     async def session(client: Any) -> tuple[dict[str, Any], list[Any]]:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -202,8 +234,11 @@ def test_update_memory_corrects_a_memory_by_id(memory_only: RippleMem) -> None:
 
     tools, (updated, recalled, unknown, empty, bad) = in_process(memory_only, session)
     tool = tools["update_memory"]
-    assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint,
-            tool.annotations.idempotent_hint) == (False, True, True)
+    assert (
+        tool.annotations.read_only_hint,
+        tool.annotations.destructive_hint,
+        tool.annotations.idempotent_hint,
+    ) == (False, True, True)
     assert tool.input_schema["required"] == ["memory_id"]
     assert tool.output_schema["required"] == ["updated", "memory_id", "content", "metadata"]
 
@@ -214,13 +249,20 @@ def test_update_memory_corrects_a_memory_by_id(memory_only: RippleMem) -> None:
     assert output["metadata"]["importance"] == 0.9 and output["metadata"]["time"].startswith("2024-03-01")
     now = memory_only.get(job.id)
     assert now is not None and (now.content, now.type, now.metadata) == (
-        "The user works at Globex as a designer.", "semantic", {"team": "Design"})
+        "The user works at Globex as a designer.",
+        "semantic",
+        {"team": "Design"},
+    )
     assert "Globex as a designer" in text_of(recalled)
 
     assert not unknown.is_error
     assert text_of(unknown).startswith(f"No memory with id '{'f' * 32}'; nothing was updated.")
-    assert unknown.structured_content == {"updated": False, "memory_id": "f" * 32, "content": None,
-                                          "metadata": None}
+    assert unknown.structured_content == {
+        "updated": False,
+        "memory_id": "f" * 32,
+        "content": None,
+        "metadata": None,
+    }
     assert empty.is_error and "nothing to update" in text_of(empty)
     assert bad.is_error and "importance" in text_of(bad)
 
@@ -236,8 +278,11 @@ def test_erase_memory_is_offered_only_when_the_server_allows_it(memory_only: Rip
     erase = allowed["erase_memory"]
     assert set(allowed) == TOOL_NAMES | {"erase_memory"}
     assert set(erase.input_schema["properties"]) == {"memory_id", "matching", "confirm"}
-    assert (erase.annotations.read_only_hint, erase.annotations.destructive_hint,
-            erase.annotations.idempotent_hint) == (False, True, True)
+    assert (
+        erase.annotations.read_only_hint,
+        erase.annotations.destructive_hint,
+        erase.annotations.idempotent_hint,
+    ) == (False, True, True)
     assert erase.output_schema["required"] == ["erased", "memory_ids", "preview", "verified"]
 
 
@@ -249,14 +294,18 @@ def test_erase_memory_previews_the_texts_and_erases_only_when_confirmed(memory_o
     medical = {"matching": "my medical condition"}
 
     async def session(client: Any) -> list[Any]:
-        return [await client.call_tool("erase_memory", medical),
-                await client.call_tool("erase_memory", {**medical, "confirm": True}),
-                await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True})]
+        return [
+            await client.call_tool("erase_memory", medical),
+            await client.call_tool("erase_memory", {**medical, "confirm": True}),
+            await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True}),
+        ]
 
     async def as_bob(client: Any) -> list[Any]:
-        return [await client.call_tool("erase_memory", {"memory_id": peanuts.id}),
-                await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True}),
-                await client.call_tool("update_memory", {"memory_id": jazz.id, "content": "Bob was here."})]
+        return [
+            await client.call_tool("erase_memory", {"memory_id": peanuts.id}),
+            await client.call_tool("erase_memory", {"memory_id": jazz.id, "confirm": True}),
+            await client.call_tool("update_memory", {"memory_id": jazz.id, "content": "Bob was here."}),
+        ]
 
     for_bob = in_process(bob_server, as_bob, allow_erase=True)
     assert all(text_of(reply).startswith("No memory with id") for reply in for_bob)
@@ -285,8 +334,10 @@ def test_erasing_everything_needs_its_own_server_option(memory_only: RippleMem) 
 
     async def session(client: Any) -> tuple[dict[str, Any], list[Any]]:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        return listed, [await client.call_tool("erase_memory", {"everything": True}),
-                        await client.call_tool("erase_memory", {"everything": True, "confirm": True})]
+        return listed, [
+            await client.call_tool("erase_memory", {"everything": True}),
+            await client.call_tool("erase_memory", {"everything": True, "confirm": True}),
+        ]
 
     _, refused = in_process(memory_only, session, allow_erase=True)
     assert all(reply.is_error for reply in refused) and len(memory_only.list()) == 3
@@ -303,8 +354,10 @@ def test_ripplemem_mcp_allow_erase_serves_erase_memory(tmp_path: Path, embedder:
 
     async def session(client: Any) -> tuple[set[str], list[str]]:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        replies = [await client.call_tool("erase_memory", {"memory_id": note.id, "confirm": confirm})
-                   for confirm in (False, True)]
+        replies = [
+            await client.call_tool("erase_memory", {"memory_id": note.id, "confirm": confirm})
+            for confirm in (False, True)
+        ]
         return names, [text_of(reply) for reply in replies]
 
     names, (preview, erased) = with_server(tmp_path / "store", "alice", session, "--allow-erase")

@@ -22,7 +22,8 @@ from ripplemem.interfaces.viz.page import write_graph_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y chromium)")
+    CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y chromium)"
+)
 
 ALICE = [
     "Calvin bought a Ferrari 488 in Rome.",
@@ -48,10 +49,21 @@ def chromium(tmp_path: Path, page: Path, *extra: str) -> str:
     """Run headless Chromium on a local page with a fresh profile; returns its stdout."""
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
     profile.mkdir()
-    command = [CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", f"--user-data-dir={profile}", "--window-size=1200,900", *extra,
-               page.resolve().as_uri()]
+    command = [
+        CHROMIUM or "chromium",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1200,900",
+        *extra,
+        page.resolve().as_uri(),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -141,39 +153,66 @@ def test_a_users_page_holds_nothing_of_another_user(alice: RippleMem, tmp_path: 
     html = page.read_text(encoding="utf-8")
     assert "Turin" in html and not any(word in html for word in ("Calvin", "Ferrari", "Miso", "Berlin"))
     assert {node["label"] for node in view.nodes if node["kind"] == "memory"} == {
-        "Bob repairs bicycles in Turin."}
+        "Bob repairs bicycles in Turin."
+    }
 
 
-def test_viz_command_writes_the_page_and_reports_it(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_viz_command_writes_the_page_and_reports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     store, out = str(tmp_path / "db"), tmp_path / "graph.html"
     for text in ALICE[:4]:
         assert main(["add", text, "--path", store, "--user", "alice", "--embedder", "hashing"]) == 0
     capsys.readouterr()
 
     assert main(["viz", "--path", store, "--user", "alice", "--out", str(out)]) == 0
-    assert re.fullmatch(rf"wrote {re.escape(str(out))}: \d+ nodes and \d+ edges; open it in a browser\n",
-                        capsys.readouterr().out)
+    assert re.fullmatch(
+        rf"wrote {re.escape(str(out))}: \d+ nodes and \d+ edges; open it in a browser\n",
+        capsys.readouterr().out,
+    )
     assert out.read_text(encoding="utf-8").startswith("<!doctype html>")
 
-    assert main(["viz", "--path", store, "--user", "alice", "--out", str(out), "--query", "Lin",
-                 "-k", "2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "viz",
+                "--path",
+                store,
+                "--user",
+                "alice",
+                "--out",
+                str(out),
+                "--query",
+                "Lin",
+                "-k",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     reported = json.loads(capsys.readouterr().out)
     assert reported["out"] == str(out) and reported["query"] == "Lin"
     assert sum(1 for node in reported["nodes"] if node["hit"]) == 2
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--out", "{tmp}/missing/graph.html"], "folder"),
-    (["--out", "{tmp}"], "is a directory"),
-    (["--out", "{tmp}/g.html", "--max-nodes", "0"], "max-nodes must be a positive integer"),
-    (["--out", "{tmp}/g.html", "--query", "  "], "query must be a non-empty text"),
-])
-def test_viz_command_errors_say_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                           extra: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--out", "{tmp}/missing/graph.html"], "folder"),
+        (["--out", "{tmp}"], "is a directory"),
+        (["--out", "{tmp}/g.html", "--max-nodes", "0"], "max-nodes must be a positive integer"),
+        (["--out", "{tmp}/g.html", "--query", "  "], "query must be a non-empty text"),
+    ],
+)
+def test_viz_command_errors_say_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
     store = str(tmp_path / "db")
-    assert main(["add", "Lin lives in Berlin.", "--path", store, "--user", "alice",
-                 "--embedder", "hashing"]) == 0
+    assert (
+        main(["add", "Lin lives in Berlin.", "--path", store, "--user", "alice", "--embedder", "hashing"])
+        == 0
+    )
     capsys.readouterr()
     status = main(["viz", "--path", store, "--user", "alice", *[a.format(tmp=tmp_path) for a in extra]])
     assert status == 2

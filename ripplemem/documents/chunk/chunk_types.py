@@ -57,7 +57,7 @@ class Chunk:
     @property
     def new_text(self) -> str:
         """The text without the overlap repeated from the previous chunk."""
-        return self.text[self.overlap:]
+        return self.text[self.overlap :]
 
     @property
     def embed_text(self) -> str:

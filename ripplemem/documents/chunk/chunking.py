@@ -43,9 +43,16 @@ def resolve_chunker(text: str, chunker: str = "auto") -> str:
     return detect_document_type(text) if chunker == "auto" else chunker
 
 
-def chunk_text(text: str, chunker: ChunkerName | str = "auto", *, max_tokens: int = DEFAULT_MAX_TOKENS,
-               overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, min_tokens: int | None = None,
-               embedder: Embedder | None = None, page_starts: Sequence[int] | None = None) -> list[Chunk]:
+def chunk_text(
+    text: str,
+    chunker: ChunkerName | str = "auto",
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+    min_tokens: int | None = None,
+    embedder: Embedder | None = None,
+    page_starts: Sequence[int] | None = None,
+) -> list[Chunk]:
     """Split a document (Markdown or plain text) into chunks for retrieval.
 
     ``embedder`` is used by the semantic chunkers only (``HashingEmbedder`` when None; pass the
@@ -56,7 +63,15 @@ def chunk_text(text: str, chunker: ChunkerName | str = "auto", *, max_tokens: in
     check_text(text)
     name = resolve_chunker(text, chunker)
     if name in _SEMANTIC:
-        return chunk_semantic(text, embedder=embedder, max_tokens=max_tokens, min_tokens=min_tokens,
-                              overlap_tokens=overlap_tokens, page_starts=page_starts, profile=PROFILES[name])
-    return chunk_with_profile(text, PROFILES[name], max_tokens=max_tokens, overlap_tokens=overlap_tokens,
-                              page_starts=page_starts)
+        return chunk_semantic(
+            text,
+            embedder=embedder,
+            max_tokens=max_tokens,
+            min_tokens=min_tokens,
+            overlap_tokens=overlap_tokens,
+            page_starts=page_starts,
+            profile=PROFILES[name],
+        )
+    return chunk_with_profile(
+        text, PROFILES[name], max_tokens=max_tokens, overlap_tokens=overlap_tokens, page_starts=page_starts
+    )

@@ -88,11 +88,11 @@ _THEMATIC_BREAK_RE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SCENE_BREAK_RE = re.compile(r"^(?:[*＊·•◇◆○●☆★※#~～=_\-][\s　]*){3,}$|^(?:——)+$|^[…]{2,}$|^\*$")
 _EMPHASIS_RE = re.compile(r"^(\*\*|__|\*|_)(.+?)\1")
 _ITEM_START_RE = re.compile(r"^(?:[-*+•·]\s|\d{1,3}[.)、]\s?|[（(][一二三四五六七八九十\d]{1,3}[)）]|\|)")
-_NOT_SUBTITLE_END = frozenset("。！？.!?；;，,:：\"”’」』)）")
-_NOT_SUBTITLE_START = frozenset("\"“‘「『(（[-*•·|>")
+_NOT_SUBTITLE_END = frozenset('。！？.!?；;，,:："”’」』)）')
+_NOT_SUBTITLE_START = frozenset('"“‘「『(（[-*•·|>')
 _SENTENCE_INSIDE_RE = re.compile(r"[。！？]|[.!?;]\s")
 _BLANK_LINE_RE = re.compile(r"[^\S\n]*\n")
-_BREAK_ENDINGS = frozenset("。！？!?.…\"”’」』）);；")
+_BREAK_ENDINGS = frozenset('。！？!?.…"”’」』）);；')
 
 
 def plain_line(line: str) -> str:
@@ -100,7 +100,7 @@ def plain_line(line: str) -> str:
     stripped = line.strip()
     match = _EMPHASIS_RE.match(stripped)
     if match:
-        stripped = (match.group(2) + stripped[match.end():]).strip()
+        stripped = (match.group(2) + stripped[match.end() :]).strip()
     return stripped
 
 
@@ -109,8 +109,12 @@ def _lines_are_paragraphs(text: str, lines: Sequence[tuple[int, int, int]]) -> b
     breaks = 0
     for (_, _, end), (next_line, next_start, _) in pairwise(lines):
         indent = text[next_line:next_start]
-        if (text[end - 1] in _BREAK_ENDINGS or "\u3000" in indent or len(indent) >= 2
-                or _ITEM_START_RE.match(text[next_start:next_start + 8])):
+        if (
+            text[end - 1] in _BREAK_ENDINGS
+            or "\u3000" in indent
+            or len(indent) >= 2
+            or _ITEM_START_RE.match(text[next_start : next_start + 8])
+        ):
             breaks += 1
     return breaks >= 0.6 * (len(lines) - 1)
 
@@ -131,8 +135,11 @@ class _Parser:
         lines, self.paragraph = self.paragraph, []
         if not lines:
             return
-        groups = [[line] for line in lines] if len(lines) > 1 and _lines_are_paragraphs(
-            self.text, lines) else [lines]
+        groups = (
+            [[line] for line in lines]
+            if len(lines) > 1 and _lines_are_paragraphs(self.text, lines)
+            else [lines]
+        )
         for group in groups:
             self.current.units.append(make_unit(self.text, group[0][1], group[-1][2], "paragraph"))
 
@@ -148,9 +155,17 @@ class _Parser:
     def take_subtitle(self, start: int, end: int) -> bool:
         """Join a short line after a bare label ("CHAPTER I" / "General provisions") to it."""
         line = self.text[start:end]
-        if (self.paragraph or not self.current.units or self.current.units[-1].kind != "heading"
-                or len(line) > 80 or len(line.split()) > 12 or line[-1] in _NOT_SUBTITLE_END
-                or line[0] in _NOT_SUBTITLE_START or line[0].isdigit() or _SENTENCE_INSIDE_RE.search(line)):
+        if (
+            self.paragraph
+            or not self.current.units
+            or self.current.units[-1].kind != "heading"
+            or len(line) > 80
+            or len(line.split()) > 12
+            or line[-1] in _NOT_SUBTITLE_END
+            or line[0] in _NOT_SUBTITLE_START
+            or line[0].isdigit()
+            or _SENTENCE_INSIDE_RE.search(line)
+        ):
             return False
         heading = self.current.units[-1]
         level, title = self.stack[-1]
@@ -213,12 +228,16 @@ class _Parser:
                 continue
             stripped = text[start:end]
             if self.profile.scene_breaks and (
-                    _THEMATIC_BREAK_RE.match(line) or _SCENE_BREAK_RE.match(stripped)):
+                _THEMATIC_BREAK_RE.match(line) or _SCENE_BREAK_RE.match(stripped)
+            ):
                 self.scene_break(start, end)
                 continue
             setext = _SETEXT_RE.match(line)
-            if setext and len(self.paragraph) == 1 and not _THEMATIC_BREAK_RE.match(
-                    text[self.paragraph[0][1]:self.paragraph[0][2]]):
+            if (
+                setext
+                and len(self.paragraph) == 1
+                and not _THEMATIC_BREAK_RE.match(text[self.paragraph[0][1] : self.paragraph[0][2]])
+            ):
                 title_start, title_end = self.paragraph[0][1], self.paragraph[0][2]
                 self.paragraph = []
                 level = 1 if setext.group(1)[0] == "=" else 2
@@ -249,8 +268,13 @@ def _title_line(text: str, line: str, line_end: int) -> HeadingMatch | None:
     """A first line that reads as a title or headline: short, no sentence end, a blank line and
     more text after it. Level 0, above every heading the document's own patterns find."""
     rest = text[line_end:]
-    if (len(line) <= 120 and len(line.split()) <= 20 and line[-1] not in "。！？.!?；;:：，,"
-            and _BLANK_LINE_RE.match(rest) and rest.strip()):
+    if (
+        len(line) <= 120
+        and len(line.split()) <= 20
+        and line[-1] not in "。！？.!?；;:：，,"
+        and _BLANK_LINE_RE.match(rest)
+        and rest.strip()
+    ):
         return HeadingMatch(0, " ".join(line.split()))
     return None
 
@@ -304,10 +328,11 @@ def _room_after_headings(text: str, units: list[Unit], max_tokens: int) -> list[
         return units
     body = units[lead]
     for budget in range(max_tokens - head, 0, -1):
-        pieces = [make_unit(text, s, e, "piece")
-                  for s, e in split_oversized(text, body.start, body.end, budget)]
+        pieces = [
+            make_unit(text, s, e, "piece") for s, e in split_oversized(text, body.start, body.end, budget)
+        ]
         if TokenPrefix([*units[:lead], pieces[0]]).tokens(0, lead + 1) <= max_tokens:
-            return [*units[:lead], *pieces, *units[lead + 1:]]
+            return [*units[:lead], *pieces, *units[lead + 1 :]]
     return units
 
 
@@ -328,19 +353,29 @@ def _glue_code_intros(text: str, units: list[Unit], max_tokens: int) -> list[Uni
     glued: list[Unit] = []
     for unit in units:
         previous = glued[-1] if glued else None
-        if (unit.kind == "code" and previous is not None and previous.kind == "paragraph"
-                and text[previous.end - 1] in ":："
-                and tokens_from_counts(previous.cjk + unit.cjk, previous.words + unit.words) <= max_tokens):
-            glued[-1] = Unit(previous.start, unit.end, previous.cjk + unit.cjk,
-                             previous.words + unit.words, "code")
+        if (
+            unit.kind == "code"
+            and previous is not None
+            and previous.kind == "paragraph"
+            and text[previous.end - 1] in ":："
+            and tokens_from_counts(previous.cjk + unit.cjk, previous.words + unit.words) <= max_tokens
+        ):
+            glued[-1] = Unit(
+                previous.start, unit.end, previous.cjk + unit.cjk, previous.words + unit.words, "code"
+            )
         else:
             glued.append(unit)
     return glued
 
 
 # --- chunks ----------------------------------------------------------------------------------
-def assemble(text: str, sections: Sequence[Section], packs: Sequence[Sequence[Span]], chunker: str,
-             page_starts: Sequence[int] | None) -> list[Chunk]:
+def assemble(
+    text: str,
+    sections: Sequence[Section],
+    packs: Sequence[Sequence[Span]],
+    chunker: str,
+    page_starts: Sequence[int] | None,
+) -> list[Chunk]:
     """Chunk records from each section's spans, numbered in document order."""
     chunks: list[Chunk] = []
     for section, spans in zip(sections, packs, strict=True):
@@ -349,22 +384,24 @@ def assemble(text: str, sections: Sequence[Section], packs: Sequence[Sequence[Sp
             start = section.units[span.first].start
             end = section.units[span.stop - 1].end
             body = text[start:end]
-            units = section.units[span.first:span.stop]
+            units = section.units[span.first : span.stop]
             path = section.heading_path
             if not any(unit.content for unit in units) and units[-1].kind == "heading":
                 path = units[-1].path  # only headings folded from above: they name themselves
-            chunks.append(Chunk(
-                text=body,
-                index=len(chunks),
-                start=start,
-                end=end,
-                heading_path=path,
-                tokens=tokens_from_counts(*token_counts(body)),
-                overlap=previous_end - start if span.overlap else 0,
-                page=page_of(start, page_starts) if page_starts else None,
-                end_page=page_of(end - 1, page_starts) if page_starts else None,
-                chunker=chunker,
-            ))
+            chunks.append(
+                Chunk(
+                    text=body,
+                    index=len(chunks),
+                    start=start,
+                    end=end,
+                    heading_path=path,
+                    tokens=tokens_from_counts(*token_counts(body)),
+                    overlap=previous_end - start if span.overlap else 0,
+                    page=page_of(start, page_starts) if page_starts else None,
+                    end_page=page_of(end - 1, page_starts) if page_starts else None,
+                    chunker=chunker,
+                )
+            )
             previous_end = end
     return chunks
 
@@ -396,8 +433,14 @@ def check_page_starts(page_starts: Sequence[int] | None) -> list[int] | None:
     return starts
 
 
-def chunk_with_profile(text: str, profile: Profile, *, max_tokens: int, overlap_tokens: int,
-                       page_starts: Sequence[int] | None = None) -> list[Chunk]:
+def chunk_with_profile(
+    text: str,
+    profile: Profile,
+    *,
+    max_tokens: int,
+    overlap_tokens: int,
+    page_starts: Sequence[int] | None = None,
+) -> list[Chunk]:
     """Parse with a profile's heading rules, then pack each section greedily."""
     check_text(text)
     check_sizes(max_tokens, overlap_tokens)
@@ -410,9 +453,14 @@ def chunk_with_profile(text: str, profile: Profile, *, max_tokens: int, overlap_
 MARKDOWN = Profile("markdown")
 
 
-def chunk_markdown(text: str, *, max_tokens: int = DEFAULT_MAX_TOKENS,
-                   overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
-                   page_starts: Sequence[int] | None = None) -> list[Chunk]:
+def chunk_markdown(
+    text: str,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+    page_starts: Sequence[int] | None = None,
+) -> list[Chunk]:
     """Split Markdown into heading-aware chunks of whole paragraphs (see the module docstring)."""
-    return chunk_with_profile(text, MARKDOWN, max_tokens=max_tokens, overlap_tokens=overlap_tokens,
-                              page_starts=page_starts)
+    return chunk_with_profile(
+        text, MARKDOWN, max_tokens=max_tokens, overlap_tokens=overlap_tokens, page_starts=page_starts
+    )

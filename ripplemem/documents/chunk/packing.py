@@ -70,17 +70,27 @@ class TokenPrefix:
         return (self.cjk[stop] - self.cjk[first]) + (self.words[stop] - self.words[first])
 
 
-def overlap_start(units: Sequence[Unit], prefix: TokenPrefix, first_new: int, stop: int, next_stop: int,
-                  max_tokens: int, overlap_tokens: int) -> int:
+def overlap_start(
+    units: Sequence[Unit],
+    prefix: TokenPrefix,
+    first_new: int,
+    stop: int,
+    next_stop: int,
+    max_tokens: int,
+    overlap_tokens: int,
+) -> int:
     """Where the chunk after units[..stop) starts: as many trailing whole paragraphs of
     units[first_new:stop] as fit in overlap_tokens and leave room for units[stop:next_stop].
 
     Returns ``stop`` when nothing is repeated (also when the candidates hold no words at all).
     """
     start = stop
-    while (start - 1 >= first_new and units[start - 1].whole
-           and prefix.tokens(start - 1, stop) <= overlap_tokens
-           and prefix.tokens(start - 1, next_stop) <= max_tokens):
+    while (
+        start - 1 >= first_new
+        and units[start - 1].whole
+        and prefix.tokens(start - 1, stop) <= overlap_tokens
+        and prefix.tokens(start - 1, next_stop) <= max_tokens
+    ):
         start -= 1
     if start < stop and prefix.raw(start, stop) == 0:
         return stop
@@ -100,7 +110,8 @@ def pack_greedy(units: Sequence[Unit], max_tokens: int, overlap_tokens: int) -> 
         if stop >= n:
             break
         # The overlap comes from this chunk's new units, never from its own first unit.
-        next_first = overlap_start(units, prefix, max(first_new, first + 1), stop, stop + 1,
-                                   max_tokens, overlap_tokens)
+        next_first = overlap_start(
+            units, prefix, max(first_new, first + 1), stop, stop + 1, max_tokens, overlap_tokens
+        )
         first, first_new = next_first, stop
     return spans

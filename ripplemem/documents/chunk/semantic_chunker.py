@@ -69,7 +69,7 @@ def gap_scores(embeddings: np.ndarray, window: int = DEFAULT_WINDOW) -> tuple[np
     cross = np.zeros(n, dtype=np.float64)
     for gap in range(1, n):
         lo, hi = max(0, gap - window), min(n, gap + window)
-        pairs = np.concatenate([neighbour[lo:gap - 1], neighbour[gap:hi - 1]])
+        pairs = np.concatenate([neighbour[lo : gap - 1], neighbour[gap : hi - 1]])
         within[gap] = float(pairs.mean()) if len(pairs) else 1.0
         cross[gap] = float((unit[lo:gap] @ unit[gap:hi].T).mean())
     return within, cross
@@ -91,9 +91,16 @@ def boundary_gaps(within: np.ndarray, cross: np.ndarray, threshold: float = DEFA
 class SemanticChunker:
     """Cuts text where the meaning shifts, within min/max token bounds (see the module docstring)."""
 
-    def __init__(self, embedder: Embedder | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 min_tokens: int | None = None, overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
-                 window: int = DEFAULT_WINDOW, threshold: float = DEFAULT_THRESHOLD) -> None:
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        min_tokens: int | None = None,
+        overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+        window: int = DEFAULT_WINDOW,
+        threshold: float = DEFAULT_THRESHOLD,
+    ) -> None:
         check_sizes(max_tokens, overlap_tokens)
         if min_tokens is None:
             min_tokens = max(1, max_tokens // DEFAULT_MIN_TOKENS_RATIO)
@@ -108,22 +115,22 @@ class SemanticChunker:
         self.window = window
         self.threshold = threshold
 
-    def chunk(self, text: str, *, page_starts: Sequence[int] | None = None,
-              profile: Profile = SEMANTIC) -> list[Chunk]:
+    def chunk(
+        self, text: str, *, page_starts: Sequence[int] | None = None, profile: Profile = SEMANTIC
+    ) -> list[Chunk]:
         """Chunks of ``text``; ``profile`` adds heading rules (e.g. a news headline)."""
         check_text(text)
         starts = check_page_starts(page_starts)
         sections = parse_sections(text, profile, self.max_tokens)
         needs = [s for s in sections if TokenPrefix(s.units).tokens(0, len(s.units)) > self.max_tokens]
-        texts = [text[u.start:u.end] for s in needs for u in s.units]
+        texts = [text[u.start : u.end] for s in needs for u in s.units]
         vectors = np.asarray(self.embedder.embed_documents(texts)) if texts else np.zeros((0, 1))
         if len(vectors) != len(texts):
-            raise InvalidInputError(
-                f"the embedder returned {len(vectors)} vectors for {len(texts)} texts")
+            raise InvalidInputError(f"the embedder returned {len(vectors)} vectors for {len(texts)} texts")
         by_section: dict[int, np.ndarray] = {}
         offset = 0
         for section in needs:
-            by_section[id(section)] = vectors[offset:offset + len(section.units)]
+            by_section[id(section)] = vectors[offset : offset + len(section.units)]
             offset += len(section.units)
         packs = []
         for section in sections:
@@ -146,8 +153,11 @@ class SemanticChunker:
             stop = first_new + 1
             forced = False
             while stop < n:
-                if (strong[stop] and units[stop - 1].content
-                        and prefix.tokens(first_new, stop) >= self.min_tokens):
+                if (
+                    strong[stop]
+                    and units[stop - 1].content
+                    and prefix.tokens(first_new, stop) >= self.min_tokens
+                ):
                     break
                 if prefix.tokens(first, stop + 1) > self.max_tokens:
                     stop = self._best_cut(units, prefix, cross, first_new, stop)
@@ -159,32 +169,53 @@ class SemanticChunker:
                 break
             next_first = stop
             if forced:
-                next_first = overlap_start(units, prefix, max(first_new, first + 1), stop, stop + 1,
-                                           self.max_tokens, self.overlap_tokens)
+                next_first = overlap_start(
+                    units,
+                    prefix,
+                    max(first_new, first + 1),
+                    stop,
+                    stop + 1,
+                    self.max_tokens,
+                    self.overlap_tokens,
+                )
             first, first_new = next_first, stop
         if len(spans) > 1:
             last, before = spans[-1], spans[-2]
-            if (prefix.tokens(last.first + last.overlap, n) < self.min_tokens
-                    and prefix.tokens(before.first, n) <= self.max_tokens):
+            if (
+                prefix.tokens(last.first + last.overlap, n) < self.min_tokens
+                and prefix.tokens(before.first, n) <= self.max_tokens
+            ):
                 spans[-2:] = [Span(before.first, n, before.overlap)]
         return spans
 
-    def _best_cut(self, units: Sequence[Unit], prefix: TokenPrefix, cross: np.ndarray, first_new: int,
-                  stop: int) -> int:
+    def _best_cut(
+        self, units: Sequence[Unit], prefix: TokenPrefix, cross: np.ndarray, first_new: int, stop: int
+    ) -> int:
         """The gap in (first_new, stop] least similar across that leaves min_tokens (and some
         text, not only headings) before it; ``stop`` when there is none."""
         best, best_cross = stop, np.inf
         for gap in range(first_new + 1, stop + 1):
-            if (units[gap - 1].content and prefix.tokens(first_new, gap) >= self.min_tokens
-                    and cross[gap] < best_cross):
+            if (
+                units[gap - 1].content
+                and prefix.tokens(first_new, gap) >= self.min_tokens
+                and cross[gap] < best_cross
+            ):
                 best, best_cross = gap, float(cross[gap])
         return best
 
 
-def chunk_semantic(text: str, *, embedder: Embedder | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-                   min_tokens: int | None = None, overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
-                   page_starts: Sequence[int] | None = None, profile: Profile = SEMANTIC) -> list[Chunk]:
+def chunk_semantic(
+    text: str,
+    *,
+    embedder: Embedder | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    min_tokens: int | None = None,
+    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+    page_starts: Sequence[int] | None = None,
+    profile: Profile = SEMANTIC,
+) -> list[Chunk]:
     """Split unstructured text at topic shifts (see the module docstring)."""
-    chunker = SemanticChunker(embedder, max_tokens=max_tokens, min_tokens=min_tokens,
-                              overlap_tokens=overlap_tokens)
+    chunker = SemanticChunker(
+        embedder, max_tokens=max_tokens, min_tokens=min_tokens, overlap_tokens=overlap_tokens
+    )
     return chunker.chunk(text, page_starts=page_starts, profile=profile)

@@ -32,10 +32,34 @@ _SENTENCE_END_RE = re.compile(
     rf"[。！？；]+[{_CLOSERS}]*"
     rf"|[.!?]+[{_CLOSERS}]*(?=\s|$|[{_CJK}])"
 )
-_ABBREVIATIONS = frozenset({
-    "mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.e", "fig", "figs", "no", "nos",
-    "inc", "ltd", "jr", "sr", "cf", "al", "eq", "eqs", "approx", "dept",
-})
+_ABBREVIATIONS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "fig",
+        "figs",
+        "no",
+        "nos",
+        "inc",
+        "ltd",
+        "jr",
+        "sr",
+        "cf",
+        "al",
+        "eq",
+        "eqs",
+        "approx",
+        "dept",
+    }
+)
 _ENUMERATOR_RE = re.compile(r"\s*(?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})")
 _LAST_WORD_RE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 _LINE_RE = re.compile(r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
@@ -131,8 +155,9 @@ def _hard_spans(text: str, start: int, end: int, max_tokens: int) -> list[tuple[
     return pieces
 
 
-def split_oversized(text: str, start: int, end: int, max_tokens: int, *, code: bool = False) -> list[
-        tuple[int, int]]:
+def split_oversized(
+    text: str, start: int, end: int, max_tokens: int, *, code: bool = False
+) -> list[tuple[int, int]]:
     """Pieces of at most max_tokens: sentences (not for code), then lines, then hard cuts."""
     levels: list[_Splitter] = [_line_spans]
     if not code:
@@ -143,8 +168,9 @@ def split_oversized(text: str, start: int, end: int, max_tokens: int, *, code: b
 _Splitter = Callable[[str, int, int], list[tuple[int, int]]]
 
 
-def _split_levels(text: str, start: int, end: int, max_tokens: int,
-                  levels: Sequence[_Splitter]) -> list[tuple[int, int]]:
+def _split_levels(
+    text: str, start: int, end: int, max_tokens: int, levels: Sequence[_Splitter]
+) -> list[tuple[int, int]]:
     if tokens_from_counts(*token_counts(text, start, end)) <= max_tokens:
         return [(start, end)]
     if not levels:

@@ -67,8 +67,14 @@ def _title(line: str) -> str:
     return title
 
 
-def _line_rule(pattern: str, level: int, *, limit: int = 40,
-               label: Callable[[re.Match[str]], str] | None = None, inline: bool = False) -> HeadingRule:
+def _line_rule(
+    pattern: str,
+    level: int,
+    *,
+    limit: int = 40,
+    label: Callable[[re.Match[str]], str] | None = None,
+    inline: bool = False,
+) -> HeadingRule:
     """A rule for a heading line whose pattern names its label (``(?P<label>第一章)``).
 
     ``inline``: the line is body text too (a legal article) and its label is the title, unless
@@ -82,7 +88,7 @@ def _line_rule(pattern: str, level: int, *, limit: int = 40,
         if match is None:
             return None
         name = _title(label(match) if label else match.group("label"))
-        rest = line[match.end("label"):].strip(_LABEL_PUNCTUATION)
+        rest = line[match.end("label") :].strip(_LABEL_PUNCTUATION)
         if not rest:  # "CHAPTER I." alone: its subtitle may follow on the next line
             return HeadingMatch(level, name, bare=True)
         if inline:
@@ -102,10 +108,17 @@ _CN_CHAPTER = _line_rule(rf"^(?P<label>第{_NUM}[章回]){_AFTER_LABEL}", 2)
 _CN_SPECIAL = _line_rule(r"^(?P<label>序章|序言|楔子|引子|尾声|后记|番外)(?:[\s:：、.．·—-]|$)", 2, limit=30)
 _EN_VOLUME = _line_rule(rf"^(?P<label>(?:BOOK|Book|PART|Part|VOLUME|Volume)\s+{_EN_NUM})\b", 1, limit=80)
 _EN_CHAPTER = _line_rule(rf"^(?P<label>(?:CHAPTER|Chapter)\s+{_EN_NUM})\b", 2, limit=80)
-_EN_SPECIAL = _line_rule(r"^(?P<label>PROLOGUE|Prologue|EPILOGUE|Epilogue|INTERLUDE|Interlude)\b", 2,
-                         limit=60)
-NOVEL_RULES: tuple[HeadingRule, ...] = (_CN_VOLUME, _CN_CHAPTER, _CN_SPECIAL, _EN_VOLUME, _EN_CHAPTER,
-                                        _EN_SPECIAL)
+_EN_SPECIAL = _line_rule(
+    r"^(?P<label>PROLOGUE|Prologue|EPILOGUE|Epilogue|INTERLUDE|Interlude)\b", 2, limit=60
+)
+NOVEL_RULES: tuple[HeadingRule, ...] = (
+    _CN_VOLUME,
+    _CN_CHAPTER,
+    _CN_SPECIAL,
+    _EN_VOLUME,
+    _EN_CHAPTER,
+    _EN_SPECIAL,
+)
 CHAPTER_RULES: tuple[HeadingRule, ...] = (_CN_CHAPTER, _EN_CHAPTER)
 
 # --- legal texts -----------------------------------------------------------------------------
@@ -186,8 +199,12 @@ def _abstract_inline(line: str) -> HeadingMatch | None:
     return HeadingMatch(1, "摘要" if match.group(1).startswith("摘") else "Abstract", True)
 
 
-PAPER_RULES: tuple[HeadingRule, ...] = (_named_section, _abstract_inline, _numbered_section,
-                                        _cn_numbered_section)
+PAPER_RULES: tuple[HeadingRule, ...] = (
+    _named_section,
+    _abstract_inline,
+    _numbered_section,
+    _cn_numbered_section,
+)
 
 # --- profiles --------------------------------------------------------------------------------
 PROFILES: dict[str, Profile] = {

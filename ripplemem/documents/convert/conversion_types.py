@@ -112,8 +112,10 @@ class ConversionReport:
 
     def summary(self) -> str:
         """One line, e.g. ``12 files: 10 converted, 1 unchanged, 1 failed``."""
-        return (f"{self.total} files: {len(self.documents)} converted, {len(self.unchanged)} unchanged, "
-                f"{len(self.errors)} failed")
+        return (
+            f"{self.total} files: {len(self.documents)} converted, {len(self.unchanged)} unchanged, "
+            f"{len(self.errors)} failed"
+        )
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class Change:
 
 
 # --- hashing and change detection ------------------------------------------------------------
+
 
 def content_hash(source: PathLike | bytes) -> str:
     """Hex sha256 of a file's bytes (read in blocks) or of the given bytes."""
@@ -174,9 +177,7 @@ def check_change(path: PathLike, previous_hash: str | None) -> Change:
     return Change(Path(path), status, current)
 
 
-
 def short_reason(text: str) -> str:
     """A reason squeezed to one line of at most a few hundred characters."""
     text = " ".join(text.split())
     return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 1] + "…"
-

@@ -63,17 +63,27 @@ FORMATS: dict[str, str] = {
     ".xlsx": "xlsx",
     ".xls": "xls",
     ".pptx": "pptx",
-    ".html": "html", ".htm": "html", ".xhtml": "html",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
     ".csv": "csv",
-    ".json": "json", ".jsonl": "json",
+    ".json": "json",
+    ".jsonl": "json",
     ".xml": "xml",
-    ".txt": "txt", ".text": "txt",
-    ".md": "md", ".markdown": "md",
+    ".txt": "txt",
+    ".text": "txt",
+    ".md": "md",
+    ".markdown": "md",
     ".epub": "epub",
     ".ipynb": "ipynb",
     ".msg": "msg",
-    ".jpg": "image", ".jpeg": "image", ".png": "image",
-    ".wav": "audio", ".mp3": "audio", ".m4a": "audio", ".mp4": "audio",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".png": "image",
+    ".wav": "audio",
+    ".mp3": "audio",
+    ".m4a": "audio",
+    ".mp4": "audio",
 }
 TEXT_FORMATS = frozenset({"txt", "md", "csv", "json", "xml", "html", "text"})
 # Formats whose "# " lines are real headings, so the first one may stand in for a missing title.
@@ -86,6 +96,7 @@ _UNSUPPORTED_HINTS = {
     ".zip": "archives are not unpacked; extract the files and ingest the folder",
 }
 # --- converting one file ---------------------------------------------------------------------
+
 
 def detect_format(path: PathLike, data: bytes | None = None) -> str:
     """The format name for a file, from its extension; ``text`` for unknown text files.
@@ -102,8 +113,10 @@ def detect_format(path: PathLike, data: bytes | None = None) -> str:
     if data is not None and _looks_binary(data):
         shown = f"'{suffix}' files" if suffix else "files without an extension"
         raise UnsupportedFormatError(
-            path, f"unsupported format: {shown} are binary and no converter reads them "
-                  f"(supported: {', '.join(sorted(set(FORMATS.values())))})")
+            path,
+            f"unsupported format: {shown} are binary and no converter reads them "
+            f"(supported: {', '.join(sorted(set(FORMATS.values())))})",
+        )
     return "text"
 
 
@@ -123,8 +136,9 @@ class _Options:
     limits: FileLimits = FileLimits()
 
 
-def convert_file(path: PathLike, *, allow_network: bool = False, pdf_tables: bool = True,
-                 limits: FileLimits | None = None) -> ConvertedDocument:
+def convert_file(
+    path: PathLike, *, allow_network: bool = False, pdf_tables: bool = True, limits: FileLimits | None = None
+) -> ConvertedDocument:
     """Convert one file to Markdown; raises ``ConversionError`` (with ``kind``) when it cannot.
 
     A missing path or a folder raises ``InvalidInputError``; a symlink is followed (it was named).
@@ -145,8 +159,9 @@ def convert_file(path: PathLike, *, allow_network: bool = False, pdf_tables: boo
     return _convert_bytes(resolved, data, mtime, _Options(allow_network, pdf_tables, limits or FileLimits()))
 
 
-def _convert_bytes(path: Path, data: bytes, mtime: float, options: _Options,
-                   digest: str | None = None) -> ConvertedDocument:
+def _convert_bytes(
+    path: Path, data: bytes, mtime: float, options: _Options, digest: str | None = None
+) -> ConvertedDocument:
     fmt = detect_format(path, data)
     if fmt in TEXT_FORMATS and _looks_binary(data):
         raise ConversionError(path, f"this .{fmt} file holds binary data, not text", "corrupt")
@@ -173,9 +188,15 @@ def _convert_bytes(path: Path, data: bytes, mtime: float, options: _Options,
         match = re.search(r"^# +(.+?)\s*$", markdown, re.MULTILINE)
         title = match.group(1) if match else None
     return ConvertedDocument(
-        source=path, format=fmt, markdown=markdown, title=_clean_title(title),
-        content_hash=digest or content_hash(data), size=len(data), mtime=mtime,
-        page_starts=page_starts if page_starts else [], page_unit=unit if page_starts else None,
+        source=path,
+        format=fmt,
+        markdown=markdown,
+        title=_clean_title(title),
+        content_hash=digest or content_hash(data),
+        size=len(data),
+        mtime=mtime,
+        page_starts=page_starts if page_starts else [],
+        page_unit=unit if page_starts else None,
     )
 
 
@@ -222,32 +243,44 @@ def _failure_from_attempts(path: Path, fmt: str, exc: Exception) -> ConversionEr
     for error in errors:
         if isinstance(error, MissingDependencyException):
             return ConversionError(
-                path, f"the converter for {fmt.upper()} files is not installed: {DOCUMENTS_EXTRA} "
-                      f"({short_reason(str(error).splitlines()[0])})", "missing_dependency")
+                path,
+                f"the converter for {fmt.upper()} files is not installed: {DOCUMENTS_EXTRA} "
+                f"({short_reason(str(error).splitlines()[0])})",
+                "missing_dependency",
+            )
     if errors:
         error = errors[0]
         detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         return ConversionError(
-            path, f"could not read this {fmt.upper()} file; it looks corrupt or is not really "
-                  f"{fmt.upper()} ({short_reason(detail)})", "corrupt")
-    return ConversionError(path, f"could not convert this {fmt.upper()} file ({short_reason(str(exc))})",
-                           "corrupt")
-
+            path,
+            f"could not read this {fmt.upper()} file; it looks corrupt or is not really "
+            f"{fmt.upper()} ({short_reason(detail)})",
+            "corrupt",
+        )
+    return ConversionError(
+        path, f"could not convert this {fmt.upper()} file ({short_reason(str(exc))})", "corrupt"
+    )
 
 
 def _no_text_reason(fmt: str, allow_network: bool) -> str:
     if fmt == "pdf":
         return "no text found: the PDF has no text layer (a scanned document?) and OCR is not available"
     if fmt == "image":
-        return ("no text found: MarkItDown reads images only through exiftool metadata (not installed: "
-                "install exiftool or set EXIFTOOL_PATH) or an LLM caption (not enabled)")
+        return (
+            "no text found: MarkItDown reads images only through exiftool metadata (not installed: "
+            "install exiftool or set EXIFTOOL_PATH) or an LLM caption (not enabled)"
+        )
     if fmt == "audio":
         if allow_network:
-            return ("no text found: audio needs exiftool for metadata and "
-                    "'pip install markitdown[audio-transcription]' for a transcript")
-        return ("no text found: audio needs exiftool for metadata (install it or set EXIFTOOL_PATH); "
-                "transcription is off because it sends the audio to a web speech service "
-                "(allow_network=True with markitdown[audio-transcription] turns it on)")
+            return (
+                "no text found: audio needs exiftool for metadata and "
+                "'pip install markitdown[audio-transcription]' for a transcript"
+            )
+        return (
+            "no text found: audio needs exiftool for metadata (install it or set EXIFTOOL_PATH); "
+            "transcription is off because it sends the audio to a web speech service "
+            "(allow_network=True with markitdown[audio-transcription] turns it on)"
+        )
     return f"no text found in this {fmt.upper()} file"
 
 
@@ -348,11 +381,23 @@ def convert_many(
     def skipped(path: Path, reason: str, kind: str) -> None:
         report.errors.append(ConversionFailure(path, reason, kind))
 
-    files = discover_files(paths, recursive=recursive, include=include, exclude=exclude, on_skip=skipped,
-                           follow_outside_symlinks=follow_outside_symlinks)
+    files = discover_files(
+        paths,
+        recursive=recursive,
+        include=include,
+        exclude=exclude,
+        on_skip=skipped,
+        follow_outside_symlinks=follow_outside_symlinks,
+    )
     report.total = len(files) + len(report.errors)
-    for outcome in iter_convert(files, known_hashes=known_hashes, on_progress=on_progress,
-                                allow_network=allow_network, pdf_tables=pdf_tables, limits=limits):
+    for outcome in iter_convert(
+        files,
+        known_hashes=known_hashes,
+        on_progress=on_progress,
+        allow_network=allow_network,
+        pdf_tables=pdf_tables,
+        limits=limits,
+    ):
         if outcome.document is not None:
             report.documents.append(outcome.document)
         elif outcome.unchanged:

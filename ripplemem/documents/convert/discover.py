@@ -34,8 +34,13 @@ JUNK_DIR_NAMES = frozenset({"__pycache__", "node_modules", "$recycle.bin", "syst
 # Called with (path, reason, kind) for a file or folder that is not taken; kinds as in ConversionError.
 OnSkip = Callable[[Path, str, str], None]
 
-_SPECIAL = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket",
-            stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder"}
+_SPECIAL = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+}
 
 
 class _Refused(Exception):
@@ -62,7 +67,7 @@ def special_file_reason(what: str) -> str:
 def is_junk(name: str) -> bool:
     """Whether a file name is OS or editor debris: hidden, an Office lock file, a backup copy."""
     lowered = name.lower()
-    return (name.startswith((".", "~$")) or name.endswith("~") or lowered in JUNK_FILE_NAMES)
+    return name.startswith((".", "~$")) or name.endswith("~") or lowered in JUNK_FILE_NAMES
 
 
 def _patterns(value: str | Iterable[str] | None, field: str) -> tuple[str, ...]:
@@ -73,8 +78,9 @@ def _patterns(value: str | Iterable[str] | None, field: str) -> tuple[str, ...]:
     try:
         patterns = tuple(value)
     except TypeError:
-        raise InvalidTypeError(f"{field}: expected a glob pattern or a list of them, "
-                               f"got {type(value).__name__}") from None
+        raise InvalidTypeError(
+            f"{field}: expected a glob pattern or a list of them, got {type(value).__name__}"
+        ) from None
     for pattern in patterns:
         if not isinstance(pattern, str) or not pattern.strip():
             raise InvalidInputError(f"{field}: every pattern must be a non-empty string, got {pattern!r}")
@@ -107,8 +113,9 @@ def _as_paths(paths: PathLike | Iterable[PathLike]) -> list[Path]:
     try:
         items = list(paths)
     except TypeError:
-        raise InvalidTypeError(f"paths: expected a path or a list of paths, "
-                               f"got {type(paths).__name__}") from None
+        raise InvalidTypeError(
+            f"paths: expected a path or a list of paths, got {type(paths).__name__}"
+        ) from None
     result = []
     for item in items:
         if not isinstance(item, (str, os.PathLike)):
@@ -138,8 +145,9 @@ def discover_files(
     if not roots:
         raise InvalidInputError("paths: give at least one file or folder")
     if not isinstance(follow_outside_symlinks, bool):
-        raise InvalidTypeError(f"follow_outside_symlinks must be True or False, "
-                               f"got {follow_outside_symlinks!r}")
+        raise InvalidTypeError(
+            f"follow_outside_symlinks must be True or False, got {follow_outside_symlinks!r}"
+        )
     include_patterns = _patterns(include, "include") or ("*",)
     exclude_patterns = _patterns(exclude, "exclude")
     missing = [str(root) for root in roots if not os.path.lexists(root)]  # a broken link is refused later
@@ -185,8 +193,11 @@ def _vet(path: Path, folder: Path, follow_outside: bool) -> Path:
         raise _unreachable(path, exc) from None
     _check_name(real)
     if not follow_outside and not real.is_relative_to(folder):
-        raise _Refused(f"a symlink to {real}, outside the folder {folder}: not read "
-                       f"(follow_outside_symlinks=True or --follow-outside-symlinks reads it)", "symlink")
+        raise _Refused(
+            f"a symlink to {real}, outside the folder {folder}: not read "
+            f"(follow_outside_symlinks=True or --follow-outside-symlinks reads it)",
+            "symlink",
+        )
     what = file_type(info.st_mode)
     if what is not None:
         raise _Refused(special_file_reason(what), "special_file")
@@ -215,8 +226,9 @@ def _unreachable(path: Path, error: OSError) -> _Refused:
     return _Refused(f"cannot reach the file: {error.strerror or error}", "error")
 
 
-def _walk(root: Path, folder: Path, recursive: bool, exclude: tuple[str, ...], follow_outside: bool,
-          skip: OnSkip) -> list[str]:
+def _walk(
+    root: Path, folder: Path, recursive: bool, exclude: tuple[str, ...], follow_outside: bool, skip: OnSkip
+) -> list[str]:
     """Relative posix paths of the non-junk files under root, sorted; excluded folders pruned."""
     files: list[str] = []
     visited = {str(folder)}
@@ -231,8 +243,11 @@ def _walk(root: Path, folder: Path, recursive: bool, exclude: tuple[str, ...], f
         kept = []
         for name in dirnames if recursive else ():
             relative = (prefix + name).lower()
-            if (name.startswith(".") or name.lower() in JUNK_DIR_NAMES
-                    or (exclude and _matches(relative, exclude))):
+            if (
+                name.startswith(".")
+                or name.lower() in JUNK_DIR_NAMES
+                or (exclude and _matches(relative, exclude))
+            ):
                 continue
             if _enter(Path(current, name), folder, follow_outside, visited, skip):
                 kept.append(name)
@@ -249,8 +264,12 @@ def _enter(path: Path, folder: Path, follow_outside: bool, visited: set[str], sk
     real = os.path.realpath(path)
     if path.is_symlink() and not follow_outside:
         if not Path(real).is_relative_to(folder):
-            skip(path, f"a symlink to the folder {real}, outside the folder {folder}: not read "
-                       f"(follow_outside_symlinks=True or --follow-outside-symlinks reads it)", "symlink")
+            skip(
+                path,
+                f"a symlink to the folder {real}, outside the folder {folder}: not read "
+                f"(follow_outside_symlinks=True or --follow-outside-symlinks reads it)",
+                "symlink",
+            )
         return False
     if real in visited:
         return False

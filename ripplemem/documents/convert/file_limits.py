@@ -30,8 +30,13 @@ RATIO_EXEMPT_BYTES = 1_000_000
 ZIP_FORMATS = frozenset({"docx", "pptx", "xlsx", "epub"})
 # Read without following a final symlink, and without blocking if a FIFO slipped in after the
 # check (opening one for reading waits for a writer otherwise).
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,11 @@ def read_regular_file(path: Path, max_bytes: int) -> tuple[bytes, float]:
         what = file_type(info.st_mode)
         if what is not None:
             raise ConversionError(path, special_file_reason(what), "special_file")
-        too_large = ConversionError(path, f"{_megabytes(info.st_size)}, over the limit of "
-                                          f"{_megabytes(max_bytes)} (max_file_bytes)", "too_large")
+        too_large = ConversionError(
+            path,
+            f"{_megabytes(info.st_size)}, over the limit of {_megabytes(max_bytes)} (max_file_bytes)",
+            "too_large",
+        )
         if info.st_size > max_bytes:
             raise too_large
         try:
@@ -91,8 +99,11 @@ def _open_failure(path: Path, error: OSError) -> ConversionError:
     except OSError:
         mode = stat.S_IFREG
     if stat.S_ISLNK(mode):
-        return ConversionError(path, "a symlink: only what a link leads to is read, and ingest decides "
-                                     "which links to follow", "symlink")
+        return ConversionError(
+            path,
+            "a symlink: only what a link leads to is read, and ingest decides which links to follow",
+            "symlink",
+        )
     what = file_type(mode)
     if what is not None:
         return ConversionError(path, special_file_reason(what), "special_file")
@@ -113,11 +124,17 @@ def check_unpacked_size(path: Path, data: bytes, limits: FileLimits) -> None:
         ratio = part.file_size / max(part.compress_size, 1)
         if part.file_size > RATIO_EXEMPT_BYTES and ratio > limits.max_compression_ratio:
             raise ConversionError(
-                path, f"refused as a possible zip bomb: its part {part.filename!r} unpacks "
-                      f"{ratio:,.0f}:1 to {_megabytes(part.file_size)}, over the limit of "
-                      f"{limits.max_compression_ratio:g}:1 (max_compression_ratio)", "too_large")
+                path,
+                f"refused as a possible zip bomb: its part {part.filename!r} unpacks "
+                f"{ratio:,.0f}:1 to {_megabytes(part.file_size)}, over the limit of "
+                f"{limits.max_compression_ratio:g}:1 (max_compression_ratio)",
+                "too_large",
+            )
     total = sum(part.file_size for part in parts)
     if total > limits.max_unpacked_bytes:
         raise ConversionError(
-            path, f"refused as a possible zip bomb: it unpacks to {_megabytes(total)}, over the limit "
-                  f"of {_megabytes(limits.max_unpacked_bytes)} (max_unpacked_bytes)", "too_large")
+            path,
+            f"refused as a possible zip bomb: it unpacks to {_megabytes(total)}, over the limit "
+            f"of {_megabytes(limits.max_unpacked_bytes)} (max_unpacked_bytes)",
+            "too_large",
+        )

@@ -47,16 +47,28 @@ def _build_markitdown(allow_network: bool) -> Any:
                 # An unknown extension and mimetype give the converter no audio format to
                 # transcribe, so it returns the metadata alone.
                 stream_info = stream_info.copy_and_update(
-                    extension=".no-transcription", mimetype="application/x-no-transcription")
+                    extension=".no-transcription", mimetype="application/x-no-transcription"
+                )
             return super().convert(file_stream, stream_info, **kwargs)
 
     engine = markitdown.MarkItDown(enable_builtins=False, enable_plugins=False)
     generic = markitdown.PRIORITY_GENERIC_FILE_FORMAT
     engine.register_converter(c.PlainTextConverter(), priority=generic)
     engine.register_converter(c.HtmlConverter(), priority=generic)
-    for converter in (c.RssConverter(), c.DocxConverter(), c.XlsxConverter(), c.XlsConverter(),
-                      c.PptxConverter(), OfflineAudioConverter(), c.ImageConverter(), c.IpynbConverter(),
-                      c.PdfConverter(), c.OutlookMsgConverter(), c.EpubConverter(), c.CsvConverter()):
+    for converter in (
+        c.RssConverter(),
+        c.DocxConverter(),
+        c.XlsxConverter(),
+        c.XlsConverter(),
+        c.PptxConverter(),
+        OfflineAudioConverter(),
+        c.ImageConverter(),
+        c.IpynbConverter(),
+        c.PdfConverter(),
+        c.OutlookMsgConverter(),
+        c.EpubConverter(),
+        c.CsvConverter(),
+    ):
         engine.register_converter(converter)
     return engine
 

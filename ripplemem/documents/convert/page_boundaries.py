@@ -21,8 +21,11 @@ def convert_pdf(path: Path, data: bytes, tables_too: bool = True) -> tuple[str, 
         import pdfminer.high_level
         from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
     except ImportError:
-        raise ConversionError(path, f"the PDF converter (pdfminer.six) is not installed: {DOCUMENTS_EXTRA}",
-                              "missing_dependency") from None
+        raise ConversionError(
+            path,
+            f"the PDF converter (pdfminer.six) is not installed: {DOCUMENTS_EXTRA}",
+            "missing_dependency",
+        ) from None
     try:
         text = pdfminer.high_level.extract_text(io.BytesIO(data))
     except (PDFPasswordIncorrect, PDFEncryptionError):
@@ -30,7 +33,9 @@ def convert_pdf(path: Path, data: bytes, tables_too: bool = True) -> tuple[str, 
     except Exception as exc:  # pdfminer raises many types (PSEOF, PDFSyntaxError, KeyError, ...)
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise ConversionError(
-            path, f"could not read this PDF file; it looks corrupt ({short_reason(detail)})", "corrupt",
+            path,
+            f"could not read this PDF file; it looks corrupt ({short_reason(detail)})",
+            "corrupt",
         ) from None
     # pdfminer ends every page with a form feed.
     count = text.count("\f")
@@ -65,8 +70,9 @@ def _markitdown_pdf_helper(name: str) -> Callable[..., Any] | None:
     return helper if callable(helper) else None
 
 
-def _pdf_tables_and_title(data: bytes, page_count: int,
-                          tables_too: bool = True) -> tuple[dict[int, str], str | None]:
+def _pdf_tables_and_title(
+    data: bytes, page_count: int, tables_too: bool = True
+) -> tuple[dict[int, str], str | None]:
     """Markdown for the pages MarkItDown reads as forms/tables (by page index), and the PDF title."""
     extract = _markitdown_pdf_helper("_extract_form_content_from_words") if tables_too else None
     try:

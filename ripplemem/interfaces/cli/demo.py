@@ -38,8 +38,7 @@ class DemoQuery:
 
     def label(self) -> str:
         """The query with its filters, as the demo prints it."""
-        notes = [f"{name} {value}" for name, value in
-                 (("since", self.since), ("until", self.until)) if value]
+        notes = [f"{name} {value}" for name, value in (("since", self.since), ("until", self.until)) if value]
         if self.types:
             notes.append("type " + "|".join(self.types))
         if self.context_budget:
@@ -52,8 +51,9 @@ QUERIES = (
     DemoQuery("Where does my sister live and what does she do?"),
     DemoQuery("我喜欢喝什么茶？"),
     DemoQuery("下个月去哪里出差？"),
-    DemoQuery("When is my appointment for the knee?", since="2025-04-01", until="2025-05-01",
-              types=("episodic",)),
+    DemoQuery(
+        "When is my appointment for the knee?", since="2025-04-01", until="2025-05-01", types=("episodic",)
+    ),
     DemoQuery("plans for the Berlin trip in June", k=5, context_budget=120),
 )
 
@@ -71,16 +71,21 @@ def conversation_items(conversation: dict[str, Any]) -> list[dict[str, Any]]:
     for session in conversation["sessions"]:
         start = datetime.fromisoformat(session["date"])
         for turn, (speaker, text) in enumerate(session["turns"], 1):
-            items.append({
-                "content": f"{speaker}: {text}", "type": "episodic", "session_id": session["id"],
-                "event_time": start + timedelta(minutes=turn - 1),
-                "metadata": {"session": session["id"], "turn": turn},
-            })
+            items.append(
+                {
+                    "content": f"{speaker}: {text}",
+                    "type": "episodic",
+                    "session_id": session["id"],
+                    "event_time": start + timedelta(minutes=turn - 1),
+                    "metadata": {"session": session["id"], "turn": turn},
+                }
+            )
     return items
 
 
-def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "minilm",
-             out: TextIO | None = None) -> dict[str, Any]:
+def run_demo(
+    path: str | None = None, *, keep: bool = False, embedder: str = "minilm", out: TextIO | None = None
+) -> dict[str, Any]:
     """Load the conversation, run the sample recalls and print hits, timings and stats; returns
     the same as data (store, embedder, each query with its hits and time, stats)."""
     quiet_third_party()
@@ -98,11 +103,19 @@ def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "mi
     # The demo's clock stands the day after the last session, so recency means what it would then.
     today = datetime.fromisoformat(sessions[-1]["date"]) + timedelta(days=1)
     store_path = path or tempfile.mkdtemp(prefix="ripplemem-demo-")
-    summary: dict[str, Any] = {"store": store_path, "kept": bool(keep or path), "turns": len(items),
-                               "sessions": len(sessions), "today": today.date().isoformat(), "queries": []}
-    say(f"RippleMem demo: {len(items)} turns in {len(sessions)} sessions "
+    summary: dict[str, Any] = {
+        "store": store_path,
+        "kept": bool(keep or path),
+        "turns": len(items),
+        "sessions": len(sessions),
+        "today": today.date().isoformat(),
+        "queries": [],
+    }
+    say(
+        f"RippleMem demo: {len(items)} turns in {len(sessions)} sessions "
         f"({sessions[0]['date'][:10]} .. {sessions[-1]['date'][:10]}), English and 中文; "
-        f"today is {today:%Y-%m-%d}")
+        f"today is {today:%Y-%m-%d}"
+    )
     say(f"store    {store_path}{'' if path else ' (temporary)'}")
     try:
         start = time.perf_counter()
@@ -113,23 +126,27 @@ def run_demo(path: str | None = None, *, keep: bool = False, embedder: str = "mi
         summary["embedder"] = model.model_id
         with mem:
             if mem.stats()["total"]:
-                raise InvalidInputError(f"the store at {store_path!r} already holds the demo for user "
-                                        f"{DEMO_USER!r}; choose another --path")
+                raise InvalidInputError(
+                    f"the store at {store_path!r} already holds the demo for user "
+                    f"{DEMO_USER!r}; choose another --path"
+                )
             start = time.perf_counter()
             mem.add_many(items)
             say(f"add      {time.perf_counter() - start:5.1f} s   {len(items)} episodic memories")
             summary["queries"] = [_show_query(mem, query, say) for query in QUERIES]
             recall_seconds = sum(shown["ms"] for shown in summary["queries"]) / 1000
             say("")
-            say(f"recall   {recall_seconds:5.2f} s   {len(QUERIES)} queries "
-                f"({recall_seconds / len(QUERIES) * 1000:.0f} ms each)")
+            say(
+                f"recall   {recall_seconds:5.2f} s   {len(QUERIES)} queries "
+                f"({recall_seconds / len(QUERIES) * 1000:.0f} ms each)"
+            )
             summary["stats"] = mem.stats()
             say(f"stats    {fmt.stats_summary(summary['stats'])}")
     finally:
         if not (keep or path):
             shutil.rmtree(store_path, ignore_errors=True)
     if keep or path:
-        say(f"kept the store; try: ripplemem recall \"green tea\" --path {store_path} --user {DEMO_USER}")
+        say(f'kept the store; try: ripplemem recall "green tea" --path {store_path} --user {DEMO_USER}')
     else:
         say("removed the temporary store (pass --keep to keep it)")
     return summary
@@ -146,6 +163,14 @@ def _show_query(mem: RippleMem, query: DemoQuery, say: Callable[[str], None]) ->
         say("\n".join("  " + line for line in result.context(query.context_budget).splitlines()))
     else:
         say("\n".join(fmt.hit_lines(result.hits, indent="  ")) or "  no memories match")
-    hits = [{"id": hit.memory.id, "score": round(hit.score, 4), "type": hit.memory.type,
-             "date": fmt.date_of(hit.memory), "content": hit.memory.content} for hit in result.hits]
+    hits = [
+        {
+            "id": hit.memory.id,
+            "score": round(hit.score, 4),
+            "type": hit.memory.type,
+            "date": fmt.date_of(hit.memory),
+            "content": hit.memory.content,
+        }
+        for hit in result.hits
+    ]
     return {"query": query.label(), "ms": round(seconds * 1000, 1), "hits": hits}

@@ -23,8 +23,9 @@ def cmd_erase(args: argparse.Namespace) -> None:
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
     with RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args)) as mem:
         whole = args.id is None and args.matching is None
-        report = mem.erase(args.id, matching=args.matching, user_id=args.user if whole else None,
-                           dry_run=args.dry_run)
+        report = mem.erase(
+            args.id, matching=args.matching, user_id=args.user if whole else None, dry_run=args.dry_run
+        )
     print(fmt.to_json(report.as_dict()) if args.json else report.summary())
     if not args.dry_run and not report.verified:
         raise SystemExit(1)
@@ -37,8 +38,12 @@ def add_erase_command(sub: Any, user: argparse.ArgumentParser) -> None:
     erase.set_defaults(handler=cmd_erase)
     what = erase.add_mutually_exclusive_group()
     what.add_argument("--id", help="erase this memory (with its versions and summaries)")
-    what.add_argument("--matching", metavar="TEXT",
-                      help="erase every memory this text points to (preview with --dry-run first)")
-    erase.add_argument("--dry-run", action="store_true",
-                       help="show what would be erased (ids and texts), change nothing")
+    what.add_argument(
+        "--matching",
+        metavar="TEXT",
+        help="erase every memory this text points to (preview with --dry-run first)",
+    )
+    erase.add_argument(
+        "--dry-run", action="store_true", help="show what would be erased (ids and texts), change nothing"
+    )
     erase.add_argument("--json", action="store_true", help="print the audit report as JSON")

@@ -62,8 +62,10 @@ def hit_lines(hits: list[Hit], indent: str = "") -> list[str]:
     lines = []
     for rank, hit in enumerate(hits, 1):
         memory = hit.memory
-        prefix = (f"{indent}{rank:>{rank_width}}. {hit.score:.3f}  {date_of(memory)}  "
-                  f"{memory.type:<{_TYPE_WIDTH}}  ")
+        prefix = (
+            f"{indent}{rank:>{rank_width}}. {hit.score:.3f}  {date_of(memory)}  "
+            f"{memory.type:<{_TYPE_WIDTH}}  "
+        )
         lines.append(prefix + _fit(memory.content, len(prefix)))
     return lines
 
@@ -72,8 +74,9 @@ def memory_lines(memories: list[Memory]) -> list[str]:
     """One aligned line per memory: short id, date, type, importance, content."""
     lines = []
     for memory in memories:
-        prefix = (f"{memory.id[:8]}  {date_of(memory)}  {memory.type:<{_TYPE_WIDTH}}  "
-                  f"{memory.importance:.2f}  ")
+        prefix = (
+            f"{memory.id[:8]}  {date_of(memory)}  {memory.type:<{_TYPE_WIDTH}}  {memory.importance:.2f}  "
+        )
         lines.append(prefix + _fit(memory.content, len(prefix)))
     return lines
 
@@ -120,9 +123,11 @@ def stats_lines(stats: Mapping[str, Any]) -> list[str]:
 
 def stats_summary(stats: Mapping[str, Any]) -> str:
     """The stats on one line, for the demo."""
-    return (f"{stats['total']} memories ({_by_type(stats)}) · {stats.get('sessions', 0)} sessions · "
-            f"{_span(stats)} · {stats.get('vectors', 0)} vectors in {stats.get('vector_index', '?')} · "
-            f"{_size(stats.get('disk_bytes', 0))} on disk")
+    return (
+        f"{stats['total']} memories ({_by_type(stats)}) · {stats.get('sessions', 0)} sessions · "
+        f"{_span(stats)} · {stats.get('vectors', 0)} vectors in {stats.get('vector_index', '?')} · "
+        f"{_size(stats.get('disk_bytes', 0))} on disk"
+    )
 
 
 def _fit(text: str, used: int) -> str:

@@ -21,23 +21,35 @@ def cmd_import(args: argparse.Namespace) -> None:
         raise InvalidInputError(f"batch-size must be a positive integer, got {args.batch_size}")
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
     with RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args)) as mem:
-        report = mem.import_file(args.file, format=args.format, batch_size=args.batch_size,
-                             progress=not args.json and sys.stderr.isatty())
+        report = mem.import_file(
+            args.file,
+            format=args.format,
+            batch_size=args.batch_size,
+            progress=not args.json and sys.stderr.isatty(),
+        )
     print(fmt.to_json(report.as_dict()) if args.json else report.summary())
 
 
 def add_import_command(sub: Any, user: argparse.ArgumentParser) -> None:
     """Register `import` on the `ripplemem` subparsers."""
     parser = sub.add_parser(
-        "import", parents=[user], help="bulk-load memories from a JSONL or text file (resumable)",
+        "import",
+        parents=[user],
+        help="bulk-load memories from a JSONL or text file (resumable)",
         description="Store one memory per line of FILE: JSONL (a string, or an object with content and "
-                    "optionally type, metadata, event_time, session_id, importance, source) or plain text. "
-                    "Every line is checked first; batches commit one by one, and running the same command "
-                    "again after an interruption continues after the last committed batch.")
+        "optionally type, metadata, event_time, session_id, importance, source) or plain text. "
+        "Every line is checked first; batches commit one by one, and running the same command "
+        "again after an interruption continues after the last committed batch.",
+    )
     parser.set_defaults(handler=cmd_import)
     parser.add_argument("file", metavar="FILE", help="the file to import")
-    parser.add_argument("--format", default="auto", choices=FORMATS,
-                        help="jsonl or text (default auto: jsonl for .jsonl/.ndjson/.json, else text)")
-    parser.add_argument("--batch-size", type=int, default=1024,
-                        help="memories per committed batch (default 1024)")
+    parser.add_argument(
+        "--format",
+        default="auto",
+        choices=FORMATS,
+        help="jsonl or text (default auto: jsonl for .jsonl/.ndjson/.json, else text)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=1024, help="memories per committed batch (default 1024)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -25,8 +25,10 @@ from ripplemem.types import MEMORY_TYPES
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
 
-EMBEDDER_HELP = ("auto (MiniLM, or multilingual-e5 for a store written in Chinese), minilm, multilingual, "
-                 "hashing (no model) or openai:MODEL")
+EMBEDDER_HELP = (
+    "auto (MiniLM, or multilingual-e5 for a store written in Chinese), minilm, multilingual, "
+    "hashing (no model) or openai:MODEL"
+)
 
 
 class UsageError(Exception):
@@ -44,8 +46,10 @@ class _Parser(argparse.ArgumentParser):
 def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:
     """A handle on the store for --user, with --embedder, else the store's model, else "auto"."""
     if must_exist and not store_exists(args.path):
-        raise StoreError(f"no RippleMem store at {args.path!r}; add a memory first "
-                         f"(ripplemem add TEXT --path {args.path}) or pass --path")
+        raise StoreError(
+            f"no RippleMem store at {args.path!r}; add a memory first "
+            f"(ripplemem add TEXT --path {args.path}) or pass --path"
+        )
     from ripplemem.memory import RippleMem
 
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
@@ -59,19 +63,27 @@ def _json_object(field: str, text: str | None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{field} is not valid JSON ({exc.msg}); "
-                                "pass an object such as '{\"source\": \"chat\"}'") from exc
+        raise InvalidInputError(
+            f'{field} is not valid JSON ({exc.msg}); pass an object such as \'{{"source": "chat"}}\''
+        ) from exc
     except RecursionError:
-        raise InvalidInputError(f"{field} is nested too deeply to read (at most {MAX_METADATA_DEPTH} "
-                                "levels)") from None
+        raise InvalidInputError(
+            f"{field} is nested too deeply to read (at most {MAX_METADATA_DEPTH} levels)"
+        ) from None
 
 
 def cmd_add(args: argparse.Namespace) -> None:
     """Store one memory and print its id."""
     metadata = _json_object("metadata", args.metadata)
     with _open(args, must_exist=False) as mem:
-        memory = mem.add(args.text, args.type, session_id=args.session, importance=args.importance,
-                         event_time=args.event_time, metadata=metadata)
+        memory = mem.add(
+            args.text,
+            args.type,
+            session_id=args.session,
+            importance=args.importance,
+            event_time=args.event_time,
+            metadata=metadata,
+        )
     print(fmt.to_json(memory) if args.json else fmt.added_line(memory))
 
 
@@ -80,8 +92,9 @@ def cmd_recall(args: argparse.Namespace) -> None:
     if args.context is not None and args.context <= 0:
         raise InvalidInputError(f"context must be a positive number of tokens, got {args.context}")
     with _open(args, must_exist=True) as mem:
-        result = mem.recall(args.query, args.k, mode=args.mode, types=args.type,
-                            since=args.since, until=args.until)
+        result = mem.recall(
+            args.query, args.k, mode=args.mode, types=args.type, since=args.since, until=args.until
+        )
     context = None if args.context is None else result.context(args.context)
     if args.json:
         print(fmt.recall_json(result, context))
@@ -115,8 +128,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
     the results as JSON on stdout)."""
     from ripplemem.interfaces.cli.demo import run_demo
 
-    summary = run_demo(args.path, keep=args.keep, embedder=args.embedder or "minilm",
-                       out=sys.stderr if args.json else None)
+    summary = run_demo(
+        args.path, keep=args.keep, embedder=args.embedder or "minilm", out=sys.stderr if args.json else None
+    )
     if args.json:
         print(fmt.to_json(summary))
 
@@ -131,8 +145,16 @@ def cmd_reembed(args: argparse.Namespace) -> None:
     count = RippleMem.reembed(args.path, args.embedder, progress=sys.stderr.isatty() and not args.json)
     seconds = time.perf_counter() - start
     if args.json:
-        print(fmt.to_json({"path": args.path, "embedder": args.embedder, "reembedded": count,
-                           "seconds": round(seconds, 3)}))
+        print(
+            fmt.to_json(
+                {
+                    "path": args.path,
+                    "embedder": args.embedder,
+                    "reembedded": count,
+                    "seconds": round(seconds, 3),
+                }
+            )
+        )
     else:
         print(f"re-embedded {count} memories with {args.embedder} in {seconds:.1f} s")
 
@@ -157,11 +179,13 @@ def cmd_maintain(args: argparse.Namespace) -> None:
     users = [args.user] if args.user else store_users(args.path)
     embedder = args.embedder or recorded_embedder(args.path) or "auto"
     # A bar when a person watches several users' maintenance (stderr, so --json output stays clean).
-    report_done = progress_reporter(len(users) > 1 and not args.json and sys.stderr.isatty(), len(users),
-                                    unit="user")
+    report_done = progress_reporter(
+        len(users) > 1 and not args.json and sys.stderr.isatty(), len(users), unit="user"
+    )
     reports = []
-    with RippleMem(args.path, user_id=users[0] if users else "default", embedder=embedder,
-                   store=server_store(args)) as mem:
+    with RippleMem(
+        args.path, user_id=users[0] if users else "default", embedder=embedder, store=server_store(args)
+    ) as mem:
         for user in users:
             reports.append(mem.scope(user).maintain(dry_run=args.dry_run, strategy=args.strategy))
             report_done(len(reports))
@@ -198,30 +222,46 @@ def cmd_mcp(args: argparse.Namespace) -> None:
 
 def _store_options(embedder_required: bool = False) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--path", default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
-                        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)")
-    common.add_argument("--embedder", required=embedder_required,
-                        help=f"{EMBEDDER_HELP} (default: the store's model; auto for a new store)")
+    common.add_argument(
+        "--path",
+        default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
+        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)",
+    )
+    common.add_argument(
+        "--embedder",
+        required=embedder_required,
+        help=f"{EMBEDDER_HELP} (default: the store's model; auto for a new store)",
+    )
     return common
 
 
 def _path_option() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--path", default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
-                        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)")
+    common.add_argument(
+        "--path",
+        default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
+        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)",
+    )
     return common
 
 
 def _user_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False, parents=[_store_options(), chroma_option()])
-    common.add_argument("--user", default=os.environ.get("RIPPLEMEM_USER", "default"),
-                        help="whose memories (default: $RIPPLEMEM_USER or 'default')")
+    common.add_argument(
+        "--user",
+        default=os.environ.get("RIPPLEMEM_USER", "default"),
+        help="whose memories (default: $RIPPLEMEM_USER or 'default')",
+    )
     return common
 
 
 def _filters(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--type", action="append", metavar="TYPE",
-                        help=f"only this type, repeatable: {', '.join(MEMORY_TYPES)}")
+    parser.add_argument(
+        "--type",
+        action="append",
+        metavar="TYPE",
+        help=f"only this type, repeatable: {', '.join(MEMORY_TYPES)}",
+    )
     parser.add_argument("--since", metavar="ISO", help="only memories from this time on")
     parser.add_argument("--until", metavar="ISO", help="only memories before this time")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -232,8 +272,9 @@ def _add_json_flags(parser: argparse.ArgumentParser) -> None:
     commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
     if not commands:
         if "--json" not in parser._option_string_actions:
-            parser.add_argument("--json", action="store_true",
-                                help="print machine-readable JSON (errors too)")
+            parser.add_argument(
+                "--json", action="store_true", help="print machine-readable JSON (errors too)"
+            )
         return
     for command in commands:
         for child in dict.fromkeys(command.choices.values()):
@@ -254,8 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
         "demo": (cmd_demo, "load a sample bilingual conversation and recall from it", []),
         "reembed": (cmd_reembed, "re-embed a store with another model", [_store_options(True)]),
         "check": (cmd_check, "check a store's consistency and repair it", [_path_option(), chroma_option()]),
-        "maintain": (cmd_maintain, "consolidate, forget and archive (a scheduled job)",
-                     [_store_options(), chroma_option()]),
+        "maintain": (
+            cmd_maintain,
+            "consolidate, forget and archive (a scheduled job)",
+            [_store_options(), chroma_option()],
+        ),
         "mcp": (cmd_mcp, "serve one user's memory tools to an MCP client over stdio", [user]),
         "viz": (cmd_viz, "draw the memory graph (or one recall's subgraph) as an HTML page", [user]),
     }
@@ -285,10 +329,12 @@ def _core_arguments(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     recall = parsers["recall"]
     recall.add_argument("query", help="what to recall")
     recall.add_argument("-k", type=int, default=5, help="how many memories (default 5)")
-    recall.add_argument("--mode", default="ripple",
-                        help="ripple (default, as in Python and MCP), hybrid, dense or keyword")
-    recall.add_argument("--context", type=int, metavar="TOKENS",
-                        help="print a prompt-ready context within this token budget")
+    recall.add_argument(
+        "--mode", default="ripple", help="ripple (default, as in Python and MCP), hybrid, dense or keyword"
+    )
+    recall.add_argument(
+        "--context", type=int, metavar="TOKENS", help="print a prompt-ready context within this token budget"
+    )
     _filters(recall)
 
     listing = parsers["list"]
@@ -298,30 +344,45 @@ def _core_arguments(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     parsers["stats"].add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     mcp = parsers["mcp"]
-    mcp.add_argument("--allow-erase", action="store_true",
-                     help="add the erase_memory tool (verified erase by id or text, previewed first)")
-    mcp.add_argument("--allow-erase-everything", action="store_true",
-                     help="add erase_memory and let it erase all of the user's memories (everything=true)")
+    mcp.add_argument(
+        "--allow-erase",
+        action="store_true",
+        help="add the erase_memory tool (verified erase by id or text, previewed first)",
+    )
+    mcp.add_argument(
+        "--allow-erase-everything",
+        action="store_true",
+        help="add erase_memory and let it erase all of the user's memories (everything=true)",
+    )
 
     check = parsers["check"]
-    check.add_argument("--no-repair", action="store_true",
-                       help="only report, change nothing (exit 1 if damaged)")
+    check.add_argument(
+        "--no-repair", action="store_true", help="only report, change nothing (exit 1 if damaged)"
+    )
     check.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     maintain = parsers["maintain"]
     maintain.add_argument("--user", help="whose memories (default: every user of the store)")
-    maintain.add_argument("--strategy", default="score",
-                          help="forgetting strategy: score (default), importance, time or capacity")
+    maintain.add_argument(
+        "--strategy",
+        default="score",
+        help="forgetting strategy: score (default), importance, time or capacity",
+    )
     maintain.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
     maintain.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     viz = parsers["viz"]
     viz.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
     viz.add_argument("--query", help="draw only what a recall of this text activates")
-    viz.add_argument("-k", type=int, default=10,
-                     help="with --query: how many memories to recall (default 10)")
-    viz.add_argument("--max-nodes", type=int, default=400,
-                     help="draw at most this many nodes, the best-connected (default 400)")
+    viz.add_argument(
+        "-k", type=int, default=10, help="with --query: how many memories to recall (default 10)"
+    )
+    viz.add_argument(
+        "--max-nodes",
+        type=int,
+        default=400,
+        help="draw at most this many nodes, the best-connected (default 400)",
+    )
     viz.add_argument("--json", action="store_true", help="print what was drawn as JSON")
 
     demo = parsers["demo"]

@@ -44,14 +44,21 @@ class GraphView:
 
     def as_dict(self) -> dict[str, Any]:
         """The view as JSON-ready data (what the HTML page embeds)."""
-        return {"user": self.user_id, "query": self.query, "nodes": self.nodes, "edges": self.edges,
-                "total_nodes": self.total_nodes, "total_edges": self.total_edges, "capped": self.capped}
+        return {
+            "user": self.user_id,
+            "query": self.query,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "total_nodes": self.total_nodes,
+            "total_edges": self.total_edges,
+            "capped": self.capped,
+        }
 
 
 def shorten(text: str, limit: int) -> str:
     """Text on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _memory_node(memory: Memory, size: float) -> dict[str, Any]:
@@ -59,20 +66,36 @@ def _memory_node(memory: Memory, size: float) -> dict[str, Any]:
     detail = f"{memory.type}, {when:%Y-%m-%d}" if when else memory.type
     if memory.status != "active":
         detail += f", {memory.status}"
-    return {"id": memory.id, "kind": "memory", "group": memory.type,
-            "label": shorten(memory.content, LABEL_CHARS),
-            "title": f"{shorten(memory.content, TITLE_CHARS)} ({detail})", "size": round(size, 4)}
+    return {
+        "id": memory.id,
+        "kind": "memory",
+        "group": memory.type,
+        "label": shorten(memory.content, LABEL_CHARS),
+        "title": f"{shorten(memory.content, TITLE_CHARS)} ({detail})",
+        "size": round(size, 4),
+    }
 
 
 def _entity_node(node_id: str, name: str, entity_type: str, size: float) -> dict[str, Any]:
     kind = f"entity: {entity_type}" if entity_type else "entity"
-    return {"id": node_id, "kind": "entity", "group": "entity", "label": shorten(name, LABEL_CHARS),
-            "title": f"{shorten(name, TITLE_CHARS)} ({kind})", "size": round(size, 4)}
+    return {
+        "id": node_id,
+        "kind": "entity",
+        "group": "entity",
+        "label": shorten(name, LABEL_CHARS),
+        "title": f"{shorten(name, TITLE_CHARS)} ({kind})",
+        "size": round(size, 4),
+    }
 
 
 def _edge(edge: EdgeRow | SubgraphEdge) -> dict[str, Any]:
-    return {"src": edge.src, "dst": edge.dst, "type": edge.type, "weight": round(edge.weight, 4),
-            "predicate": edge.predicate}
+    return {
+        "src": edge.src,
+        "dst": edge.dst,
+        "type": edge.type,
+        "weight": round(edge.weight, 4),
+        "predicate": edge.predicate,
+    }
 
 
 def _all_memories(memory: RippleMem) -> dict[str, Memory]:
@@ -90,8 +113,9 @@ def _all_memories(memory: RippleMem) -> dict[str, Memory]:
     return found
 
 
-def _best_connected(candidates: list[str], edges: list[EdgeRow], degree: Counter[str],
-                    order: dict[str, int], limit: int) -> list[str]:
+def _best_connected(
+    candidates: list[str], edges: list[EdgeRow], degree: Counter[str], order: dict[str, int], limit: int
+) -> list[str]:
     """Up to `limit` nodes grown from the highest-degree node through its best-connected
     neighbours (then the next component), so a capped picture keeps its links."""
     if len(candidates) <= limit:
@@ -176,8 +200,9 @@ def recall_graph(memory: RippleMem, recall: Recall) -> GraphView:
     return view
 
 
-def graph_view(memory: RippleMem, query: str | None = None, *, k: int = 10,
-               max_nodes: int = DEFAULT_MAX_NODES) -> GraphView:
+def graph_view(
+    memory: RippleMem, query: str | None = None, *, k: int = 10, max_nodes: int = DEFAULT_MAX_NODES
+) -> GraphView:
     """The whole graph of the handle's user, or with a query, the subgraph of one read-only recall."""
     if query is None:
         return whole_graph(memory, max_nodes)

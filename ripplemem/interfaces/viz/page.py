@@ -31,8 +31,14 @@ def render_html(view: GraphView) -> str:
     return template.replace(_PLACEHOLDER, _script_safe_json(view), 1)
 
 
-def write_graph_html(memory: RippleMem, out: str | os.PathLike[str], query: str | None = None, *,
-                     k: int = 10, max_nodes: int = DEFAULT_MAX_NODES) -> GraphView:
+def write_graph_html(
+    memory: RippleMem,
+    out: str | os.PathLike[str],
+    query: str | None = None,
+    *,
+    k: int = 10,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> GraphView:
     """Draw the handle's user graph (or, with a query, one read-only recall's subgraph) into the
     HTML file `out`; returns what was drawn."""
     target = Path(out)

@@ -36,9 +36,14 @@ class MemoryCluster:
     shared_entities: tuple[str, ...]
 
 
-def cluster_related(ids: Sequence[Any], *, entities: Sequence[Iterable[str]] | None = None,
-                    embeddings: Any = None, ignore_entities: Collection[str] = (),
-                    settings: LifecycleSettings = DEFAULT_SETTINGS) -> list[MemoryCluster]:
+def cluster_related(
+    ids: Sequence[Any],
+    *,
+    entities: Sequence[Iterable[str]] | None = None,
+    embeddings: Any = None,
+    ignore_entities: Collection[str] = (),
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> list[MemoryCluster]:
     """Groups of at least `cluster_min_size` memories linked by a shared entity or similar embeddings.
 
     Two memories are linked when they share an entity key (canonical name) or their embeddings
@@ -71,9 +76,11 @@ def cluster_related(ids: Sequence[Any], *, entities: Sequence[Iterable[str]] | N
         ignored = set(ignore_entities)
         raw = [set(row) - ignored for row in entities]
         frequency = Counter(key for row in raw for key in row)
-        too_common = {key for key, count in frequency.items()
-                      if count > settings.cluster_common_entity_fraction * n
-                      and count > settings.cluster_min_size}
+        too_common = {
+            key
+            for key, count in frequency.items()
+            if count > settings.cluster_common_entity_fraction * n and count > settings.cluster_min_size
+        }
         first_holder: dict[str, int] = {}
         for index, row in enumerate(raw):
             entity_sets[index] = row - too_common
@@ -94,8 +101,9 @@ def cluster_related(ids: Sequence[Any], *, entities: Sequence[Iterable[str]] | N
         if len(members) < settings.cluster_min_size:
             continue
         counts = Counter(key for index in members for key in entity_sets[index])
-        shared = tuple(key for key, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-                       if count >= 2)
+        shared = tuple(
+            key for key, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if count >= 2
+        )
         clusters.append((members, MemoryCluster(tuple(id_list[i] for i in members), shared)))
     clusters.sort(key=lambda pair: (-len(pair[0]), pair[0][0]))
     return [cluster for _, cluster in clusters]
@@ -109,7 +117,7 @@ def _similar_pairs(embeddings: Any, n: int, threshold: float, block: int = 1024)
     matrix = (raw / np.where(norms == 0, 1, norms)).astype(np.float32)
     pairs: list[tuple[int, int]] = []
     for start in range(0, n, block):
-        sims = matrix[start:start + block] @ matrix.T
+        sims = matrix[start : start + block] @ matrix.T
         rows, cols = np.nonzero(sims >= threshold)
         keep = cols > rows + start
         pairs.extend(zip((rows[keep] + start).tolist(), cols[keep].tolist(), strict=True))
@@ -125,10 +133,14 @@ lasting fact they support together (a habit, preference, relationship or recurri
 Reply with only that sentence. If they support no general fact, reply exactly NONE.\
 """
 _NO_SUMMARY = {"none", "null", "n/a", "na", "no", "nothing", "无", "没有", "无。", "none."}
-_LABEL = re.compile(r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:summary|fact|answer|result|总结|摘要|结论|事实)"
-                    r"(?:\*\*)?\s*[:：]\s*", re.IGNORECASE)
-_REFUSAL = re.compile(r"^(?:i'?m sorry|sorry|i cannot|i can'?t|as an ai|抱歉|对不起|我无法|作为一个?AI)",
-                      re.IGNORECASE)
+_LABEL = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:summary|fact|answer|result|总结|摘要|结论|事实)"
+    r"(?:\*\*)?\s*[:：]\s*",
+    re.IGNORECASE,
+)
+_REFUSAL = re.compile(
+    r"^(?:i'?m sorry|sorry|i cannot|i can'?t|as an ai|抱歉|对不起|我无法|作为一个?AI)", re.IGNORECASE
+)
 
 
 def _summary_messages(texts: Sequence[str], settings: LifecycleSettings) -> list[Any]:
@@ -167,7 +179,7 @@ def parse_summary(reply: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) ->
         text = value
     lines = [_LABEL.sub("", line).strip() for line in text.splitlines()]
     text = " ".join(line.lstrip("-*• ").strip() for line in lines if line.strip())
-    text = text.strip().strip('"“”\'「」').strip()
+    text = text.strip().strip("\"“”'「」").strip()
     if not text or text.lower().rstrip(".。") in _NO_SUMMARY or _REFUSAL.match(text):
         return None
     if len(text) > settings.summary_max_chars or text.startswith(("{", "[")):
@@ -175,8 +187,9 @@ def parse_summary(reply: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) ->
     return text
 
 
-def summarize_cluster(llm: BaseChatModel, texts: Sequence[str], *,
-                      settings: LifecycleSettings = DEFAULT_SETTINGS) -> str | None:
+def summarize_cluster(
+    llm: BaseChatModel, texts: Sequence[str], *, settings: LifecycleSettings = DEFAULT_SETTINGS
+) -> str | None:
     """The general fact a group of memories supports, from a chat model; None when there is none.
 
     Never raises for what the model does: a failed call, junk, a refusal, JSON without a summary
@@ -195,8 +208,9 @@ def summarize_cluster(llm: BaseChatModel, texts: Sequence[str], *,
     return parse_summary(reply, settings)
 
 
-async def asummarize_cluster(llm: BaseChatModel, texts: Sequence[str], *,
-                             settings: LifecycleSettings = DEFAULT_SETTINGS) -> str | None:
+async def asummarize_cluster(
+    llm: BaseChatModel, texts: Sequence[str], *, settings: LifecycleSettings = DEFAULT_SETTINGS
+) -> str | None:
     """Async summarize_cluster: the same answer without blocking the event loop."""
     check_chat_model(llm, "asummarize_cluster")
     if not [text for text in texts if isinstance(text, str) and text.strip()]:

@@ -37,8 +37,9 @@ RETRY_PROMPT = "That reply was not usable: {error}. Reply again with only the JS
 class LLMConflictJudge:
     """Asks a chat model for the verdict as JSON; an unusable reply after retries gives the rules' verdict."""
 
-    def __init__(self, llm: BaseChatModel, *, max_retries: int = 1,
-                 settings: LifecycleSettings = DEFAULT_SETTINGS) -> None:
+    def __init__(
+        self, llm: BaseChatModel, *, max_retries: int = 1, settings: LifecycleSettings = DEFAULT_SETTINGS
+    ) -> None:
         check_chat_model(llm, "LLMConflictJudge")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise InvalidInputError(f"max_retries must be a non-negative integer, got {max_retries!r}")
@@ -46,8 +47,15 @@ class LLMConflictJudge:
         self.max_retries = max_retries
         self.settings = settings
 
-    def judge(self, new_text: str, existing_text: str, *, new_time: datetime | None = None,
-              existing_time: datetime | None = None, similarity: float | None = None) -> ConflictVerdict:
+    def judge(
+        self,
+        new_text: str,
+        existing_text: str,
+        *,
+        new_time: datetime | None = None,
+        existing_time: datetime | None = None,
+        similarity: float | None = None,
+    ) -> ConflictVerdict:
         """The model's verdict, or the rules' when the model gives nothing usable (never raises for that)."""
         rules, messages = self._start(new_text, existing_text, new_time, existing_time, similarity)
         if messages is None:
@@ -61,12 +69,19 @@ class LLMConflictJudge:
             verdict, messages, error = self._read(reply, rules, messages, attempt, new_time, existing_time)
             if verdict is not None:
                 return verdict
-        return self._fallback(rules, f"no usable reply after {self.max_retries + 1} tries; "
-                                     f"last problem: {error}")
+        return self._fallback(
+            rules, f"no usable reply after {self.max_retries + 1} tries; last problem: {error}"
+        )
 
-    async def ajudge(self, new_text: str, existing_text: str, *, new_time: datetime | None = None,
-                     existing_time: datetime | None = None,
-                     similarity: float | None = None) -> ConflictVerdict:
+    async def ajudge(
+        self,
+        new_text: str,
+        existing_text: str,
+        *,
+        new_time: datetime | None = None,
+        existing_time: datetime | None = None,
+        similarity: float | None = None,
+    ) -> ConflictVerdict:
         """Async judge: the same verdict without blocking the event loop."""
         rules, messages = self._start(new_text, existing_text, new_time, existing_time, similarity)
         if messages is None:
@@ -80,22 +95,40 @@ class LLMConflictJudge:
             verdict, messages, error = self._read(reply, rules, messages, attempt, new_time, existing_time)
             if verdict is not None:
                 return verdict
-        return self._fallback(rules, f"no usable reply after {self.max_retries + 1} tries; "
-                                     f"last problem: {error}")
+        return self._fallback(
+            rules, f"no usable reply after {self.max_retries + 1} tries; last problem: {error}"
+        )
 
-    def _start(self, new_text: str, existing_text: str, new_time: datetime | None,
-               existing_time: datetime | None,
-               similarity: float | None) -> tuple[ConflictVerdict, list[Any] | None]:
+    def _start(
+        self,
+        new_text: str,
+        existing_text: str,
+        new_time: datetime | None,
+        existing_time: datetime | None,
+        similarity: float | None,
+    ) -> tuple[ConflictVerdict, list[Any] | None]:
         """The rules' verdict, and the first messages for the model (None: identical text needs none)."""
-        rules = judge_conflict(new_text, existing_text, new_time=new_time, existing_time=existing_time,
-                               similarity=similarity, settings=self.settings)
+        rules = judge_conflict(
+            new_text,
+            existing_text,
+            new_time=new_time,
+            existing_time=existing_time,
+            similarity=similarity,
+            settings=self.settings,
+        )
         if rules.kind == "duplicate" and normalize_text(new_text) == normalize_text(existing_text):
             return rules, None
         return rules, self.messages(new_text, existing_text, new_time, existing_time)
 
-    def _read(self, reply: Any, rules: ConflictVerdict, messages: list[Any], attempt: int,
-              new_time: datetime | None,
-              existing_time: datetime | None) -> tuple[ConflictVerdict | None, list[Any], str]:
+    def _read(
+        self,
+        reply: Any,
+        rules: ConflictVerdict,
+        messages: list[Any],
+        attempt: int,
+        new_time: datetime | None,
+        existing_time: datetime | None,
+    ) -> tuple[ConflictVerdict | None, list[Any], str]:
         """The parsed verdict, or None, the conversation extended for a retry, and the problem."""
         try:
             return self.parse(reply, rules, new_time, existing_time), messages, ""
@@ -103,12 +136,20 @@ class LLMConflictJudge:
             if attempt < self.max_retries:
                 from langchain_core.messages import AIMessage, HumanMessage
 
-                messages = [*messages, AIMessage(reply_text(reply) or ""),
-                            HumanMessage(RETRY_PROMPT.format(error=exc))]
+                messages = [
+                    *messages,
+                    AIMessage(reply_text(reply) or ""),
+                    HumanMessage(RETRY_PROMPT.format(error=exc)),
+                ]
             return None, messages, str(exc)
 
-    def messages(self, new_text: str, existing_text: str, new_time: datetime | None = None,
-                 existing_time: datetime | None = None) -> list[Any]:
+    def messages(
+        self,
+        new_text: str,
+        existing_text: str,
+        new_time: datetime | None = None,
+        existing_time: datetime | None = None,
+    ) -> list[Any]:
         """The system and user messages the model is shown."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -116,12 +157,20 @@ class LLMConflictJudge:
             stamp = f" (said {aware(when).strftime('%Y-%m-%d %H:%M')})" if when is not None else ""
             return f"{label}{stamp}: {text}"
 
-        return [SystemMessage(JUDGE_PROMPT),
-                HumanMessage(dated("Existing", existing_text, existing_time) + "\n"
-                             + dated("New", new_text, new_time))]
+        return [
+            SystemMessage(JUDGE_PROMPT),
+            HumanMessage(
+                dated("Existing", existing_text, existing_time) + "\n" + dated("New", new_text, new_time)
+            ),
+        ]
 
-    def parse(self, reply: Any, rules: ConflictVerdict, new_time: datetime | None = None,
-              existing_time: datetime | None = None) -> ConflictVerdict:
+    def parse(
+        self,
+        reply: Any,
+        rules: ConflictVerdict,
+        new_time: datetime | None = None,
+        existing_time: datetime | None = None,
+    ) -> ConflictVerdict:
         """A verdict from a model reply; raises ValueError when the reply is unusable."""
         text = reply_text(reply)
         if not text:
@@ -141,10 +190,17 @@ class LLMConflictJudge:
         reason = _optional_str(data.get("reason")) or f"the model says {verdict}"
         agrees = rules.kind == verdict
         return ConflictVerdict(
-            verdict, slot or (rules.slot if agrees else None), subject or (rules.subject if agrees else None),
-            rules.old_value if agrees else None, rules.new_value if agrees else None,
-            current if verdict == "update" else None, reason[:300], rules.belief_new, rules.belief_existing,
-            "llm")
+            verdict,
+            slot or (rules.slot if agrees else None),
+            subject or (rules.subject if agrees else None),
+            rules.old_value if agrees else None,
+            rules.new_value if agrees else None,
+            current if verdict == "update" else None,
+            reason[:300],
+            rules.belief_new,
+            rules.belief_existing,
+            "llm",
+        )
 
     @staticmethod
     def _fallback(rules: ConflictVerdict, problem: str) -> ConflictVerdict:

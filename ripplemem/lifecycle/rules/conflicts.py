@@ -39,6 +39,7 @@ from ripplemem.lifecycle.rules.statements import Statement, parse_statement
 
 VERDICTS: tuple[str, ...] = ("duplicate", "update", "contradiction", "unrelated")
 
+
 @dataclass(frozen=True)
 class ConflictVerdict:
     """How a new statement relates to an existing one.
@@ -62,8 +63,15 @@ class ConflictVerdict:
 
 # --- comparing two statements --------------------------------------------------------------------
 
-_UNIT_ALIASES = (("毫克", "mg"), ("milligrams", "mg"), ("milligram", "mg"), ("毫升", "ml"), ("grams", "g"),
-                 ("gram", "g"), ("克", "g"))
+_UNIT_ALIASES = (
+    ("毫克", "mg"),
+    ("milligrams", "mg"),
+    ("milligram", "mg"),
+    ("毫升", "ml"),
+    ("grams", "g"),
+    ("gram", "g"),
+    ("克", "g"),
+)
 
 
 # Batch writes compare each stored neighbour with several new texts.
@@ -94,15 +102,23 @@ def _subject(owner: str | None, qualifier: str | None) -> str | None:
     return owner or qualifier
 
 
-def is_duplicate(new_text: str, existing_text: str, similarity: float | None = None,
-                 settings: LifecycleSettings = DEFAULT_SETTINGS) -> bool:
+def is_duplicate(
+    new_text: str,
+    existing_text: str,
+    similarity: float | None = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> bool:
     """Same normalised text, or similarity >= 0.9, unless the slot reading shows different values."""
     verdict = judge_conflict(new_text, existing_text, similarity=similarity, settings=settings)
     return verdict.kind == "duplicate"
 
 
-def find_duplicate(text: str, candidates: Sequence[str], similarities: Sequence[float] | None = None,
-                   settings: LifecycleSettings = DEFAULT_SETTINGS) -> int | None:
+def find_duplicate(
+    text: str,
+    candidates: Sequence[str],
+    similarities: Sequence[float] | None = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> int | None:
     """The index of the candidate the text duplicates (the most similar if several), or None."""
     if isinstance(candidates, str):
         raise InvalidTypeError("candidates must be a list of strings, not one string")
@@ -118,68 +134,112 @@ def find_duplicate(text: str, candidates: Sequence[str], similarities: Sequence[
     return None if best is None else best[1]
 
 
-def judge_conflict(new_text: str, existing_text: str, *, new_time: datetime | None = None,
-                   existing_time: datetime | None = None, similarity: float | None = None,
-                   settings: LifecycleSettings = DEFAULT_SETTINGS) -> ConflictVerdict:
+def judge_conflict(
+    new_text: str,
+    existing_text: str,
+    *,
+    new_time: datetime | None = None,
+    existing_time: datetime | None = None,
+    similarity: float | None = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ConflictVerdict:
     """The rules' verdict on a new statement against an existing one (see the module docstring)."""
     for name, value in (("new_text", new_text), ("existing_text", existing_text)):
         if not isinstance(value, str):
             raise InvalidTypeError(f"{name} must be a string, got {type(value).__name__}")
     if similarity is not None and (isinstance(similarity, bool) or not isinstance(similarity, int | float)):
         raise InvalidTypeError(f"similarity must be a number or None, got {type(similarity).__name__}")
-    return compare_statements(parse_statement(new_text), parse_statement(existing_text), new_time=new_time,
-                              existing_time=existing_time, similarity=similarity, settings=settings)
+    return compare_statements(
+        parse_statement(new_text),
+        parse_statement(existing_text),
+        new_time=new_time,
+        existing_time=existing_time,
+        similarity=similarity,
+        settings=settings,
+    )
 
 
-def compare_statements(new: Statement, old: Statement, *, new_time: datetime | None = None,
-                       existing_time: datetime | None = None, similarity: float | None = None,
-                       settings: LifecycleSettings = DEFAULT_SETTINGS) -> ConflictVerdict:
+def compare_statements(
+    new: Statement,
+    old: Statement,
+    *,
+    new_time: datetime | None = None,
+    existing_time: datetime | None = None,
+    similarity: float | None = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ConflictVerdict:
     """`judge_conflict` on statements already read (a batch write reads each text once)."""
     key = _normalized(new.text)
     if key and key == _normalized(old.text):
-        return ConflictVerdict("duplicate", new.slot, _subject(new.owner, new.qualifier), old.value,
-                               new.value, reason="the same text once case, punctuation and spacing are "
-                               "set aside", belief_new=new.belief, belief_existing=old.belief)
-    same_slot = (new.slot is not None and new.slot == old.slot and _compatible(new.owner, old.owner)
-                 and _compatible(new.qualifier, old.qualifier))
+        return ConflictVerdict(
+            "duplicate",
+            new.slot,
+            _subject(new.owner, new.qualifier),
+            old.value,
+            new.value,
+            reason="the same text once case, punctuation and spacing are set aside",
+            belief_new=new.belief,
+            belief_existing=old.belief,
+        )
+    same_slot = (
+        new.slot is not None
+        and new.slot == old.slot
+        and _compatible(new.owner, old.owner)
+        and _compatible(new.qualifier, old.qualifier)
+    )
     if not same_slot:
         if similarity is not None and similarity >= settings.duplicate_similarity:
-            return ConflictVerdict("duplicate", reason=f"similarity {similarity:.2f} >= "
-                                   f"{settings.duplicate_similarity:g}", belief_new=new.belief,
-                                   belief_existing=old.belief)
-        why = ("no single-valued attribute in both" if new.slot is None or old.slot is None
-               else f"different attributes ({old.slot} / {new.slot})" if new.slot != old.slot
-               else "the same attribute of different subjects")
+            return ConflictVerdict(
+                "duplicate",
+                reason=f"similarity {similarity:.2f} >= {settings.duplicate_similarity:g}",
+                belief_new=new.belief,
+                belief_existing=old.belief,
+            )
+        why = (
+            "no single-valued attribute in both"
+            if new.slot is None or old.slot is None
+            else f"different attributes ({old.slot} / {new.slot})"
+            if new.slot != old.slot
+            else "the same attribute of different subjects"
+        )
         return ConflictVerdict("unrelated", reason=why, belief_new=new.belief, belief_existing=old.belief)
 
     slot = new.slot
     subject = _subject(new.owner or old.owner, new.qualifier or old.qualifier)
 
     def found(kind: str, reason: str, current: str | None = None) -> ConflictVerdict:
-        return ConflictVerdict(kind, slot, subject, old.value, new.value, current, reason, new.belief,
-                               old.belief)
+        return ConflictVerdict(
+            kind, slot, subject, old.value, new.value, current, reason, new.belief, old.belief
+        )
 
     same_value = _value_key(new.value) == _value_key(old.value)
     if same_value and new.negated == old.negated:
         return found("duplicate", f"the same {slot} restated")
     order = time_order(new_time, existing_time)
-    what = (f"{slot} {new.value!r} {'denied' if new.negated else 'affirmed'}, "
-            f"was {'denied' if old.negated else 'affirmed'}" if same_value
-            else f"{slot} {old.value!r} -> {new.value!r}")
+    what = (
+        f"{slot} {new.value!r} {'denied' if new.negated else 'affirmed'}, "
+        f"was {'denied' if old.negated else 'affirmed'}"
+        if same_value
+        else f"{slot} {old.value!r} -> {new.value!r}"
+    )
     if new.update_cue:
         current = "existing" if order == "older" else "new"
         return found("update", f"{what}; the new text says {new.update_cue!r}", current)
     if slot != "preference" and not same_value and order is not None and order != "same":
         current = "new" if order == "newer" else "existing"
         return found("update", f"{what}; the {current} statement is later", current)
-    why = ("opposite preferences" if slot == "preference"
-           else "one affirms what the other denies" if same_value
-           else "different values with nothing saying which is current")
+    why = (
+        "opposite preferences"
+        if slot == "preference"
+        else "one affirms what the other denies"
+        if same_value
+        else "different values with nothing saying which is current"
+    )
     return found("contradiction", f"{what}: {why}")
 
 
 def time_order(new_time: datetime | None, existing_time: datetime | None) -> str | None:
-    """"newer", "older" or "same" for the new statement's time against the existing one (None: unknown)."""
+    """ "newer", "older" or "same" for the new statement's time against the existing one (None: unknown)."""
     if new_time is None or existing_time is None:
         return None
     new, old = aware(new_time, "new_time"), aware(existing_time, "existing_time")

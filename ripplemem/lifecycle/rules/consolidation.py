@@ -48,9 +48,12 @@ _REMEMBER_EN = re.compile(
     r"|\b(?:note|jot|write)\s+(?:that|this|it)?\s*down\b|\bnote\s+that\b|\b(?:make|take)\s+(?:a\s+)?note\b"
     r"|\bkeep\s+(?:that|this|it)?\s*in\s+mind\b|\bfor\s+(?:future\s+)?reference\b|\bfor\s+the\s+record\b"
     r"|\bsave\s+(?:this|that|it)\s+(?:to|in)\s+(?:your\s+)?memory\b",
-    re.IGNORECASE)
-_REMEMBER_ZH = re.compile(r"(?<![还我他她])记住(?!了?吗|没有)|(?:请|要|一定|务必)记得|记得要|别忘|不要忘"
-                          r"|记一下|记下|帮我记|备忘|记好")
+    re.IGNORECASE,
+)
+_REMEMBER_ZH = re.compile(
+    r"(?<![还我他她])记住(?!了?吗|没有)|(?:请|要|一定|务必)记得|记得要|别忘|不要忘"
+    r"|记一下|记下|帮我记|备忘|记好"
+)
 _REMEMBER_QUESTION_ZH = re.compile(r"(?:还|你)记得.*[吗？?]|记住了吗")
 
 # Negated importance ("not important", "no rush", 不重要, 别担心) is removed before cue matching.
@@ -60,19 +63,22 @@ _NEGATED = re.compile(
     r"|\bunimportant\b|\bno\s+(?:rush|hurry)\b|\bdon'?t\s+(?:worry|panic)\b"
     r"|(?:不|没|并不|不是很|不太|没那么|没有那么)(?:重要|紧急|急|着急|要紧|担心|难过|生气)"
     r"|(?:别|不用|不必)(?:担心|着急|急|难过|生气|害怕)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SENTIMENT_CUES: dict[str, re.Pattern[str]] = {
     "urgent": re.compile(
         r"\burgent(?:ly)?\b|\basap\b|\bemergency\b|\bimmediately\b|\bright\s+away\b"
         r"|\bas\s+soon\s+as\s+possible\b|\bhurry\b|\btime[- ]sensitive\b"
         r"|\bdeadline\s+is\s+(?:today|tomorrow|tonight)\b"
         r"|紧急|急事|很急|着急|马上|立刻|立即|尽快|赶紧|火速|刻不容缓|十万火急|急诊",
-        re.IGNORECASE),
+        re.IGNORECASE,
+    ),
     "important": re.compile(
         r"\bimportant\b|\bcrucial\b|\bcritical\b|\bessential\b|\bvital\b|\bmust\s+not\b|\bmustn'?t\b"
         r"|\bnever\s+(?:give|let|eat|take)\b|\ballergic\b|\ballergy\b|\bdiagnosed\b|\blife[- ]threatening\b"
         r"|重要|关键|千万|务必|一定要|必须|过敏|确诊|要命",
-        re.IGNORECASE),
+        re.IGNORECASE,
+    ),
     "emotional": re.compile(
         r"\b(?:love|loved|hate|hated|scared|afraid|terrified|anxious|worried|nervous|sad|depressed"
         r"|heartbroken|devastated|upset|angry|furious|frustrated|excited|thrilled|overjoyed|ecstatic"
@@ -80,7 +86,8 @@ _SENTIMENT_CUES: dict[str, re.Pattern[str]] = {
         r"|passed\s+away|died|broke\s+up|divorced?|panic(?:ked)?)\b"
         r"|开心|高兴|激动|兴奋|难过|伤心|悲伤|害怕|担心|焦虑|紧张|生气|愤怒|哭|崩溃|失望|沮丧|孤独|感动"
         r"|委屈|心碎|去世|分手|离婚|抑郁|绝望|幸福",
-        re.IGNORECASE),
+        re.IGNORECASE,
+    ),
 }
 SENTIMENT_LABELS: tuple[str, ...] = tuple(_SENTIMENT_CUES)
 
@@ -119,6 +126,7 @@ def detect_sentiment(text: str) -> SentimentCue | None:
 
 
 # --- The consolidation decision matrix -----------------------------------------------------------
+
 
 class ConsolidationCandidate(Protocol):
     """What the decision reads from a working item (WorkingItem has all of it)."""
@@ -172,8 +180,11 @@ class ConsolidationDecision:
         return self.action != "keep"
 
 
-def decide_consolidation(item: ConsolidationCandidate, context: ConsolidationContext,
-                         settings: LifecycleSettings = DEFAULT_SETTINGS) -> ConsolidationDecision:
+def decide_consolidation(
+    item: ConsolidationCandidate,
+    context: ConsolidationContext,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ConsolidationDecision:
     """Consolidate a working item now, later or not at all, and into which type."""
     s = settings
     now = aware(context.now, "context.now")
@@ -184,15 +195,16 @@ def decide_consolidation(item: ConsolidationCandidate, context: ConsolidationCon
     cue = remember_cue(item.text)
     if item.remember or cue:
         why = f"explicit request to remember ({cue!r})" if cue else "explicit request to remember"
-        return ConsolidationDecision("immediate", "episodic", max(importance, s.signal_importance),
-                                     s.explicit_score, (why,))
+        return ConsolidationDecision(
+            "immediate", "episodic", max(importance, s.signal_importance), s.explicit_score, (why,)
+        )
 
     if item.mention_count >= s.mention_threshold:
         score += s.mention_score
-        reasons.append(f"mentioned {item.mention_count} times (>= {s.mention_threshold}, "
-                       f"+{s.mention_score:g})")
-        return ConsolidationDecision("consolidate", "semantic", importance, round(score, 6),
-                                     tuple(reasons))
+        reasons.append(
+            f"mentioned {item.mention_count} times (>= {s.mention_threshold}, +{s.mention_score:g})"
+        )
+        return ConsolidationDecision("consolidate", "semantic", importance, round(score, 6), tuple(reasons))
 
     known = set(context.known_entities)
     overlap = [entity for entity in item.entities if entity in known]
@@ -205,14 +217,16 @@ def decide_consolidation(item: ConsolidationCandidate, context: ConsolidationCon
         score += s.sentiment_score
         label = f"{sentiment.label} ({sentiment.cue!r})" if sentiment.cue else sentiment.label
         reasons.append(f"{label} (+{s.sentiment_score:g})")
-        return ConsolidationDecision("immediate", "episodic", max(importance, s.signal_importance),
-                                     round(score, 6), tuple(reasons))
+        return ConsolidationDecision(
+            "immediate", "episodic", max(importance, s.signal_importance), round(score, 6), tuple(reasons)
+        )
 
     age_minutes = (now - aware(item.created_at, "item.created_at")).total_seconds() / 60
     if age_minutes > s.age_threshold_minutes:
         score += s.age_score
-        reasons.append(f"in working memory for {age_minutes:.0f} min "
-                       f"(> {s.age_threshold_minutes:g}, +{s.age_score:g})")
+        reasons.append(
+            f"in working memory for {age_minutes:.0f} min (> {s.age_threshold_minutes:g}, +{s.age_score:g})"
+        )
 
     score = round(score, 6)
     if score >= s.consolidate_threshold:
@@ -235,8 +249,10 @@ def _sentiment(text: str, override: str | None) -> SentimentCue | None:
 
 # --- Promotion ---------------------------------------------------------------------------------
 
-def promotion_target(memory_type: str, importance: float,
-                     settings: LifecycleSettings = DEFAULT_SETTINGS) -> str | None:
+
+def promotion_target(
+    memory_type: str, importance: float, settings: LifecycleSettings = DEFAULT_SETTINGS
+) -> str | None:
     """Working -> episodic at importance >= 0.7, episodic -> semantic at >= 0.8, else None."""
     if memory_type == "working" and importance >= settings.promote_working_to_episodic:
         return "episodic"
@@ -255,8 +271,9 @@ class Promotion:
     reason: str
 
 
-def plan_promotions(ids: Sequence[Any], types: Sequence[str], importance: Any,
-                    settings: LifecycleSettings = DEFAULT_SETTINGS) -> list[Promotion]:
+def plan_promotions(
+    ids: Sequence[Any], types: Sequence[str], importance: Any, settings: LifecycleSettings = DEFAULT_SETTINGS
+) -> list[Promotion]:
     """Promotions over many memories at once; memories that stay put are left out."""
     id_list = as_ids(ids)
     type_array = np.asarray(list(types), dtype=object)
@@ -267,9 +284,14 @@ def plan_promotions(ids: Sequence[Any], types: Sequence[str], importance: Any,
     to_semantic = (type_array == "episodic") & (values >= settings.promote_episodic_to_semantic)
     planned: list[Promotion] = []
     for index in np.flatnonzero(to_episodic | to_semantic):
-        source, target, bar = (("working", "episodic", settings.promote_working_to_episodic)
-                               if to_episodic[index] else
-                               ("episodic", "semantic", settings.promote_episodic_to_semantic))
-        planned.append(Promotion(id_list[index], source, target,
-                                 f"importance {values[index]:.2f} >= {bar:g} (promotion rule)"))
+        source, target, bar = (
+            ("working", "episodic", settings.promote_working_to_episodic)
+            if to_episodic[index]
+            else ("episodic", "semantic", settings.promote_episodic_to_semantic)
+        )
+        planned.append(
+            Promotion(
+                id_list[index], source, target, f"importance {values[index]:.2f} >= {bar:g} (promotion rule)"
+            )
+        )
     return planned

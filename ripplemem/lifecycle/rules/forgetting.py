@@ -62,10 +62,17 @@ class ForgetAction:
 class ForgetPlan:
     """Every considered memory with its action; built from arrays, entries made on demand."""
 
-    def __init__(self, strategy: str, ids: list[Any], actions: np.ndarray,
-                 reason: Callable[[int], str], *, scores: np.ndarray | None = None,
-                 parts: dict[str, np.ndarray] | None = None,
-                 new_importance: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        strategy: str,
+        ids: list[Any],
+        actions: np.ndarray,
+        reason: Callable[[int], str],
+        *,
+        scores: np.ndarray | None = None,
+        parts: dict[str, np.ndarray] | None = None,
+        new_importance: np.ndarray | None = None,
+    ) -> None:
         self.strategy = strategy
         self.ids = ids
         self.actions = actions
@@ -84,10 +91,14 @@ class ForgetPlan:
         """The plan for the index-th memory."""
         action = str(self.actions[index])
         return ForgetAction(
-            self.ids[index], action, self._reason(index),
+            self.ids[index],
+            action,
+            self._reason(index),
             None if self.scores is None else float(self.scores[index]),
-            float(self.new_importance[index]) if self.new_importance is not None and action == "deprioritize"
-            else None)
+            float(self.new_importance[index])
+            if self.new_importance is not None and action == "deprioritize"
+            else None,
+        )
 
     def changes(self) -> list[ForgetAction]:
         """The entries whose action is not "keep", in input order."""
@@ -118,8 +129,15 @@ class ForgettingScores:
     connectivity: np.ndarray
 
 
-def forgetting_scores(*, importance: Any, access_count: Any, days_since_access: Any, age_days: Any,
-                      degree: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgettingScores:
+def forgetting_scores(
+    *,
+    importance: Any,
+    access_count: Any,
+    days_since_access: Any,
+    age_days: Any,
+    degree: Any,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ForgettingScores:
     """The forgetting score for arrays of memories (higher = forget sooner)."""
     s = settings
     imp = np.clip(as_float_array(importance, "importance"), 0.0, 1.0)
@@ -130,11 +148,16 @@ def forgetting_scores(*, importance: Any, access_count: Any, days_since_access: 
     links = np.maximum(as_float_array(degree, "degree", n), 0.0)
     importance_part = 1.0 - imp
     frequency_part = 1.0 / (1.0 + count * s.forget_access_rate) + np.minimum(
-        idle * s.forget_idle_rate_per_day, s.forget_idle_cap)
+        idle * s.forget_idle_rate_per_day, s.forget_idle_cap
+    )
     recency_part = 1.0 / (1.0 + np.exp(-s.forget_recency_steepness * (age - s.forget_recency_midpoint_days)))
     connectivity_part = 1.0 / (1.0 + links * s.forget_connectivity_rate)
-    total = (s.forget_weight_importance * importance_part + s.forget_weight_frequency * frequency_part
-             + s.forget_weight_recency * recency_part + s.forget_weight_connectivity * connectivity_part)
+    total = (
+        s.forget_weight_importance * importance_part
+        + s.forget_weight_frequency * frequency_part
+        + s.forget_weight_recency * recency_part
+        + s.forget_weight_connectivity * connectivity_part
+    )
     return ForgettingScores(total, importance_part, frequency_part, recency_part, connectivity_part)
 
 
@@ -142,13 +165,19 @@ def forget_actions(scores: Any, settings: LifecycleSettings = DEFAULT_SETTINGS) 
     """Forgetting thresholds: delete >= 0.8, deprioritize >= 0.6, archive >= 0.4, else keep."""
     values = as_float_array(scores, "scores")
     return np.select(
-        [values >= settings.forget_delete_threshold, values >= settings.forget_deprioritize_threshold,
-         values >= settings.forget_archive_threshold],
-        ["delete", "deprioritize", "archive"], default="keep").astype(object)
+        [
+            values >= settings.forget_delete_threshold,
+            values >= settings.forget_deprioritize_threshold,
+            values >= settings.forget_archive_threshold,
+        ],
+        ["delete", "deprioritize", "archive"],
+        default="keep",
+    ).astype(object)
 
 
-def guarded_actions(actions: np.ndarray, importance: np.ndarray,
-                    settings: LifecycleSettings = DEFAULT_SETTINGS) -> tuple[np.ndarray, list[str]]:
+def guarded_actions(
+    actions: np.ndarray, importance: np.ndarray, settings: LifecycleSettings = DEFAULT_SETTINGS
+) -> tuple[np.ndarray, list[str]]:
     """The score's actions with importance guarding them, and per memory the note saying why an
     action changed (empty when it did not): a delete of a memory at or above
     forget_delete_max_importance becomes deprioritize; a memory at or above
@@ -166,9 +195,16 @@ def guarded_actions(actions: np.ndarray, importance: np.ndarray,
     return guarded, notes
 
 
-def plan_by_score(ids: Sequence[Any], *, importance: Any, access_count: Any, days_since_access: Any,
-                  age_days: Any, degree: Any,
-                  settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
+def plan_by_score(
+    ids: Sequence[Any],
+    *,
+    importance: Any,
+    access_count: Any,
+    days_since_access: Any,
+    age_days: Any,
+    degree: Any,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ForgetPlan:
     """Each memory's forgetting score and the action its threshold gives."""
     id_list = as_ids(ids)
     n = len(id_list)
@@ -177,28 +213,54 @@ def plan_by_score(ids: Sequence[Any], *, importance: Any, access_count: Any, day
     idle = as_float_array(days_since_access, "days_since_access", n)
     age = as_float_array(age_days, "age_days", n)
     links = as_float_array(degree, "degree", n)
-    scores = forgetting_scores(importance=imp, access_count=count, days_since_access=idle, age_days=age,
-                               degree=links, settings=settings)
+    scores = forgetting_scores(
+        importance=imp,
+        access_count=count,
+        days_since_access=idle,
+        age_days=age,
+        degree=links,
+        settings=settings,
+    )
     by_score = forget_actions(scores.total, settings)
     actions, guard = guarded_actions(by_score, np.clip(imp, 0, 1), settings)
     s = settings
-    bars = {"delete": f">= {s.forget_delete_threshold:g}",
-            "deprioritize": f">= {s.forget_deprioritize_threshold:g}",
-            "archive": f">= {s.forget_archive_threshold:g}", "keep": f"< {s.forget_archive_threshold:g}"}
+    bars = {
+        "delete": f">= {s.forget_delete_threshold:g}",
+        "deprioritize": f">= {s.forget_deprioritize_threshold:g}",
+        "archive": f">= {s.forget_archive_threshold:g}",
+        "keep": f"< {s.forget_archive_threshold:g}",
+    }
 
     def reason(i: int) -> str:
-        return (f"forget score {scores.total[i]:.2f} {bars[str(by_score[i])]}{guard[i]} (importance "
-                f"{imp[i]:.2f}, {int(count[i])} accesses, idle {idle[i]:.0f} d, {age[i]:.0f} d old, "
-                f"{int(links[i])} links)")
+        return (
+            f"forget score {scores.total[i]:.2f} {bars[str(by_score[i])]}{guard[i]} (importance "
+            f"{imp[i]:.2f}, {int(count[i])} accesses, idle {idle[i]:.0f} d, {age[i]:.0f} d old, "
+            f"{int(links[i])} links)"
+        )
 
-    return ForgetPlan("score", id_list, actions, reason, scores=scores.total,
-                      parts={"importance": scores.importance, "frequency": scores.frequency,
-                             "recency": scores.recency, "connectivity": scores.connectivity},
-                      new_importance=np.clip(imp, 0, 1) * s.deprioritize_factor)
+    return ForgetPlan(
+        "score",
+        id_list,
+        actions,
+        reason,
+        scores=scores.total,
+        parts={
+            "importance": scores.importance,
+            "frequency": scores.frequency,
+            "recency": scores.recency,
+            "connectivity": scores.connectivity,
+        },
+        new_importance=np.clip(imp, 0, 1) * s.deprioritize_factor,
+    )
 
 
-def plan_by_importance(ids: Sequence[Any], *, importance: Any, threshold: float | None = None,
-                       settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
+def plan_by_importance(
+    ids: Sequence[Any],
+    *,
+    importance: Any,
+    threshold: float | None = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ForgetPlan:
     """Importance-based: delete memories whose importance is below the threshold (0.1)."""
     id_list = as_ids(ids)
     imp = as_float_array(importance, "importance", len(id_list))
@@ -212,8 +274,13 @@ def plan_by_importance(ids: Sequence[Any], *, importance: Any, threshold: float 
     return ForgetPlan("importance", id_list, actions, reason)
 
 
-def plan_by_age(ids: Sequence[Any], *, age_days: Any, max_age_days: float | None = None,
-                settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
+def plan_by_age(
+    ids: Sequence[Any],
+    *,
+    age_days: Any,
+    max_age_days: float | None = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ForgetPlan:
     """Time-based: delete memories older than max_age_days (30)."""
     id_list = as_ids(ids)
     age = as_float_array(age_days, "age_days", len(id_list))
@@ -227,9 +294,15 @@ def plan_by_age(ids: Sequence[Any], *, age_days: Any, max_age_days: float | None
     return ForgetPlan("time", id_list, actions, reason)
 
 
-def plan_by_capacity(ids: Sequence[Any], *, importance: Any, capacity: int | None = None,
-                     days_since_access: Any = None, age_days: Any = None,
-                     settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
+def plan_by_capacity(
+    ids: Sequence[Any],
+    *,
+    importance: Any,
+    capacity: int | None = None,
+    days_since_access: Any = None,
+    age_days: Any = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ForgetPlan:
     """Capacity-based: over capacity, delete the least important until capacity is left.
 
     Ties go to the longest idle, then the oldest (when those arrays are given), then input order.
@@ -238,8 +311,11 @@ def plan_by_capacity(ids: Sequence[Any], *, importance: Any, capacity: int | Non
     n = len(id_list)
     imp = as_float_array(importance, "importance", n)
     limit = settings.forget_capacity if capacity is None else check_capacity(capacity)
-    idle = (np.zeros(n) if days_since_access is None
-            else as_float_array(days_since_access, "days_since_access", n))
+    idle = (
+        np.zeros(n)
+        if days_since_access is None
+        else as_float_array(days_since_access, "days_since_access", n)
+    )
     age = np.zeros(n) if age_days is None else as_float_array(age_days, "age_days", n)
     actions = np.full(n, "keep", dtype=object)
     rank = np.empty(n, dtype=np.int64)
@@ -251,21 +327,34 @@ def plan_by_capacity(ids: Sequence[Any], *, importance: Any, capacity: int | Non
 
     def reason(i: int) -> str:
         if actions[i] == "delete":
-            return (f"{n} memories > capacity {limit}: among the {excess} least important "
-                    f"(importance {imp[i]:.2f})")
+            return (
+                f"{n} memories > capacity {limit}: among the {excess} least important "
+                f"(importance {imp[i]:.2f})"
+            )
         if excess:
-            return (f"within capacity {limit} (importance {imp[i]:.2f}, "
-                    f"rank {rank[i] + 1} of {n} from the bottom)")
+            return (
+                f"within capacity {limit} (importance {imp[i]:.2f}, "
+                f"rank {rank[i] + 1} of {n} from the bottom)"
+            )
         return f"{n} memories <= capacity {limit}"
 
     return ForgetPlan("capacity", id_list, actions, reason)
 
 
-def plan_forgetting(ids: Sequence[Any], strategy: str = "score", *, importance: Any,
-                    access_count: Any = None, days_since_access: Any = None, age_days: Any = None,
-                    degree: Any = None, threshold: float | None = None, max_age_days: float | None = None,
-                    capacity: int | None = None,
-                    settings: LifecycleSettings = DEFAULT_SETTINGS) -> ForgetPlan:
+def plan_forgetting(
+    ids: Sequence[Any],
+    strategy: str = "score",
+    *,
+    importance: Any,
+    access_count: Any = None,
+    days_since_access: Any = None,
+    age_days: Any = None,
+    degree: Any = None,
+    threshold: float | None = None,
+    max_age_days: float | None = None,
+    capacity: int | None = None,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> ForgetPlan:
     """One entry for the four strategies ("score", "importance", "time", "capacity").
 
     The score strategy needs every array; "time" needs age_days; the others need importance.
@@ -277,18 +366,29 @@ def plan_forgetting(ids: Sequence[Any], strategy: str = "score", *, importance: 
     if strategy == "score":
         if days_since_access is None or age_days is None:
             raise InvalidInputError("the score strategy needs days_since_access and age_days")
-        return plan_by_score(id_list, importance=importance,
-                             access_count=np.zeros(n) if access_count is None else access_count,
-                             days_since_access=days_since_access, age_days=age_days,
-                             degree=np.zeros(n) if degree is None else degree, settings=settings)
+        return plan_by_score(
+            id_list,
+            importance=importance,
+            access_count=np.zeros(n) if access_count is None else access_count,
+            days_since_access=days_since_access,
+            age_days=age_days,
+            degree=np.zeros(n) if degree is None else degree,
+            settings=settings,
+        )
     if strategy == "importance":
         return plan_by_importance(id_list, importance=importance, threshold=threshold, settings=settings)
     if strategy == "time":
         if age_days is None:
             raise InvalidInputError("the time strategy needs age_days")
         return plan_by_age(id_list, age_days=age_days, max_age_days=max_age_days, settings=settings)
-    return plan_by_capacity(id_list, importance=importance, capacity=capacity,
-                            days_since_access=days_since_access, age_days=age_days, settings=settings)
+    return plan_by_capacity(
+        id_list,
+        importance=importance,
+        capacity=capacity,
+        days_since_access=days_since_access,
+        age_days=age_days,
+        settings=settings,
+    )
 
 
 def check_forget_options(strategy: str, *, threshold: Any, max_age_days: Any, capacity: Any) -> None:
@@ -296,9 +396,11 @@ def check_forget_options(strategy: str, *, threshold: Any, max_age_days: Any, ca
     would be ignored without a word, and the memories forgotten by rules the caller did not ask for)."""
     if strategy not in STRATEGIES:
         raise InvalidInputError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    for name, value, check, owner in (("threshold", threshold, check_threshold, "importance"),
-                                      ("max_age_days", max_age_days, check_max_age_days, "time"),
-                                      ("capacity", capacity, check_capacity, "capacity")):
+    for name, value, check, owner in (
+        ("threshold", threshold, check_threshold, "importance"),
+        ("max_age_days", max_age_days, check_max_age_days, "time"),
+        ("capacity", capacity, check_capacity, "capacity"),
+    ):
         if value is None:
             continue
         check(value)

@@ -184,41 +184,71 @@ class LifecycleSettings:
             value = getattr(self, item.name)
             if item.name in _SWITCHES:
                 if not isinstance(value, bool):
-                    raise InvalidTypeError(f"LifecycleSettings.{item.name} must be True or False, "
-                                           f"got {type(value).__name__}")
+                    raise InvalidTypeError(
+                        f"LifecycleSettings.{item.name} must be True or False, got {type(value).__name__}"
+                    )
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InvalidTypeError(f"LifecycleSettings.{item.name} must be a number, "
-                                       f"got {type(value).__name__}")
+                raise InvalidTypeError(
+                    f"LifecycleSettings.{item.name} must be a number, got {type(value).__name__}"
+                )
             # NaN, infinity and integers past 64 bits (numpy and SQLite hold none of them) too.
             if not (math.isfinite(value) if isinstance(value, float) else value < 2**63) or value < 0:
-                raise InvalidInputError(f"LifecycleSettings.{item.name} must be a finite number >= 0, "
-                                        f"got {shown_number(value)}")
-        for name in ("working_capacity", "mention_threshold", "cluster_min_size", "summary_max_texts",
-                     "forget_capacity", "access_count_saturation", "warm_to_cold_max_accesses",
-                     "archive_segment_size", "conflict_neighbours", "judge_max_pairs", "summary_window"):
+                raise InvalidInputError(
+                    f"LifecycleSettings.{item.name} must be a finite number >= 0, got {shown_number(value)}"
+                )
+        for name in (
+            "working_capacity",
+            "mention_threshold",
+            "cluster_min_size",
+            "summary_max_texts",
+            "forget_capacity",
+            "access_count_saturation",
+            "warm_to_cold_max_accesses",
+            "archive_segment_size",
+            "conflict_neighbours",
+            "judge_max_pairs",
+            "summary_window",
+        ):
             if not isinstance(getattr(self, name), int):
                 raise InvalidTypeError(f"LifecycleSettings.{name} must be an integer")
-        for name in ("working_capacity", "working_ttl_minutes", "access_decay_days",
-                     "access_count_saturation", "summary_max_texts", "summary_max_chars",
-                     "summary_max_tokens_in", "working_context_tokens", "archive_segment_size",
-                     "summary_window", "cluster_min_size"):
+        for name in (
+            "working_capacity",
+            "working_ttl_minutes",
+            "access_decay_days",
+            "access_count_saturation",
+            "summary_max_texts",
+            "summary_max_chars",
+            "summary_max_tokens_in",
+            "working_context_tokens",
+            "archive_segment_size",
+            "summary_window",
+            "cluster_min_size",
+        ):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"LifecycleSettings.{name} must be positive")
         # Working-memory times are datetimes plus the TTL: a century keeps every sum a valid date.
         if self.working_ttl_minutes > MAX_TTL_MINUTES:
-            raise InvalidInputError(f"LifecycleSettings.working_ttl_minutes must be at most "
-                                    f"{MAX_TTL_MINUTES} (100 years), got {self.working_ttl_minutes}")
-        if not (self.forget_delete_threshold >= self.forget_deprioritize_threshold
-                >= self.forget_archive_threshold):
-            raise InvalidInputError("forget_delete_threshold >= forget_deprioritize_threshold >= "
-                                    "forget_archive_threshold must hold")
+            raise InvalidInputError(
+                f"LifecycleSettings.working_ttl_minutes must be at most "
+                f"{MAX_TTL_MINUTES} (100 years), got {self.working_ttl_minutes}"
+            )
+        if not (
+            self.forget_delete_threshold
+            >= self.forget_deprioritize_threshold
+            >= self.forget_archive_threshold
+        ):
+            raise InvalidInputError(
+                "forget_delete_threshold >= forget_deprioritize_threshold >= "
+                "forget_archive_threshold must hold"
+            )
         if self.forget_delete_max_importance > self.forget_protect_importance:
             raise InvalidInputError("forget_delete_max_importance <= forget_protect_importance must hold")
         for name in _FRACTIONS:
             if getattr(self, name) > 1:
-                raise InvalidInputError(f"LifecycleSettings.{name} must be in [0, 1], "
-                                        f"got {getattr(self, name)}")
+                raise InvalidInputError(
+                    f"LifecycleSettings.{name} must be in [0, 1], got {getattr(self, name)}"
+                )
 
     @property
     def access_count_weight(self) -> float:
@@ -229,12 +259,28 @@ class LifecycleSettings:
 _SWITCHES = frozenset({"merge_duplicates", "detect_conflicts"})
 # Similarities, shares, factors and the importance and access-score bars: each compared with a
 # value in [0, 1], so a number above 1 would silently mean "never" or "always".
-_FRACTIONS = ("duplicate_similarity", "duplicate_overlap", "conflict_similarity", "judge_similarity",
-              "cluster_similarity", "deprioritize_factor", "access_time_weight",
-              "cluster_common_entity_fraction", "default_importance", "signal_importance",
-              "promote_working_to_episodic", "promote_episodic_to_semantic", "forget_min_importance",
-              "forget_delete_max_importance", "forget_protect_importance",
-              "hot_to_warm_max_importance", "cold_delete_max_importance", "tier_hot_access",
-              "tier_hot_importance", "tier_warm_access", "tier_warm_importance")
+_FRACTIONS = (
+    "duplicate_similarity",
+    "duplicate_overlap",
+    "conflict_similarity",
+    "judge_similarity",
+    "cluster_similarity",
+    "deprioritize_factor",
+    "access_time_weight",
+    "cluster_common_entity_fraction",
+    "default_importance",
+    "signal_importance",
+    "promote_working_to_episodic",
+    "promote_episodic_to_semantic",
+    "forget_min_importance",
+    "forget_delete_max_importance",
+    "forget_protect_importance",
+    "hot_to_warm_max_importance",
+    "cold_delete_max_importance",
+    "tier_hot_access",
+    "tier_hot_importance",
+    "tier_warm_access",
+    "tier_warm_importance",
+)
 MAX_TTL_MINUTES = 100 * 365 * 24 * 60
 DEFAULT_SETTINGS = LifecycleSettings()

@@ -33,8 +33,11 @@ from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS, LifecycleSettin
 TIERS: tuple[str, ...] = ("hot", "warm", "cold")
 
 
-def days_since(now: datetime, times: Sequence[datetime | float | None] | np.ndarray,
-               fallback: Sequence[datetime | float | None] | np.ndarray | None = None) -> np.ndarray:
+def days_since(
+    now: datetime,
+    times: Sequence[datetime | float | None] | np.ndarray,
+    fallback: Sequence[datetime | float | None] | np.ndarray | None = None,
+) -> np.ndarray:
     """Days from each time to now (datetimes, or Unix seconds); None takes the fallback's time.
 
     `days_since(now, last_accessed, fallback=created_at)` is the "days idle" the rules read.
@@ -57,25 +60,33 @@ def days_since(now: datetime, times: Sequence[datetime | float | None] | np.ndar
     return np.maximum(reference - seconds, 0.0) / 86400.0
 
 
-def access_score(days_since_access: Any, access_count: Any,
-                 settings: LifecycleSettings = DEFAULT_SETTINGS) -> np.ndarray:
+def access_score(
+    days_since_access: Any, access_count: Any, settings: LifecycleSettings = DEFAULT_SETTINGS
+) -> np.ndarray:
     """The access score: 0.7 x exp(-days_idle / 7) + 0.3 x min(access_count / 10, 1), in [0, 1]."""
     idle = np.maximum(as_float_array(days_since_access, "days_since_access"), 0.0)
     count = np.maximum(as_float_array(access_count, "access_count", len(idle)), 0.0)
-    return (settings.access_time_weight * np.exp(-idle / settings.access_decay_days)
-            + settings.access_count_weight * np.minimum(count / settings.access_count_saturation, 1.0))
+    return settings.access_time_weight * np.exp(
+        -idle / settings.access_decay_days
+    ) + settings.access_count_weight * np.minimum(count / settings.access_count_saturation, 1.0)
 
 
-def tier_by_access_score(scores: Any, importance: Any,
-                         settings: LifecycleSettings = DEFAULT_SETTINGS) -> np.ndarray:
+def tier_by_access_score(
+    scores: Any, importance: Any, settings: LifecycleSettings = DEFAULT_SETTINGS
+) -> np.ndarray:
     """The source's _evaluate_tier: hot if access > 0.7 and importance > 0.7; warm if access > 0.3
     or importance > 0.5; else cold."""
     access = as_float_array(scores, "scores")
     imp = as_float_array(importance, "importance", len(access))
     s = settings
-    return np.select([(access > s.tier_hot_access) & (imp > s.tier_hot_importance),
-                      (access > s.tier_warm_access) | (imp > s.tier_warm_importance)],
-                     ["hot", "warm"], default="cold").astype(object)
+    return np.select(
+        [
+            (access > s.tier_hot_access) & (imp > s.tier_hot_importance),
+            (access > s.tier_warm_access) | (imp > s.tier_warm_importance),
+        ],
+        ["hot", "warm"],
+        default="cold",
+    ).astype(object)
 
 
 @dataclass(frozen=True)
@@ -96,8 +107,14 @@ _DELETED = 3
 class TierPlan:
     """Where each considered memory goes; only `moves()` change anything. Reasons are made on demand."""
 
-    def __init__(self, ids: list[Any], from_codes: np.ndarray, to_codes: np.ndarray,
-                 reason: Callable[[int], str], scores: np.ndarray) -> None:
+    def __init__(
+        self,
+        ids: list[Any],
+        from_codes: np.ndarray,
+        to_codes: np.ndarray,
+        reason: Callable[[int], str],
+        scores: np.ndarray,
+    ) -> None:
         self.ids = ids
         self._from = from_codes
         self._to = to_codes
@@ -122,9 +139,16 @@ class TierPlan:
 
     def moves(self) -> list[TierMove]:
         """The memories that change tier (or are deleted), in input order."""
-        return [TierMove(self.ids[i], str(_NAMES[self._from[i]]), str(_NAMES[self._to[i]]), self._reason(i),
-                         float(self.access_scores[i]))
-                for i in np.flatnonzero(self._from != self._to).tolist()]
+        return [
+            TierMove(
+                self.ids[i],
+                str(_NAMES[self._from[i]]),
+                str(_NAMES[self._to[i]]),
+                self._reason(i),
+                float(self.access_scores[i]),
+            )
+            for i in np.flatnonzero(self._from != self._to).tolist()
+        ]
 
     def ids_to(self, tier: str) -> list[Any]:
         """Ids of the memories moving into a tier ("hot", "warm", "cold" or "deleted")."""
@@ -141,9 +165,16 @@ class TierPlan:
         return f"TierPlan({moved} moves of {len(self.ids)}, after: {self.counts()})"
 
 
-def plan_tier_moves(ids: Sequence[Any], *, tiers: Sequence[str] | np.ndarray, importance: Any,
-                    access_count: Any, days_since_access: Any, cascade: bool = True,
-                    settings: LifecycleSettings = DEFAULT_SETTINGS) -> TierPlan:
+def plan_tier_moves(
+    ids: Sequence[Any],
+    *,
+    tiers: Sequence[str] | np.ndarray,
+    importance: Any,
+    access_count: Any,
+    days_since_access: Any,
+    cascade: bool = True,
+    settings: LifecycleSettings = DEFAULT_SETTINGS,
+) -> TierPlan:
     """Tier migrations for arrays of memories; see the module docstring for the rules."""
     id_list = as_ids(ids)
     n = len(id_list)
@@ -152,9 +183,11 @@ def plan_tier_moves(ids: Sequence[Any], *, tiers: Sequence[str] | np.ndarray, im
     count = as_float_array(access_count, "access_count", n)
     idle = as_float_array(days_since_access, "days_since_access", n)
     s = settings
-    rules = ((idle >= s.hot_to_warm_idle_days) & (imp < s.hot_to_warm_max_importance),
-             (idle >= s.warm_to_cold_idle_days) & (count < s.warm_to_cold_max_accesses),
-             (idle >= s.cold_delete_idle_days) & (imp < s.cold_delete_max_importance))
+    rules = (
+        (idle >= s.hot_to_warm_idle_days) & (imp < s.hot_to_warm_max_importance),
+        (idle >= s.warm_to_cold_idle_days) & (count < s.warm_to_cold_max_accesses),
+        (idle >= s.cold_delete_idle_days) & (imp < s.cold_delete_max_importance),
+    )
     target = current.copy()
     taken = np.zeros(n, dtype=np.int8)  # bit k: step k (hot->warm, warm->cold, cold->deleted) applied
     for step, rule in enumerate(rules):
@@ -168,14 +201,20 @@ def plan_tier_moves(ids: Sequence[Any], *, tiers: Sequence[str] | np.ndarray, im
         days, weight, uses = float(idle[i]), float(imp[i]), int(count[i])
         parts = []
         if taken[i] & 1:
-            parts.append(f"hot -> warm: {days:.0f} d idle >= {s.hot_to_warm_idle_days:g} and importance "
-                         f"{weight:.2f} < {s.hot_to_warm_max_importance:g}")
+            parts.append(
+                f"hot -> warm: {days:.0f} d idle >= {s.hot_to_warm_idle_days:g} and importance "
+                f"{weight:.2f} < {s.hot_to_warm_max_importance:g}"
+            )
         if taken[i] & 2:
-            parts.append(f"warm -> cold: {days:.0f} d idle >= {s.warm_to_cold_idle_days:g} and "
-                         f"{uses} accesses < {s.warm_to_cold_max_accesses}")
+            parts.append(
+                f"warm -> cold: {days:.0f} d idle >= {s.warm_to_cold_idle_days:g} and "
+                f"{uses} accesses < {s.warm_to_cold_max_accesses}"
+            )
         if taken[i] & 4:
-            parts.append(f"cold -> deleted: {days:.0f} d idle >= {s.cold_delete_idle_days:g} and importance "
-                         f"{weight:.2f} < {s.cold_delete_max_importance:g}")
+            parts.append(
+                f"cold -> deleted: {days:.0f} d idle >= {s.cold_delete_idle_days:g} and importance "
+                f"{weight:.2f} < {s.cold_delete_max_importance:g}"
+            )
         return "; ".join(parts)
 
     return TierPlan(id_list, current, target, reason, access_score(idle, count, settings))

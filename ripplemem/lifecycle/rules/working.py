@@ -85,9 +85,15 @@ class WorkingItem:
 class WorkingMemory:
     """The working memory of one session: observe turns, read items or a prompt context, expire."""
 
-    def __init__(self, session_id: str | None = None, *, settings: LifecycleSettings = DEFAULT_SETTINGS,
-                 clock: Clock | None = None, on_drop: DropCallback | None = None,
-                 extract: Extractor = extract_entities) -> None:
+    def __init__(
+        self,
+        session_id: str | None = None,
+        *,
+        settings: LifecycleSettings = DEFAULT_SETTINGS,
+        clock: Clock | None = None,
+        on_drop: DropCallback | None = None,
+        extract: Extractor = extract_entities,
+    ) -> None:
         if not isinstance(settings, LifecycleSettings):
             raise InvalidTypeError(f"settings must be LifecycleSettings, got {type(settings).__name__}")
         if clock is not None and not callable(clock):
@@ -105,8 +111,15 @@ class WorkingMemory:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def observe(self, role: str, text: str, *, importance: float | None = None, remember: bool = False,
-                metadata: Mapping[str, Any] | None = None) -> WorkingItem:
+    def observe(
+        self,
+        role: str,
+        text: str,
+        *,
+        importance: float | None = None,
+        remember: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> WorkingItem:
         """Add a conversation turn, or count it as another mention of a live item; returns that item.
 
         `remember=True` (or a cue in the text such as "remember that" / 记住) marks the item for
@@ -125,8 +138,13 @@ class WorkingMemory:
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidTypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
         explicit = check_flag(remember, "remember") or remember_cue(text) is not None
-        entities = tuple(dict.fromkeys(
-            entity.canonical for entity in self._extract(text) if entity.type not in _MENTION_KINDS_SKIPPED))
+        entities = tuple(
+            dict.fromkeys(
+                entity.canonical
+                for entity in self._extract(text)
+                if entity.type not in _MENTION_KINDS_SKIPPED
+            )
+        )
         meta = MappingProxyType(dict(metadata or {}))
 
         dropped: list[tuple[WorkingItem, str]] = []
@@ -139,22 +157,38 @@ class WorkingMemory:
             result: WorkingItem | None = None
             for item_id, item in list(self._items.items()):
                 if item.key == key:
-                    result = replace(item, mention_count=item.mention_count + 1, last_seen=now,
-                                     importance=max(item.importance, float(value)),
-                                     remember=item.remember or explicit,
-                                     metadata=MappingProxyType({**item.metadata, **meta}))
+                    result = replace(
+                        item,
+                        mention_count=item.mention_count + 1,
+                        last_seen=now,
+                        importance=max(item.importance, float(value)),
+                        remember=item.remember or explicit,
+                        metadata=MappingProxyType({**item.metadata, **meta}),
+                    )
                     self._items[item_id] = result
                 elif mentioned.intersection(item.entities):
                     self._items[item_id] = replace(item, mention_count=item.mention_count + 1, last_seen=now)
             if result is None:
-                result = WorkingItem(id=uuid.uuid4().hex, session_id=self.session_id, role=role.strip(),
-                                     text=text.strip(), created_at=now, last_seen=now,
-                                     importance=float(value), entities=entities, remember=explicit,
-                                     key=key, tokens=estimate_tokens(text), metadata=meta)
+                result = WorkingItem(
+                    id=uuid.uuid4().hex,
+                    session_id=self.session_id,
+                    role=role.strip(),
+                    text=text.strip(),
+                    created_at=now,
+                    last_seen=now,
+                    importance=float(value),
+                    entities=entities,
+                    remember=explicit,
+                    key=key,
+                    tokens=estimate_tokens(text),
+                    metadata=meta,
+                )
                 self._items[result.id] = result
                 while len(self._items) > self.capacity:
-                    victim = min((item for item in self._items.values() if item.id != result.id),
-                                 key=lambda item: (self._priority(item, now), item.last_seen))
+                    victim = min(
+                        (item for item in self._items.values() if item.id != result.id),
+                        key=lambda item: (self._priority(item, now), item.last_seen),
+                    )
                     del self._items[victim.id]
                     dropped.append((victim, "evicted"))
         self._report(dropped)
@@ -247,8 +281,11 @@ class WorkingMemory:
         s = self.settings
         recency = min(1.0, max(0.0, 1.0 - (now - item.last_seen) / self.ttl))
         mentions = min(item.mention_count / max(s.mention_threshold, 1), 1.0)
-        priority = (s.working_priority_importance * item.importance + s.working_priority_recency * recency
-                    + s.working_priority_mentions * mentions)
+        priority = (
+            s.working_priority_importance * item.importance
+            + s.working_priority_recency * recency
+            + s.working_priority_mentions * mentions
+        )
         return priority + (s.working_remember_bonus if item.remember else 0.0)
 
     def _purge_expired(self, now: datetime) -> list[WorkingItem]:
@@ -267,15 +304,23 @@ class _Retired(RippleMemError):
     """observe() on a session memory WorkingMemories.expire() dropped; WorkingMemories.observe retries."""
 
     def __init__(self) -> None:
-        super().__init__("this session's working memory was dropped when it expired empty; "
-                         "get it again with WorkingMemories.session(session_id)")
+        super().__init__(
+            "this session's working memory was dropped when it expired empty; "
+            "get it again with WorkingMemories.session(session_id)"
+        )
 
 
 class WorkingMemories:
     """One WorkingMemory per session id, created on first use, sharing settings, clock and on_drop."""
 
-    def __init__(self, *, settings: LifecycleSettings = DEFAULT_SETTINGS, clock: Clock | None = None,
-                 on_drop: DropCallback | None = None, extract: Extractor = extract_entities) -> None:
+    def __init__(
+        self,
+        *,
+        settings: LifecycleSettings = DEFAULT_SETTINGS,
+        clock: Clock | None = None,
+        on_drop: DropCallback | None = None,
+        extract: Extractor = extract_entities,
+    ) -> None:
         self.settings = settings
         self._clock = clock
         self._on_drop = on_drop
@@ -288,8 +333,13 @@ class WorkingMemories:
         with self._lock:
             memory = self._sessions.get(session_id)
             if memory is None:
-                memory = WorkingMemory(session_id, settings=self.settings, clock=self._clock,
-                                       on_drop=self._on_drop, extract=self._extract)
+                memory = WorkingMemory(
+                    session_id,
+                    settings=self.settings,
+                    clock=self._clock,
+                    on_drop=self._on_drop,
+                    extract=self._extract,
+                )
                 self._sessions[session_id] = memory
             return memory
 
@@ -330,4 +380,3 @@ class WorkingMemories:
                     memory._retired = True
                     del self._sessions[session_id]
         return expired
-

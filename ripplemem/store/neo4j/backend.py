@@ -31,8 +31,10 @@ def check_backend_kept(store: SQLiteStore, backend: Neo4jBackend | None, vector_
     """Refuse a default open of a store served by Neo4j: it would build a second, local index
     (and, say, erase only from that one)."""
     if backend is None and vector_index == "auto" and store.get_meta("vector_index") == "neo4j":
-        raise StoreError(f"the store at {store.path!r} is served by Neo4j; open it with backend='neo4j', "
-                         "uri=..., auth=..., or pass vector_index='chroma' to rebuild a local index")
+        raise StoreError(
+            f"the store at {store.path!r} is served by Neo4j; open it with backend='neo4j', "
+            "uri=..., auth=..., or pass vector_index='chroma' to rebuild a local index"
+        )
 
 
 class Neo4jBackend:
@@ -57,7 +59,8 @@ class Neo4jBackend:
             raise StoreError(
                 f"cannot create RippleMem's constraints and indexes in Neo4j at {options.uri} "
                 f"(database {options.database or 'default'}): {exc}; RippleMem needs Neo4j 5.18 or "
-                "newer and a user allowed to create indexes") from exc
+                "newer and a user allowed to create indexes"
+            ) from exc
         self._graph = Neo4jGraph(self.connection, store, store_id)
         return MirroringWriteLock(store, enabled=enabled, mirror=self._graph)
 

@@ -49,47 +49,90 @@ class Neo4jIndex:
             raise StoreError(
                 f"the Neo4j database at {connection.options.uri} has a vector index of "
                 f"{found[0]['dimensions']} dimensions, but this store's embedder makes {dimensions}; "
-                "use another database (database=...) for stores of another embedder")
+                "use another database (database=...) for stores of another embedder"
+            )
         connection.read(*statement(cypher.SCHEMA_AWAIT_INDEXES))
 
-    def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
-            metadatas: Sequence[dict[str, Any]]) -> None:
+    def add(
+        self, user_id: str, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]
+    ) -> None:
         """Put vectors (and their filter columns) on the user's memory nodes, in UNWIND batches."""
-        rows = [{"id": memory_id, "agent_id": meta.get("agent_id", ""),
-                 "session_id": meta.get("session_id", ""), "type": meta.get("type", ""),
-                 "occurred_at": float(meta.get("when", 0.0)),
-                 "embedding": np.asarray(vector, dtype=np.float32).tolist()}
-                for memory_id, vector, meta in zip(ids, vectors, metadatas, strict=True)]
-        self._conn.write([statement(cypher.SET_VECTORS, rows=rows[start:start + _BATCH],
-                                    store=self._store, user_id=user_id)
-                          for start in range(0, len(rows), _BATCH)])
+        rows = [
+            {
+                "id": memory_id,
+                "agent_id": meta.get("agent_id", ""),
+                "session_id": meta.get("session_id", ""),
+                "type": meta.get("type", ""),
+                "occurred_at": float(meta.get("when", 0.0)),
+                "embedding": np.asarray(vector, dtype=np.float32).tolist(),
+            }
+            for memory_id, vector, meta in zip(ids, vectors, metadatas, strict=True)
+        ]
+        self._conn.write(
+            [
+                statement(
+                    cypher.SET_VECTORS, rows=rows[start : start + _BATCH], store=self._store, user_id=user_id
+                )
+                for start in range(0, len(rows), _BATCH)
+            ]
+        )
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Take memories out of the vector index (their nodes stay for the graph)."""
         ids = list(ids)
-        self._conn.write([statement(cypher.UNSET_VECTORS, ids=ids[start:start + _BATCH],
-                                    store=self._store, user_id=user_id)
-                          for start in range(0, len(ids), _BATCH)])
+        self._conn.write(
+            [
+                statement(
+                    cypher.UNSET_VECTORS, ids=ids[start : start + _BATCH], store=self._store, user_id=user_id
+                )
+                for start in range(0, len(ids), _BATCH)
+            ]
+        )
 
-    def query(self, user_id: str, vector: np.ndarray, k: int,
-              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+    def query(
+        self, user_id: str, vector: np.ndarray, k: int, flt: VectorFilter | None = None
+    ) -> list[tuple[str, float]]:
         """The user's k nearest memories as (id, cosine similarity), best first."""
         if k <= 0:
             return []
         flt = flt or VectorFilter()
         values = np.asarray(vector, dtype=np.float32).tolist()
         types = None if not flt.types else list(flt.types)
-        record = self._conn.read(*statement(
-            cypher.QUERY_VECTORS, fetch=k * _OVERFETCH, vector=values, k=k, store=self._store,
-            user_id=user_id, agent_id=flt.agent_id, session_id=flt.session_id, types=types,
-            since=flt.since, until=flt.until))[0]
+        record = self._conn.read(
+            *statement(
+                cypher.QUERY_VECTORS,
+                fetch=k * _OVERFETCH,
+                vector=values,
+                k=k,
+                store=self._store,
+                user_id=user_id,
+                agent_id=flt.agent_id,
+                session_id=flt.session_id,
+                types=types,
+                since=flt.since,
+                until=flt.until,
+            )
+        )[0]
         hits = [(hit["id"], float(hit["score"])) for hit in record["hits"]]
         if len(hits) < k and int(record["seen"]) >= k * _OVERFETCH:
             # Other scopes crowded the approximate neighbours out: score this scope's vectors exactly.
-            hits = [(r["id"], float(r["score"])) for r in self._conn.read(*statement(
-                cypher.QUERY_VECTORS_EXACT, vector=values, k=k, store=self._store, user_id=user_id,
-                agent_id=flt.agent_id, session_id=flt.session_id, types=types, since=flt.since,
-                until=flt.until))]
+            hits = [
+                (r["id"], float(r["score"]))
+                for r in self._conn.read(
+                    *statement(
+                        cypher.QUERY_VECTORS_EXACT,
+                        vector=values,
+                        k=k,
+                        store=self._store,
+                        user_id=user_id,
+                        agent_id=flt.agent_id,
+                        session_id=flt.session_id,
+                        types=types,
+                        since=flt.since,
+                        until=flt.until,
+                    )
+                )
+            ]
         # Neo4j's cosine score is (1 + cos) / 2; callers compare cosines.
         return [(memory_id, 2.0 * score - 1.0) for memory_id, score in hits]
 
@@ -102,8 +145,16 @@ class Neo4jIndex:
         query = lucene_query(terms)
         if query is None or k <= 0:
             return []
-        records = self._conn.read(*statement(cypher.QUERY_KEYWORDS, query=query, fetch=k * _OVERFETCH * 4,
-                                             k=k, store=self._store, user_id=user_id))
+        records = self._conn.read(
+            *statement(
+                cypher.QUERY_KEYWORDS,
+                query=query,
+                fetch=k * _OVERFETCH * 4,
+                k=k,
+                store=self._store,
+                user_id=user_id,
+            )
+        )
         return [(r["id"], float(r["score"])) for r in records]
 
     def count(self, user_id: str) -> int:
@@ -131,8 +182,9 @@ class Neo4jIndex:
 
     def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
         """{user: vector count} of the users outside `user_ids` whose memory nodes carry vectors."""
-        records = self._conn.read(*statement(cypher.FOREIGN_VECTORS, store=self._store,
-                                             user_ids=list(user_ids)))
+        records = self._conn.read(
+            *statement(cypher.FOREIGN_VECTORS, store=self._store, user_ids=list(user_ids))
+        )
         return {r["user_id"]: int(r["vectors"]) for r in records}
 
     def drop_foreign(self, part: str) -> None:

@@ -44,8 +44,9 @@ class VectorIndex(Protocol):
     """Called when broken parts are found after opening (on reloading another process's write);
     the engine sets it to refill them from SQLite. An index whose files cannot break never calls it."""
 
-    def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
-            metadatas: Sequence[dict[str, Any]]) -> None:
+    def add(
+        self, user_id: str, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]
+    ) -> None:
         """Add (or replace) vectors of one user."""
         ...
 
@@ -53,8 +54,9 @@ class VectorIndex(Protocol):
         """Remove vectors of one user; unknown ids are ignored."""
         ...
 
-    def query(self, user_id: str, vector: np.ndarray, k: int,
-              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+    def query(
+        self, user_id: str, vector: np.ndarray, k: int, flt: VectorFilter | None = None
+    ) -> list[tuple[str, float]]:
         """The k nearest vectors of one user as (id, cosine similarity), best first."""
         ...
 
@@ -137,7 +139,7 @@ class _UserMatrix:
             when = np.zeros(capacity, dtype=np.float64)
             when[: self.size] = self.when[: self.size]
             self.when = when
-        self.matrix[self.size:need] = vectors
+        self.matrix[self.size : need] = vectors
         for offset, (memory_id, meta) in enumerate(zip(ids, metadatas, strict=True)):
             self.position[memory_id] = self.size + offset
             self.ids.append(memory_id)
@@ -195,8 +197,9 @@ class NumpyIndex:
         self._users: dict[str, _UserMatrix] = {}
         self._lock = threading.RLock()
 
-    def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
-            metadatas: Sequence[dict[str, Any]]) -> None:
+    def add(
+        self, user_id: str, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]
+    ) -> None:
         """Add (or replace) vectors of one user."""
         if not len(ids):
             return
@@ -212,8 +215,9 @@ class NumpyIndex:
             if user_id in self._users:
                 self._users[user_id].remove(ids)
 
-    def query(self, user_id: str, vector: np.ndarray, k: int,
-              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+    def query(
+        self, user_id: str, vector: np.ndarray, k: int, flt: VectorFilter | None = None
+    ) -> list[tuple[str, float]]:
         """Exact top-k by cosine similarity."""
         with self._lock:
             users = self._users.get(user_id)
@@ -239,8 +243,11 @@ class NumpyIndex:
                 return [[] for _ in range(len(vectors))]
             scores = np.asarray(vectors, dtype=np.float32) @ users.matrix[: users.size].T
             k = min(k, users.size)
-            top = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < users.size \
+            top = (
+                np.argpartition(-scores, k - 1, axis=1)[:, :k]
+                if k < users.size
                 else np.tile(np.arange(users.size), (len(scores), 1))
+            )
             found = []
             for row, columns in zip(scores, top, strict=True):
                 columns = columns[np.argsort(-row[columns])]
@@ -278,8 +285,9 @@ class NumpyIndex:
         """{user: vector count} of the users outside `user_ids` who have vectors here."""
         known = set(user_ids)
         with self._lock:
-            return {user: users.size for user, users in self._users.items()
-                    if user not in known and users.size}
+            return {
+                user: users.size for user, users in self._users.items() if user not in known and users.size
+            }
 
     def drop_foreign(self, part: str) -> None:
         """Remove every vector of one user foreign() reported."""

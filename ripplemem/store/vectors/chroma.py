@@ -91,9 +91,17 @@ class ChromaIndex:
     remote = False
     on_damage: Callable[[], None] | None = None
 
-    def __init__(self, path: str | None = None, *, client: Any = None, namespace: str = "",
-                 isolation: str | None = None, temporary: bool = False, verify: str = "files",
-                 repair: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        client: Any = None,
+        namespace: str = "",
+        isolation: str | None = None,
+        temporary: bool = False,
+        verify: str = "files",
+        repair: bool = True,
+    ) -> None:
         try:
             import chromadb
             from chromadb.config import Settings
@@ -145,7 +153,8 @@ class ChromaIndex:
             if wanted is not None and stored is not None and wanted != stored:
                 raise InvalidInputError(
                     f"this store keeps its vectors with isolation={stored!r}; open it with "
-                    f"isolation={stored!r} (or None), or rebuild it into a new store")
+                    f"isolation={stored!r} (or None), or rebuild it into a new store"
+                )
             chosen = wanted or stored or "collection"
             if chosen == "filter" and not shared and self._client is not None:
                 # Created now, so a later open with isolation=None finds the shared layout.
@@ -174,7 +183,8 @@ class ChromaIndex:
     def _create(self, name: str) -> Any:
         # embedding_function=None everywhere: Chroma's default one downloads a model.
         return self._client.get_or_create_collection(
-            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )
 
     def _own_names(self) -> list[str]:
         """Names of this store's collections (a server may hold other stores' too)."""
@@ -237,11 +247,15 @@ class ChromaIndex:
         """``action`` on the user's collection, or ``empty`` if it does not exist (or is broken and
         left so). On a server, a handle another process dropped (and perhaps created again) is
         looked up once more."""
-        if self._broken and self._broken & {None, self._shared if self.isolation == "filter"
-                                            else collection_name(user_id, self._prefix)}:
+        if self._broken and self._broken & {
+            None,
+            self._shared if self.isolation == "filter" else collection_name(user_id, self._prefix),
+        }:
             if create:
-                raise StoreError(f"the vector index under {self._directory!r} is damaged "
-                                 f"({self._damage[0].problem}); `ripplemem check` rebuilds it from SQLite")
+                raise StoreError(
+                    f"the vector index under {self._directory!r} is damaged "
+                    f"({self._damage[0].problem}); `ripplemem check` rebuilds it from SQLite"
+                )
             return empty
         collection = self._collection(user_id, create)
         if collection is None:
@@ -255,19 +269,24 @@ class ChromaIndex:
         collection = self._collection(user_id, create)
         return empty if collection is None else action(collection)
 
-    def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
-            metadatas: Sequence[dict[str, Any]]) -> None:
+    def add(
+        self, user_id: str, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]
+    ) -> None:
         """Upsert vectors of one user, in Chroma-sized batches."""
         if not len(ids):
             return
         clean = [{k: v for k, v in m.items() if k != "user_id"} for m in metadatas]
         if self.isolation == "filter":
             clean = [{**m, "user_id": user_id} for m in clean]
+
         def upsert(collection: Any) -> None:
             for start in range(0, len(ids), _MAX_BATCH):
                 stop = start + _MAX_BATCH
-                collection.upsert(ids=list(ids[start:stop]), embeddings=np.asarray(vectors[start:stop]),
-                                  metadatas=clean[start:stop])
+                collection.upsert(
+                    ids=list(ids[start:stop]),
+                    embeddings=np.asarray(vectors[start:stop]),
+                    metadatas=clean[start:stop],
+                )
 
         with self._guard(write=True):
             self._on(user_id, upsert, None, create=True)
@@ -280,32 +299,42 @@ class ChromaIndex:
 
         def remove(collection: Any) -> None:
             for start in range(0, len(ids), _MAX_BATCH):
-                collection.delete(ids=list(ids[start:start + _MAX_BATCH]), where=where)
+                collection.delete(ids=list(ids[start : start + _MAX_BATCH]), where=where)
 
         with self._guard(write=True):
             self._on(user_id, remove, None)
 
-    def _nearest(self, collection: Any, user_id: str, embeddings: list[np.ndarray], k: int,
-                 where: dict[str, Any] | None) -> list[list[tuple[str, float]]]:
+    def _nearest(
+        self,
+        collection: Any,
+        user_id: str,
+        embeddings: list[np.ndarray],
+        k: int,
+        where: dict[str, Any] | None,
+    ) -> list[list[tuple[str, float]]]:
         """(id, cosine) of the k nearest for each embedding; empty lists when nothing is stored."""
         try:
             # Chroma >= 1.0 returns fewer rows when k exceeds what it holds: no count() round trip
             # first (2-3 ms at 10k vectors, more per user under filter isolation).
-            result = collection.query(query_embeddings=embeddings, n_results=k, where=where,
-                                      include=["distances"])
+            result = collection.query(
+                query_embeddings=embeddings, n_results=k, where=where, include=["distances"]
+            )
         except Exception:
             # An older server may refuse n_results > count: ask for at most what it holds.
             total = self._count(collection, user_id)
             if total == 0:
                 return [[] for _ in embeddings]
-            result = collection.query(query_embeddings=embeddings, n_results=min(k, total), where=where,
-                                      include=["distances"])
-        return [[(memory_id, 1.0 - float(distance))
-                 for memory_id, distance in zip(ids, distances, strict=True)]
-                for ids, distances in zip(result["ids"], result["distances"], strict=True)]
+            result = collection.query(
+                query_embeddings=embeddings, n_results=min(k, total), where=where, include=["distances"]
+            )
+        return [
+            [(memory_id, 1.0 - float(distance)) for memory_id, distance in zip(ids, distances, strict=True)]
+            for ids, distances in zip(result["ids"], result["distances"], strict=True)
+        ]
 
-    def query(self, user_id: str, vector: np.ndarray, k: int,
-              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+    def query(
+        self, user_id: str, vector: np.ndarray, k: int, flt: VectorFilter | None = None
+    ) -> list[tuple[str, float]]:
         """Approximate (HNSW) top-k by cosine similarity."""
         if k <= 0:
             return []
@@ -324,7 +353,7 @@ class ChromaIndex:
         def nearest(collection: Any) -> list[list[tuple[str, float]]]:
             found: list[list[tuple[str, float]]] = []
             for start in range(0, len(vectors), 256):
-                batch = [np.asarray(v, dtype=np.float32) for v in vectors[start:start + 256]]
+                batch = [np.asarray(v, dtype=np.float32) for v in vectors[start : start + 256]]
                 found.extend(self._nearest(collection, user_id, batch, k, where))
             return found
 
@@ -360,15 +389,19 @@ class ChromaIndex:
         (by name: a collection's name does not give its user back)."""
         known = {collection_name(u, self._prefix) for u in user_ids}
         with self._guard():
-            return {name: int(self._client.get_collection(name, embedding_function=None).count())
-                    for name in self._own_names()
-                    if name.startswith(self._prefix) and name not in known and name not in self._broken}
+            return {
+                name: int(self._client.get_collection(name, embedding_function=None).count())
+                for name in self._own_names()
+                if name.startswith(self._prefix) and name not in known and name not in self._broken
+            }
 
     def is_empty(self) -> bool:
         """Whether this store holds no vector here (e.g. a new or wiped server)."""
         with self._guard():
-            return all(int(self._client.get_collection(name, embedding_function=None).count()) == 0
-                       for name in self._own_names())
+            return all(
+                int(self._client.get_collection(name, embedding_function=None).count()) == 0
+                for name in self._own_names()
+            )
 
     def drop_all(self) -> None:
         """Delete every vector of this store (its collections only), keeping its isolation."""

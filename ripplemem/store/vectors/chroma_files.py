@@ -158,38 +158,61 @@ def _read_header(raw: bytes, dimension: int | None) -> tuple[_Header | None, str
     """The header's fields, or None and what is wrong with them."""
     if len(raw) != _HEADER.size:
         return None, f"header.bin holds {len(raw)} bytes, not {_HEADER.size}"
-    (version, offset_level0, max_elements, count, per_element, label_offset, data_offset, max_level,
-     entry_point, max_links, max_links0, _m, mult, _ef) = _HEADER.unpack(raw)
+    (
+        version,
+        offset_level0,
+        max_elements,
+        count,
+        per_element,
+        label_offset,
+        data_offset,
+        max_level,
+        entry_point,
+        max_links,
+        max_links0,
+        _m,
+        mult,
+        _ef,
+    ) = _HEADER.unpack(raw)
     vector_bytes = label_offset - data_offset
     checks = [
         (version == _VERSION, f"version {version}, not {_VERSION}"),
         (offset_level0 == 0 and data_offset == 4 * max_links0 + 4, "inconsistent link offsets"),
         (0 < max_links <= max_links0 < 2**16, f"link limits {max_links}/{max_links0}"),
         (vector_bytes > 0 and vector_bytes % 4 == 0, f"vector size {vector_bytes} bytes"),
-        (dimension is None or vector_bytes == 4 * dimension,
-         f"vectors of {vector_bytes // 4} dimensions in a {dimension}-dimension collection"),
+        (
+            dimension is None or vector_bytes == 4 * dimension,
+            f"vectors of {vector_bytes // 4} dimensions in a {dimension}-dimension collection",
+        ),
         (per_element == label_offset + _LABEL_BYTES, f"element size {per_element}"),
         (count <= max_elements <= 2 * (count + 2**16), f"{count} elements of capacity {max_elements}"),
-        (count == 0 or (0 <= max_level <= _MAX_LEVEL and entry_point < count),
-         f"top level {max_level}, entry point {entry_point} of {count} elements"),
+        (
+            count == 0 or (0 <= max_level <= _MAX_LEVEL and entry_point < count),
+            f"top level {max_level}, entry point {entry_point} of {count} elements",
+        ),
         (math.isfinite(mult) and mult > 0, f"level multiplier {mult}"),
     ]
     for ok, problem in checks:
         if not ok:
             return None, f"header.bin is corrupt: {problem}"
-    return _Header(max_elements, count, per_element, data_offset, max(max_level, 0), entry_point,
-                   max_links, max_links0), ""
+    return _Header(
+        max_elements, count, per_element, data_offset, max(max_level, 0), entry_point, max_links, max_links0
+    ), ""
 
 
 def _size_problem(folder: str, header: _Header) -> str | None:
     """A file shorter than its header's elements need, longer than its capacity, or sparse."""
     capacity = max(header.max_elements, header.count)
     per_element = header.bytes_per_element
-    bounds = {"data_level0.bin": (header.count * per_element, capacity * per_element),
-              "length.bin": (header.count * 4, capacity * 4),
-              # Each element's 4-byte size, and at most max_level blocks of upper-level links.
-              "link_lists.bin": (header.count * 4,
-                                 header.count * (4 + header.max_level * (4 * header.max_links + 4)))}
+    bounds = {
+        "data_level0.bin": (header.count * per_element, capacity * per_element),
+        "length.bin": (header.count * 4, capacity * 4),
+        # Each element's 4-byte size, and at most max_level blocks of upper-level links.
+        "link_lists.bin": (
+            header.count * 4,
+            header.count * (4 + header.max_level * (4 * header.max_links + 4)),
+        ),
+    }
     for name, (least, most) in bounds.items():
         stat = os.stat(os.path.join(folder, name))
         if stat.st_size < least:
@@ -231,18 +254,23 @@ def _link_list_problem(folder: str, header: _Header, deep: bool) -> str | None:
     if not deep or not blocks:
         return None
     rows = np.asarray(blocks)[:, None] + np.arange(block)
-    return _links_problem(np.frombuffer(raw, dtype=np.uint32)[rows], header.max_links, header.count,
-                          "link_lists.bin")
+    return _links_problem(
+        np.frombuffer(raw, dtype=np.uint32)[rows], header.max_links, header.count, "link_lists.bin"
+    )
 
 
 def _level0_problem(folder: str, header: _Header) -> str | None:
     """Every element's level-0 links must name elements of the index."""
     if header.count == 0:
         return None
-    data = np.memmap(os.path.join(folder, "data_level0.bin"), dtype=np.uint8, mode="r",
-                     shape=(header.count, header.bytes_per_element))
+    data = np.memmap(
+        os.path.join(folder, "data_level0.bin"),
+        dtype=np.uint8,
+        mode="r",
+        shape=(header.count, header.bytes_per_element),
+    )
     try:
-        links = np.ascontiguousarray(data[:, :header.links_bytes]).view(np.uint32)
+        links = np.ascontiguousarray(data[:, : header.links_bytes]).view(np.uint32)
     finally:
         del data
     return _links_problem(links, header.max_links0, header.count, "data_level0.bin")
@@ -273,8 +301,16 @@ def _pickle_problem(path: str, header: _Header) -> str | None:
             maps = _PlainUnpickler(handle).load()
         to_label, to_id = maps["id_to_label"], maps["label_to_id"]
         added = int(maps["total_elements_added"])
-    except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError, AttributeError,
-            IndexError, MemoryError) as exc:
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        IndexError,
+        MemoryError,
+    ) as exc:
         return f"{PICKLE} cannot be read ({type(exc).__name__}: {exc})"
     if not isinstance(to_label, dict) or not isinstance(to_id, dict) or len(to_label) != len(to_id):
         return f"{PICKLE} holds id maps that disagree"

@@ -66,9 +66,11 @@ def probe_collections(directory: str, segments: Sequence[VectorSegment]) -> list
         answers, stopped = _run_probe(directory, left)
         if "" in answers:  # Chroma could not open the directory at all
             return [IndexDamage(directory, None, None, f"Chroma cannot open it ({answers['']})")]
-        found += [IndexDamage(directory, s.collection, s.segment,
-                              f"a probe query failed ({answers[s.collection]})")
-                  for s in left if answers.get(s.collection)]
+        found += [
+            IndexDamage(directory, s.collection, s.segment, f"a probe query failed ({answers[s.collection]})")
+            for s in left
+            if answers.get(s.collection)
+        ]
         unanswered = [s for s in left if s.collection not in answers]
         if unanswered:  # the child died or hung on the first of these
             found.append(IndexDamage(directory, unanswered[0].collection, unanswered[0].segment, stopped))
@@ -81,8 +83,14 @@ def _run_probe(directory: str, segments: Sequence[VectorSegment]) -> tuple[dict[
     before answering all, why."""
     job = json.dumps({"directory": directory, "collections": [[s.collection, s.dimension] for s in segments]})
     try:
-        done = subprocess.run([sys.executable, "-c", _PROBE], input=job, capture_output=True, text=True,
-                              timeout=PROBE_SECONDS, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE],
+            input=job,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_SECONDS,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
         output = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
         stopped = f"a probe query did not answer within {PROBE_SECONDS} s"
@@ -106,8 +114,9 @@ def find_damage(directory: str, verify: str) -> list[IndexDamage]:
     found = check_files(directory, "files" if verify == "files" else "graph")
     if verify == "probe" and not any(d.collection is None for d in found):
         broken = {d.collection for d in found}
-        found += probe_collections(directory, [s for s in vector_segments(directory)
-                                               if s.collection not in broken])
+        found += probe_collections(
+            directory, [s for s in vector_segments(directory) if s.collection not in broken]
+        )
     return found
 
 
@@ -118,8 +127,13 @@ def index_damage(path: str | os.PathLike[str], *, probe: bool = True) -> list[In
     the store's index locks (Chroma may apply its own log then, as any open does)."""
     root = os.path.abspath(os.fspath(path))
     modalities = os.path.join(root, MODALITY_DIRNAME)  # one index per modality beside the text one
-    owners = [root, *(os.path.join(modalities, name) for name in
-                      (sorted(os.listdir(modalities)) if os.path.isdir(modalities) else []))]
+    owners = [
+        root,
+        *(
+            os.path.join(modalities, name)
+            for name in (sorted(os.listdir(modalities)) if os.path.isdir(modalities) else [])
+        ),
+    ]
     found: list[IndexDamage] = []
     for owner in owners:
         directory, lock_path = os.path.join(owner, CHROMA_DIRNAME), os.path.join(owner, LOCK_FILENAME)

@@ -40,14 +40,20 @@ class ChromaServer:
             port = -1
         if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or port == -1:
             raise InvalidInputError(
-                f"chroma_url {url!r} is not a server address; give one such as 'http://localhost:8000'")
+                f"chroma_url {url!r} is not a server address; give one such as 'http://localhost:8000'"
+            )
         if parts.username or parts.password or parts.path.strip("/") or parts.query or parts.fragment:
             raise InvalidInputError(
                 f"chroma_url {url!r} must be only scheme, host and port; pass credentials as "
-                "chroma_headers={'Authorization': 'Bearer TOKEN'}")
-        return cls(url=url.strip().rstrip("/"), host=parts.hostname,
-                   port=port or _DEFAULT_PORTS[parts.scheme], ssl=parts.scheme == "https",
-                   headers=_check_headers(headers))
+                "chroma_headers={'Authorization': 'Bearer TOKEN'}"
+            )
+        return cls(
+            url=url.strip().rstrip("/"),
+            host=parts.hostname,
+            port=port or _DEFAULT_PORTS[parts.scheme],
+            ssl=parts.scheme == "https",
+            headers=_check_headers(headers),
+        )
 
     def connect(self) -> Any:
         """An HttpClient on the server; a StoreError naming the URL if it does not answer."""
@@ -56,14 +62,21 @@ class ChromaServer:
             from chromadb.config import Settings
         except ImportError as exc:
             raise MissingDependencyError(
-                "a Chroma server index needs the chromadb client: pip install 'ripplemem[chroma]'") from exc
+                "a Chroma server index needs the chromadb client: pip install 'ripplemem[chroma]'"
+            ) from exc
         try:
-            return chromadb.HttpClient(host=self.host, port=self.port, ssl=self.ssl,
-                                       headers=dict(self.headers) or None,
-                                       settings=Settings(anonymized_telemetry=False))
+            return chromadb.HttpClient(
+                host=self.host,
+                port=self.port,
+                ssl=self.ssl,
+                headers=dict(self.headers) or None,
+                settings=Settings(anonymized_telemetry=False),
+            )
         except Exception as exc:  # chromadb raises ValueError for a refused connection, others by cause
-            raise StoreError(f"no Chroma server answers at {self.url} ({exc}); {HOW_TO_START}, "
-                             "or leave chroma_url out for the embedded index") from exc
+            raise StoreError(
+                f"no Chroma server answers at {self.url} ({exc}); {HOW_TO_START}, "
+                "or leave chroma_url out for the embedded index"
+            ) from exc
 
 
 def server_option(url: str | None, headers: Mapping[str, str] | None = None) -> ChromaServer | None:
@@ -79,9 +92,11 @@ def _check_headers(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], 
     if headers is None:
         return ()
     if not isinstance(headers, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
-        raise InvalidInputError("chroma_headers must map header names to string values, e.g. "
-                                "{'Authorization': 'Bearer TOKEN'}")
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise InvalidInputError(
+            "chroma_headers must map header names to string values, e.g. {'Authorization': 'Bearer TOKEN'}"
+        )
     return tuple(sorted(headers.items()))
 
 
@@ -89,8 +104,9 @@ def store_namespace(store: SQLiteStore) -> str:
     """This store's id, which names its collections on a server (kept in SQLite, made once)."""
     with store.transaction() as conn:
         # INSERT OR IGNORE: two processes opening a new store at once agree on the first id.
-        conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
-                     (STORE_ID_KEY, uuid.uuid4().hex[:16]))
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (STORE_ID_KEY, uuid.uuid4().hex[:16])
+        )
     found = store.get_meta(STORE_ID_KEY)
     assert found is not None
     return found

@@ -13,23 +13,36 @@ from ripplemem import InvalidInputError, RippleMem
 
 def _defective(mem: RippleMem) -> dict[str, str]:
     """Store memories whose graph has one defect of each kind; returns their memory ids by name."""
-    ids = {"zanzibar": mem.add("Zanzibar is warm in February.").id,
-           "kettle": mem.add("the kettle whistled twice before breakfast.").id}
+    ids = {
+        "zanzibar": mem.add("Zanzibar is warm in February.").id,
+        "kettle": mem.add("the kettle whistled twice before breakfast.").id,
+    }
     mem.add("Bob moved to NYC.", relations=[("Bob", "lives_in", "NYC")])
     mem.add("Bob lives in New York City now.", relations=[("Bob", "lives_in", "New York City")])
-    mem.add("Tower Bridge is in London.", relations=[("Tower Bridge", "is_located_in", "London"),
-                                                     ("Tower Bridge", "located_in", "London")])
+    mem.add(
+        "Tower Bridge is in London.",
+        relations=[("Tower Bridge", "is_located_in", "London"), ("Tower Bridge", "located_in", "London")],
+    )
     mem.add("Jordan: I'm home.")
     mem.add("We hiked along the “Jordan River”.")
     mem.add("Paris is the capital of France.", relations=[("Paris", "capital_of", "France")])
-    mem.add("France is the capital of Paris, the quiz bot claimed.",
-            relations=[{"subject": "France", "predicate": "capital_of", "object": "Paris",
-                        "confidence": 0.4}])
-    mem.add("The engine is part of the car.", relations=[
-        ("Engine", "part_of", "Car"), ("Car", "part_of", "Fleet"),
-        {"subject": "Fleet", "predicate": "part_of", "object": "Engine", "confidence": 0.6}])
-    for text in ("I practised Python on the train.", "Python decorators are neat.",
-                 "I wrote a Python script for my taxes."):
+    mem.add(
+        "France is the capital of Paris, the quiz bot claimed.",
+        relations=[{"subject": "France", "predicate": "capital_of", "object": "Paris", "confidence": 0.4}],
+    )
+    mem.add(
+        "The engine is part of the car.",
+        relations=[
+            ("Engine", "part_of", "Car"),
+            ("Car", "part_of", "Fleet"),
+            {"subject": "Fleet", "predicate": "part_of", "object": "Engine", "confidence": 0.6},
+        ],
+    )
+    for text in (
+        "I practised Python on the train.",
+        "Python decorators are neat.",
+        "I wrote a Python script for my taxes.",
+    ):
         mem.add(text)
     mem.add("I debugged Python Code Review notes.")
     return ids
@@ -60,8 +73,10 @@ def test_each_known_defect_is_found_with_its_fix(mem: RippleMem) -> None:
     assert all(i.error_type == "relation direction error" for i in directions)
 
     duplicates = report.of_kind("duplicate_relation")
-    assert {frozenset(i.nodes) for i in duplicates} == {frozenset({"Bob", "NYC", "New York City"}),
-                                                        frozenset({"Tower Bridge", "London"})}
+    assert {frozenset(i.nodes) for i in duplicates} == {
+        frozenset({"Bob", "NYC", "New York City"}),
+        frozenset({"Tower Bridge", "London"}),
+    }
     assert all("merge into" in i.fix and i.error_type == "redundant relation" for i in duplicates)
     assert report.redundancy["duplicate_relations"] == 2
 
@@ -83,12 +98,23 @@ def test_each_known_defect_is_found_with_its_fix(mem: RippleMem) -> None:
 def test_a_clean_graph_scores_higher_and_has_no_defects(mem: RippleMem) -> None:
     mem.add("Marie Curie worked in Paris.", relations=[("Marie Curie", "worked_in", "Paris")])
     mem.add("Marie Curie won the Nobel Prize.", relations=[("Marie Curie", "won", "Nobel Prize")])
-    mem.add("Pierre Curie married Marie Curie.", relations=[("Pierre Curie", "married_to", "Marie Curie"),
-                                                            ("Marie Curie", "married_to", "Pierre Curie")])
+    mem.add(
+        "Pierre Curie married Marie Curie.",
+        relations=[
+            ("Pierre Curie", "married_to", "Marie Curie"),
+            ("Marie Curie", "married_to", "Pierre Curie"),
+        ],
+    )
     clean = mem.analysis.graph_quality()
     kinds = {issue.kind for issue in clean.issues}
-    assert not kinds & {"relation_direction", "duplicate_relation", "type_conflict", "low_confidence",
-                        "isolated_entity", "isolated_memory"}
+    assert not kinds & {
+        "relation_direction",
+        "duplicate_relation",
+        "type_conflict",
+        "low_confidence",
+        "isolated_entity",
+        "isolated_memory",
+    }
     assert clean.consistency["score"] == 1.0 and clean.coverage["memory_coverage"] == 1.0
 
     _defective(mem.scope("dora"))
@@ -96,8 +122,10 @@ def test_a_clean_graph_scores_higher_and_has_no_defects(mem: RippleMem) -> None:
 
 
 def test_min_confidence_moves_the_threshold(mem: RippleMem) -> None:
-    mem.add("Ada might know Grace.", relations=[{"subject": "Ada", "predicate": "knows", "object": "Grace",
-                                                 "confidence": 0.7}])
+    mem.add(
+        "Ada might know Grace.",
+        relations=[{"subject": "Ada", "predicate": "knows", "object": "Grace", "confidence": 0.7}],
+    )
     assert mem.analysis.graph_quality().confidence["low_confidence_edges"] == 0
     assert mem.analysis.graph_quality(min_confidence=0.8).confidence["low_confidence_edges"] == 1
     with pytest.raises(InvalidInputError, match="min_confidence must be in"):

@@ -48,16 +48,29 @@ Multi-head attention runs several attention heads in parallel and concatenates t
 """
 START = datetime(2024, 1, 10, 9, 0, tzinfo=timezone.utc)
 # (minutes after the session start, text, activity)
-SESSION_1 = [(0, "How does Backpropagation compute the gradient of every weight?", "question"),
-             (20, "Note: Backpropagation applies the chain rule from the output layer back to the input.",
-              "note"),
-             (45, "Note: Neural Networks stack weighted sums and activation functions.", "note")]
-SESSION_2 = [(0, "What does an Encoder block of the Transformer contain?", "question"),
-             (30, "Does Backpropagation run through the Transformer layers as well?", "question")]
+SESSION_1 = [
+    (0, "How does Backpropagation compute the gradient of every weight?", "question"),
+    (20, "Note: Backpropagation applies the chain rule from the output layer back to the input.", "note"),
+    (45, "Note: Neural Networks stack weighted sums and activation functions.", "note"),
+]
+SESSION_2 = [
+    (0, "What does an Encoder block of the Transformer contain?", "question"),
+    (30, "Does Backpropagation run through the Transformer layers as well?", "question"),
+]
 SESSION_2_DAY = 3
 REPORT_DAY = 7
-KEYS = {"report_id", "generated_at", "summary", "learning_analysis", "knowledge_gaps", "review_suggestions",
-        "next_steps", "overview", "basis", "phrasing"}
+KEYS = {
+    "report_id",
+    "generated_at",
+    "summary",
+    "learning_analysis",
+    "knowledge_gaps",
+    "review_suggestions",
+    "next_steps",
+    "overview",
+    "basis",
+    "phrasing",
+}
 
 
 def _learn(mem: RippleMem, clock: ManualClock, tmp_path: Path) -> None:
@@ -66,24 +79,33 @@ def _learn(mem: RippleMem, clock: ManualClock, tmp_path: Path) -> None:
     mem.ingest(guide, "deep-learning")
     for day, session, items in ((0, "s1", SESSION_1), (SESSION_2_DAY, "s2", SESSION_2)):
         for minutes, text, activity in items:
-            mem.add(text, session_id=session, metadata={"activity": activity},
-                    event_time=START + timedelta(days=day, minutes=minutes))
+            mem.add(
+                text,
+                session_id=session,
+                metadata={"activity": activity},
+                event_time=START + timedelta(days=day, minutes=minutes),
+            )
     clock.now = START + timedelta(days=REPORT_DAY)
 
 
 @pytest.fixture
 def learner(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[RippleMem, ManualClock]]:
     clock = ManualClock(START)
-    mem = RippleMem(path=tmp_path / "store", user_id="lin", embedder=embedder,
-                    store=StoreOptions(vector_index="numpy"),
-                    clock=clock)
+    mem = RippleMem(
+        path=tmp_path / "store",
+        user_id="lin",
+        embedder=embedder,
+        store=StoreOptions(vector_index="numpy"),
+        clock=clock,
+    )
     _learn(mem, clock, tmp_path)
     yield mem, clock
     mem.close()
 
 
 def test_the_report_has_the_seed_shape_and_numbers_from_the_data(
-        learner: tuple[RippleMem, ManualClock]) -> None:
+    learner: tuple[RippleMem, ManualClock],
+) -> None:
     mem, _ = learner
     report = mem.analysis.learning_report()
     assert set(report) == KEYS
@@ -92,9 +114,11 @@ def test_the_report_has_the_seed_shape_and_numbers_from_the_data(
     items = SESSION_1 + SESSION_2
     minutes = SESSION_1[-1][0] + SESSION_2[-1][0]  # each session runs from its first to its last memory
     assert report["summary"] == {
-        "total_study_time": f"{minutes / 60:.1f} hours", "documents_studied": 1,
+        "total_study_time": f"{minutes / 60:.1f} hours",
+        "documents_studied": 1,
         "questions_asked": sum(a == "question" for *_, a in items),
-        "notes_created": sum(a == "note" for *_, a in items)}
+        "notes_created": sum(a == "note" for *_, a in items),
+    }
 
     analysis = report["learning_analysis"]
     assert analysis["strengths"] == ["Backpropagation"]  # the one concept of three or more memories
@@ -133,11 +157,15 @@ def test_recalling_a_concept_resets_its_forgetting_curve(learner: tuple[RippleMe
 
 
 def test_recorded_minutes_are_the_study_time(tmp_path: Path, embedder: Embedder) -> None:
-    with RippleMem(path=tmp_path / "s", user_id="kim", embedder=embedder,
-                   store=StoreOptions(vector_index="numpy")) as mem:
+    with RippleMem(
+        path=tmp_path / "s", user_id="kim", embedder=embedder, store=StoreOptions(vector_index="numpy")
+    ) as mem:
         mem.add("Read the chapter on Photosynthesis.", metadata={"activity": "study", "minutes": 50})
-        mem.add("Note: Photosynthesis turns light into chemical energy.", type="semantic",
-                metadata={"minutes": 25})
+        mem.add(
+            "Note: Photosynthesis turns light into chemical energy.",
+            type="semantic",
+            metadata={"minutes": 25},
+        )
         report = mem.analysis.learning_report()
     assert report["summary"]["total_study_time"] == "1.2 hours"  # 75 minutes
     assert report["summary"]["notes_created"] == 1 and report["summary"]["questions_asked"] == 0
@@ -147,12 +175,17 @@ def test_recorded_minutes_are_the_study_time(tmp_path: Path, embedder: Embedder)
 
 def test_a_scripted_model_phrases_the_overview_and_next_steps(learner: tuple[RippleMem, ManualClock]) -> None:
     mem, _ = learner
-    reply = json.dumps({
-        "overview": "You asked 3 questions and wrote 2 notes; Backpropagation is your strongest topic, "
-                    "but the Attention Mechanism section is still untouched.",
-        "next_steps": ["Work through Self-Attention and Multi-Head Attention.",
-                       "Write a note on what an Encoder block contains.",
-                       "Review Neural Networks before moving on."]})
+    reply = json.dumps(
+        {
+            "overview": "You asked 3 questions and wrote 2 notes; Backpropagation is your strongest topic, "
+            "but the Attention Mechanism section is still untouched.",
+            "next_steps": [
+                "Work through Self-Attention and Multi-Head Attention.",
+                "Write a note on what an Encoder block contains.",
+                "Review Neural Networks before moving on.",
+            ],
+        }
+    )
     model = ScriptedChatModel(replies=[f"```json\n{reply}\n```"])
     report = mem.analysis.learning_report(llm=model)
     assert report["phrasing"] == {"by": "llm"}
@@ -182,13 +215,20 @@ def test_users_are_apart_and_unshared_bases_are_refused(learner: tuple[RippleMem
     mem, _ = learner
     bob = mem.scope("bob")
     report = bob.analysis.learning_report()
-    assert report["summary"] == {"total_study_time": "0.0 hours", "documents_studied": 0,
-                                 "questions_asked": 0, "notes_created": 0}
+    assert report["summary"] == {
+        "total_study_time": "0.0 hours",
+        "documents_studied": 0,
+        "questions_asked": 0,
+        "notes_created": 0,
+    }
     assert report["learning_analysis"]["knowledge_graph"]["nodes"] == 0 and report["knowledge_gaps"] == []
     with pytest.raises(KnowledgeBaseAccessError, match="deep-learning"):
         bob.analysis.learning_report(knowledge_base="deep-learning")
     mem.kb.grant("deep-learning", "bob")
     gaps = bob.analysis.learning_report(knowledge_base="deep-learning")["knowledge_gaps"]
-    assert {g["topic"] for g in gaps} == {"Neural Networks", "Transformer Architecture",
-                                          "Attention Mechanism"}
+    assert {g["topic"] for g in gaps} == {
+        "Neural Networks",
+        "Transformer Architecture",
+        "Attention Mechanism",
+    }
     assert all(g["priority"] == "medium" for g in gaps)  # bob has not started the guide

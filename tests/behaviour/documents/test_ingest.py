@@ -35,22 +35,33 @@ from ripplemem.types import Memory
 
 # One sentence planted in each format, to be found again in the stored chunks.
 PLANTED = {
-    "pdf": PDF_PAGES[1], "docx": DOCX_PARAGRAPHS[0], "xlsx": "Marguerite", "pptx": PPTX_SLIDES[1][1],
-    "epub": EPUB_CHAPTERS[0][1], "html": HTML_SENTENCE, "csv": CSV_ROWS[1][0], "json": JSON_DATA["owner"],
-    "xml": XML_SENTENCE, "txt": TXT_SENTENCE, "md": MD_SENTENCE, "docx_zh": CHINESE_PARAGRAPHS[0],
+    "pdf": PDF_PAGES[1],
+    "docx": DOCX_PARAGRAPHS[0],
+    "xlsx": "Marguerite",
+    "pptx": PPTX_SLIDES[1][1],
+    "epub": EPUB_CHAPTERS[0][1],
+    "html": HTML_SENTENCE,
+    "csv": CSV_ROWS[1][0],
+    "json": JSON_DATA["owner"],
+    "xml": XML_SENTENCE,
+    "txt": TXT_SENTENCE,
+    "md": MD_SENTENCE,
+    "docx_zh": CHINESE_PARAGRAPHS[0],
     "md_zh": CHINESE_PARAGRAPHS[1],
 }
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
-           ) -> Iterator[tuple[RippleMem, dict[str, Path], IngestReport]]:
+def corpus(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+) -> Iterator[tuple[RippleMem, dict[str, Path], IngestReport]]:
     """Alice's store with one file of every format (and a corrupt DOCX) ingested once."""
     root = tmp_path_factory.mktemp("ingest")
     files = write_corpus(root / "docs")
     write_corrupt(root / "docs" / "broken.docx")
-    handle = RippleMem(root / "store", user_id="alice", embedder=embedder,
-                       store=StoreOptions(vector_index="chroma"))
+    handle = RippleMem(
+        root / "store", user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    )
     report = handle.ingest(root / "docs")
     yield handle, files, report
     handle.close()
@@ -111,8 +122,9 @@ def test_reingesting_unchanged_files_writes_nothing(corpus) -> None:
 def test_a_changed_file_replaces_its_old_chunks(tmp_path: Path, embedder: Embedder) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    notes = write_md(docs / "notes.md", heading="Boiler",
-                     sentence="The boiler pressure must stay at 1.5 bar.")
+    notes = write_md(
+        docs / "notes.md", heading="Boiler", sentence="The boiler pressure must stay at 1.5 bar."
+    )
     other = write_txt(docs / "other.txt", "The spare key hangs behind the kitchen door.")
     with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder) as mem:
         mem.ingest(docs)

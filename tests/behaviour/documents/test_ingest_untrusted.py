@@ -105,7 +105,9 @@ def test_devices_are_refused_even_through_a_followed_symlink(tmp_path: Path) -> 
         report = mem.ingest(docs, follow_outside_symlinks=True)
         assert [p.name for p in report.ingested] == ["good.md"]
         assert {f.path.name: (f.kind, "character device" in f.reason) for f in report.failed} == {
-            "null.md": ("special_file", True), "zero.txt": ("special_file", True)}
+            "null.md": ("special_file", True),
+            "zero.txt": ("special_file", True),
+        }
 
 
 def test_loops_broken_links_and_undecodable_names_fail_per_file(tmp_path: Path) -> None:
@@ -159,13 +161,19 @@ def test_zip_bombs_are_refused_from_their_central_directory(tmp_path: Path) -> N
     with _store(tmp_path) as mem:
         report = mem.ingest(docs)
         assert [p.name for p in report.ingested] == ["good.md"]
-        assert _failures(report) == {"bomb.docx": "too_large", "padded.docx": "too_large",
-                                     "slides.pptx": "corrupt"}  # incompressible: not a bomb
+        assert _failures(report) == {
+            "bomb.docx": "too_large",
+            "padded.docx": "too_large",
+            "slides.pptx": "corrupt",
+        }  # incompressible: not a bomb
         assert all("max_compression_ratio" in f.reason for f in report.failed[:2])
         assert DOCX_PARAGRAPHS[0] not in _stored_text(mem)
         capped = mem.ingest(docs, "capped", max_unpacked_bytes=5_000_000, max_compression_ratio=10_000)
-        assert _failures(capped) == {"bomb.docx": "too_large", "padded.docx": "too_large",
-                                     "slides.pptx": "too_large"}
+        assert _failures(capped) == {
+            "bomb.docx": "too_large",
+            "padded.docx": "too_large",
+            "slides.pptx": "too_large",
+        }
         assert all("max_unpacked_bytes" in f.reason for f in capped.failed)
 
 
@@ -182,8 +190,9 @@ print(len(chunks))
 
 
 def test_a_long_text_without_headings_is_chunked_in_bounded_memory(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", LONG_TEXT_SCRIPT], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", LONG_TEXT_SCRIPT], capture_output=True, text=True, cwd=tmp_path, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-600:]
     assert int(done.stdout) > 1000
 
@@ -205,18 +214,29 @@ def test_a_refused_file_leaves_what_was_stored_unchanged(tmp_path: Path) -> None
 def test_the_default_limits_are_the_documented_ones(tmp_path: Path) -> None:
     limits = FileLimits()
     assert (limits.max_file_bytes, limits.max_unpacked_bytes, limits.max_compression_ratio) == (
-        100_000_000, 200_000_000, 100)
+        100_000_000,
+        200_000_000,
+        100,
+    )
     docs = (Path(__file__).parents[3] / "docs" / "documents.md").read_text(encoding="utf-8")
-    for documented in ("`max_file_bytes=100_000_000`", "`max_unpacked_bytes=200_000_000`",
-                       "`max_compression_ratio=100`", "`follow_outside_symlinks=False`"):
+    for documented in (
+        "`max_file_bytes=100_000_000`",
+        "`max_unpacked_bytes=200_000_000`",
+        "`max_compression_ratio=100`",
+        "`follow_outside_symlinks=False`",
+    ):
         assert documented in docs
 
 
 def test_bad_limits_fail_before_anything_is_stored(tmp_path: Path) -> None:
     docs = _docs(tmp_path)
     with _store(tmp_path) as mem:
-        for bad in ({"max_file_bytes": 0}, {"max_unpacked_bytes": -1},
-                    {"max_compression_ratio": float("nan")}, {"max_compression_ratio": 0.5}):
+        for bad in (
+            {"max_file_bytes": 0},
+            {"max_unpacked_bytes": -1},
+            {"max_compression_ratio": float("nan")},
+            {"max_compression_ratio": 0.5},
+        ):
             with pytest.raises(InvalidInputError, match=next(iter(bad))):
                 mem.ingest(docs, **bad)
         for wrong in ({"max_file_bytes": "1e6"}, {"max_file_bytes": True}, {"follow_outside_symlinks": 1}):
@@ -236,16 +256,29 @@ def test_the_command_line_reports_refused_files_and_takes_the_limits(tmp_path: P
     assert f"failed: {docs / 'notes.md'}: a symlink to" in refused.stdout
     assert f"failed: {docs}/caf\\xe9.md: the file name is not valid UTF-8" in refused.stdout
     assert "big.txt" in refused.stdout and "1 new, 0 replaced, 0 unchanged, 3 failed" in refused.stdout
-    followed = run_cli("ingest", str(docs), "--kb", "all", "--follow-outside-symlinks", "--max-file-mb", "2",
-                       "--chunker", "markdown", "--json", *common, cwd=tmp_path)
+    followed = run_cli(
+        "ingest",
+        str(docs),
+        "--kb",
+        "all",
+        "--follow-outside-symlinks",
+        "--max-file-mb",
+        "2",
+        "--chunker",
+        "markdown",
+        "--json",
+        *common,
+        cwd=tmp_path,
+    )
     assert followed.returncode == 1, followed.stderr
     report = json.loads(followed.stdout)
     assert [Path(p).name for p in report["ingested"]] == ["big.txt", "good.md", "passwd.txt"]
     assert [(f["path"], f["kind"]) for f in report["failed"]] == [(f"{docs}/caf\\xe9.md", "bad_name")]
 
 
-def test_bad_limits_on_the_command_line_fail_before_a_store_is_made(capsys: pytest.CaptureFixture[str],
-                                                                     tmp_path: Path) -> None:
+def test_bad_limits_on_the_command_line_fail_before_a_store_is_made(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     docs = _docs(tmp_path)
     common = ("--path", str(tmp_path / "memdb"), "--user", "mei", "--embedder", "hashing")
     for flags in (("--max-file-mb", "0"), ("--max-unpacked-mb", "nan"), ("--max-compression-ratio", "0.5")):
@@ -258,8 +291,9 @@ def test_the_store_s_own_files_are_never_ingested(tmp_path: Path) -> None:
     # A store kept inside the folder being ingested: its database, log and index files are not
     # documents, and reading a live SQLite file with open() would drop this process's locks on it.
     docs = _docs(tmp_path)
-    with RippleMem(docs / "memdb", user_id="alice", embedder=HashingEmbedder(),
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        docs / "memdb", user_id="alice", embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma")
+    ) as mem:
         mem.add("My locker code is 4417")
         report = mem.ingest(docs, include=["*"])
         refused = {f.path.name for f in report.failed if f.kind == "store_file"}

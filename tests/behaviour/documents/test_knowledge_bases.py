@@ -20,23 +20,35 @@ LAPTOPS = "Every laptop must use full-disk encryption and lock after five idle m
 ALICE_SECRET = "My salary is 95k and I plan to take parental leave in May without telling the team."
 
 PROJECT_DOCS = {
-    "halcyon.md": ("Halcyon launch review",
-                   "The Halcyon review found that the battery supplier missed two delivery deadlines, "
-                   "so the launch moves to October."),
-    "meridian.md": ("Meridian status", "The Meridian team finished the data migration and the billing "
-                                       "service is live."),
-    "borealis.md": ("Borealis plan", "Borealis will replace the warehouse scanners with handheld devices "
-                                     "next spring."),
-    "travel.md": ("Travel policy", "Employees book flights through the travel portal and keep receipts for "
-                                   "every project trip."),
+    "halcyon.md": (
+        "Halcyon launch review",
+        "The Halcyon review found that the battery supplier missed two delivery deadlines, "
+        "so the launch moves to October.",
+    ),
+    "meridian.md": (
+        "Meridian status",
+        "The Meridian team finished the data migration and the billing service is live.",
+    ),
+    "borealis.md": (
+        "Borealis plan",
+        "Borealis will replace the warehouse scanners with handheld devices next spring.",
+    ),
+    "travel.md": (
+        "Travel policy",
+        "Employees book flights through the travel portal and keep receipts for every project trip.",
+    ),
 }
 
 
 def handbook(folder: Path) -> Path:
     """A folder with the company handbook as a DOCX and a Markdown page."""
     folder.mkdir(parents=True, exist_ok=True)
-    write_docx(folder / "handbook.docx", title="Employee Handbook",
-               headings=("Parental Leave", "Learning Budget"), paragraphs=(LEAVE, EXPENSES))
+    write_docx(
+        folder / "handbook.docx",
+        title="Employee Handbook",
+        headings=("Parental Leave", "Learning Budget"),
+        paragraphs=(LEAVE, EXPENSES),
+    )
     write_md(folder / "security.md", heading="Security", sentence=LAPTOPS)
     return folder
 
@@ -59,18 +71,22 @@ def test_a_granted_base_is_read_by_its_readers_and_nobody_else(mem: RippleMem, t
     for mode in ("ripple", "hybrid", "dense", "keyword"):
         assert kb_hits(carol.recall("parental leave weeks encryption budget", k=10, mode=mode)) == []
     assert [h.memory.content for h in carol.recall("parental leave", k=10).hits] == [
-        "Carol's parental leave starts in June."]
+        "Carol's parental leave starts in June."
+    ]
     assert carol.kb.list() == [] and {kb.name for kb in bob.kb.list()} == {"handbook"}
     # Guessing a chunk's id reaches nothing, and nothing is changed by trying.
     assert carol.get(chunk.id) is None and carol.delete(chunk.id) is False
     with pytest.raises(MemoryNotFoundError):
         carol.update(chunk.id, content="rewritten by carol")
-    for attempt in (lambda: carol.kb.chunks("handbook"),
-                    lambda: carol.recall("leave", knowledge_bases="handbook"),
-                    lambda: carol.kb.grant("handbook", "carol"), lambda: carol.kb.revoke("handbook", "bob"),
-                    lambda: carol.kb.forget_source(tmp_path / "docs" / "security.md", "handbook"),
-                    lambda: carol.kb.delete("handbook"),
-                    lambda: carol.ingest(tmp_path / "docs", "handbook")):
+    for attempt in (
+        lambda: carol.kb.chunks("handbook"),
+        lambda: carol.recall("leave", knowledge_bases="handbook"),
+        lambda: carol.kb.grant("handbook", "carol"),
+        lambda: carol.kb.revoke("handbook", "bob"),
+        lambda: carol.kb.forget_source(tmp_path / "docs" / "security.md", "handbook"),
+        lambda: carol.kb.delete("handbook"),
+        lambda: carol.ingest(tmp_path / "docs", "handbook"),
+    ):
         with pytest.raises(KnowledgeBaseAccessError, match="handbook"):
             attempt()
     assert LEAVE in "\n".join(c.content for c in bob.kb.chunks("handbook"))
@@ -85,8 +101,12 @@ def test_personal_memories_never_travel_through_a_shared_base(mem: RippleMem, tm
     bob.add("I asked HR about parental leave for my partner.")
     for mode in ("ripple", "hybrid", "dense", "keyword"):
         for route in (None, "auto", "both", "documents"):
-            found = [h.memory.content for h in bob.recall("my salary and my parental leave in May", k=10,
-                                                          mode=mode, route=route).hits]
+            found = [
+                h.memory.content
+                for h in bob.recall(
+                    "my salary and my parental leave in May", k=10, mode=mode, route=route
+                ).hits
+            ]
             assert ALICE_SECRET not in found
     owners = {h.memory.user_id for h in bob.recall("salary parental leave May", k=10).hits}
     assert owners <= {"bob", "kb:handbook"}
@@ -128,8 +148,9 @@ def test_knowledge_bases_narrow_and_route(mem: RippleMem, tmp_path: Path) -> Non
     assert personal.route is not None and personal.route["target"] == "memory"
     assert all("knowledge_base" not in h.memory.metadata for h in personal.hits)
     assert personal.hits[0].memory.content == "I told my manager I will take my parental leave in May."
-    factual = mem.recall("How many weeks of parental leave does the Employee Handbook allow?", k=5,
-                         route="auto")
+    factual = mem.recall(
+        "How many weeks of parental leave does the Employee Handbook allow?", k=5, route="auto"
+    )
     assert factual.route is not None and factual.route["target"] == "documents"
     assert LEAVE in factual.hits[0].memory.content
     merged = mem.recall("What is the parental leave policy?", k=5, route="auto")

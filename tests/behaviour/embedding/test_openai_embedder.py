@@ -25,10 +25,18 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
         type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         # Unnormalised on purpose: the embedder must normalise what a server returns.
-        data = [{"object": "embedding", "index": i, "embedding": (3.0 * _VECTORS.embed_query(t)).tolist()}
-                for i, t in enumerate(texts)]
-        payload = json.dumps({"object": "list", "data": data, "model": body["model"],
-                              "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+        data = [
+            {"object": "embedding", "index": i, "embedding": (3.0 * _VECTORS.embed_query(t)).tolist()}
+            for i, t in enumerate(texts)
+        ]
+        payload = json.dumps(
+            {
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -68,5 +76,6 @@ def test_a_store_built_on_the_api_embedder_recalls(server: str) -> None:
     with RippleMem(path=None, user_id="alice", embedder=embedder) as mem:
         mem.add_many(["I keep my bike in the basement", "The dentist is on Friday"])
         assert mem.recall("where is the bike?", k=1, mode="dense").hits[0].memory.content == (
-            "I keep my bike in the basement")
+            "I keep my bike in the basement"
+        )
         assert mem.stats()["embedding_model"] == "openai:text-embedding-v3"

@@ -28,11 +28,13 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
-        clock: ManualClock) -> Iterator[RippleMem]:
+def mem(
+    backend: dict[str, Any], tmp_path: Path, embedder: Embedder, clock: ManualClock
+) -> Iterator[RippleMem]:
     """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock,
-                       store=StoreOptions(**backend))
+    handle = RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
+    )
     yield handle
     handle.close()
 
@@ -76,8 +78,9 @@ def test_hot_to_warm_after_7_idle_days_below_importance_0_7(mem: RippleMem, cloc
     assert ordinary.id in dense_ids(mem, "new bakery on Elm Street")
 
 
-def test_warm_to_cold_after_30_idle_days_and_fewer_than_3_accesses(mem: RippleMem,
-                                                                   clock: ManualClock) -> None:
+def test_warm_to_cold_after_30_idle_days_and_fewer_than_3_accesses(
+    mem: RippleMem, clock: ManualClock
+) -> None:
     rarely = mem.add("the gym locker code is 2231", importance=0.5)
     often = mem.add("my dentist is Dr. Okafor on Bridge Road", importance=0.5)
     touch(mem, often, 3)
@@ -126,7 +129,8 @@ def test_the_access_score_is_reported_with_each_move(mem: RippleMem, clock: Manu
 
 # -- what a cold memory is ---------------------------------------------------------------------------
 def test_cold_memories_leave_dense_search_but_stay_listed_counted_and_keyword_searchable(
-        mem: RippleMem, clock: ManualClock) -> None:
+    mem: RippleMem, clock: ManualClock
+) -> None:
     cold = mem.add("I keep the spare house key under the blue flowerpot", importance=0.5)
     hot = mem.add("my favourite band is Radiohead", importance=0.9)
     assert cold.id in dense_ids(mem, "where is the spare key?")
@@ -194,7 +198,8 @@ def ferrari(mem: RippleMem, clock: ManualClock) -> dict[str, Memory]:
 
 
 def test_a_recall_that_reaches_a_cold_memory_through_the_graph_wakes_it(
-        mem: RippleMem, ferrari: dict[str, Memory]) -> None:
+    mem: RippleMem, ferrari: dict[str, Memory]
+) -> None:
     cold = ferrari["cold"]
     assert cold.id not in dense_ids(mem, "Ferrari repainted red")
     # No word of the query is in the cold memory and dense search cannot see it: only the graph
@@ -211,8 +216,9 @@ def test_a_recall_that_reaches_a_cold_memory_through_the_graph_wakes_it(
     assert event.detail["from"] == "cold" and "recall" in event.cause
 
 
-def test_recall_itself_wakes_what_it_reaches_unless_read_only(mem: RippleMem,
-                                                              ferrari: dict[str, Memory]) -> None:
+def test_recall_itself_wakes_what_it_reaches_unless_read_only(
+    mem: RippleMem, ferrari: dict[str, Memory]
+) -> None:
     cold = ferrari["cold"]
     mem.recall("which sports car was bought in March?", 5, record_access=False)
     assert tier(mem, cold) == "cold"
@@ -221,8 +227,9 @@ def test_recall_itself_wakes_what_it_reaches_unless_read_only(mem: RippleMem,
     assert dense_ids(mem, "Ferrari repainted red")[0] == cold.id
 
 
-def test_waking_restores_the_exact_vector(mem: RippleMem, ferrari: dict[str, Memory],
-                                          embedder: Embedder) -> None:
+def test_waking_restores_the_exact_vector(
+    mem: RippleMem, ferrari: dict[str, Memory], embedder: Embedder
+) -> None:
     cold = ferrari["cold"]
     result = mem.recall("which sports car was bought in March?", 5)
     mem._wake_recalled(result, engine_of(mem).now())
@@ -238,9 +245,13 @@ def test_new_content_for_a_cold_memory_brings_it_back(mem: RippleMem, ferrari: d
     assert engine_of(mem).archive.segments("alice") == []
 
 
-def test_tiers_and_segments_survive_reopening_the_store(mem: RippleMem, ferrari: dict[str, Memory],
-                                                        embedder: Embedder, clock: ManualClock,
-                                                        backend: dict[str, Any]) -> None:
+def test_tiers_and_segments_survive_reopening_the_store(
+    mem: RippleMem,
+    ferrari: dict[str, Memory],
+    embedder: Embedder,
+    clock: ManualClock,
+    backend: dict[str, Any],
+) -> None:
     path = mem.path
     mem.close()
     again = RippleMem(path, user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend))
@@ -286,8 +297,9 @@ def test_archiving_is_scoped_to_the_user(mem: RippleMem, clock: ManualClock) -> 
     assert tier(mem, alice_note) == "hot" and alice_note.id in dense_ids(mem, "bike lock code")
     assert engine_of(mem).archive.segments("alice") == [] and len(engine_of(mem).archive.segments("bob")) == 1
     # Alice's handle cannot wake or read Bob's archived memory.
-    mem._wake_recalled(bob.recall("bike lock code", 5, mode="keyword", record_access=False),
-                       engine_of(mem).now())
+    mem._wake_recalled(
+        bob.recall("bike lock code", 5, mode="keyword", record_access=False), engine_of(mem).now()
+    )
     assert bob.get(bob_note.id).tier == "cold"
 
 

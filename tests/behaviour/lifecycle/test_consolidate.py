@@ -26,8 +26,9 @@ def test_a_fact_mentioned_three_times_becomes_semantic(embedder: Embedder) -> No
         assert mem.list() == []  # the dry run changed nothing
         report = mem.consolidate()
         stored = mem.list()
-        assert [(m.content, m.type) for m in stored] == [("I go swimming at the Aquatic Centre on Tuesdays",
-                                                          "semantic")]
+        assert [(m.content, m.type) for m in stored] == [
+            ("I go swimming at the Aquatic Centre on Tuesdays", "semantic")
+        ]
         assert stored[0].metadata["mention_count"] == 3 and report.steps[0].memory_id == stored[0].id
         assert mem.consolidate().steps == []  # nothing is written twice
 
@@ -38,7 +39,9 @@ def test_important_memories_are_promoted_by_seed_001(memory_only: RippleMem) -> 
     draft = memory_only.add("Call the bank about the mortgage", type="working", importance=0.75)
     report = memory_only.consolidate()
     assert {(s.id, s.from_type, s.to_type) for s in report.steps} == {
-        (key.id, "episodic", "semantic"), (draft.id, "working", "episodic")}
+        (key.id, "episodic", "semantic"),
+        (draft.id, "working", "episodic"),
+    }
     assert memory_only.get(key.id).type == "semantic" and memory_only.get(plain.id).type == "episodic"
     assert report.counts() == {"promoted": 2}
 

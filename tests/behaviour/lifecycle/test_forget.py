@@ -26,11 +26,13 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder,
-        clock: ManualClock) -> Iterator[RippleMem]:
+def mem(
+    backend: dict[str, Any], tmp_path: Path, embedder: Embedder, clock: ManualClock
+) -> Iterator[RippleMem]:
     """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock,
-                       store=StoreOptions(**backend))
+    handle = RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
+    )
     yield handle
     handle.close()
 
@@ -64,8 +66,9 @@ def four_fates(mem: RippleMem, clock: ManualClock) -> dict[str, Memory]:
     return {"delete": old, "deprioritize": idle, "archive": new, "keep": vital}
 
 
-def test_score_strategy_deletes_deprioritizes_archives_and_keeps(mem: RippleMem,
-                                                                 four_fates: dict[str, Memory]) -> None:
+def test_score_strategy_deletes_deprioritizes_archives_and_keeps(
+    mem: RippleMem, four_fates: dict[str, Memory]
+) -> None:
     report = mem.forget()
     actions = {entry.id: entry.action for entry in report.entries}
     assert actions == {four_fates[a].id: a for a in ("delete", "deprioritize", "archive")}
@@ -86,8 +89,9 @@ def test_score_strategy_deletes_deprioritizes_archives_and_keeps(mem: RippleMem,
     assert 0.4 <= by_id[four_fates["archive"].id].score < 0.6
 
 
-def test_maintenance_never_deletes_an_important_memory_nobody_recalled(mem: RippleMem,
-                                                                        clock: ManualClock) -> None:
+def test_maintenance_never_deletes_an_important_memory_nobody_recalled(
+    mem: RippleMem, clock: ManualClock
+) -> None:
     """Four months without a recall: the allergy (importance 1.0) stays, hot, and a paraphrase
     finds it; an ordinary note is lowered, not deleted; only trivia goes."""
     allergy = mem.add("I am allergic to penicillin", importance=1.0)
@@ -103,8 +107,9 @@ def test_maintenance_never_deletes_an_important_memory_nobody_recalled(mem: Ripp
     assert mem.get(note.id).importance == pytest.approx(0.45)
 
 
-def test_the_score_strategy_leaves_new_memories_alone_for_a_grace_period(mem: RippleMem,
-                                                                          clock: ManualClock) -> None:
+def test_the_score_strategy_leaves_new_memories_alone_for_a_grace_period(
+    mem: RippleMem, clock: ManualClock
+) -> None:
     # Unread and unlinked, a new memory scores about 0.6 ("deprioritize") from day one.
     fresh = mem.add("the new neighbours are called Ines and Tomas")
     assert mem.forget().entries == []
@@ -112,8 +117,9 @@ def test_the_score_strategy_leaves_new_memories_alone_for_a_grace_period(mem: Ri
     assert [entry.id for entry in mem.forget(dry_run=True).entries] == [fresh.id]
 
 
-def test_deprioritized_memories_walk_towards_deletion_run_after_run(mem: RippleMem,
-                                                                   four_fates: dict[str, Memory]) -> None:
+def test_deprioritized_memories_walk_towards_deletion_run_after_run(
+    mem: RippleMem, four_fates: dict[str, Memory]
+) -> None:
     first = mem.forget()
     target = four_fates["deprioritize"].id
     assert target in first.ids("deprioritize")
@@ -127,8 +133,9 @@ def test_deprioritized_memories_walk_towards_deletion_run_after_run(mem: RippleM
         assert second.action == "delete" and second.score >= 0.8 and mem.get(target) is None
 
 
-def test_dry_run_reports_the_same_plan_and_changes_nothing(mem: RippleMem,
-                                                           four_fates: dict[str, Memory]) -> None:
+def test_dry_run_reports_the_same_plan_and_changes_nothing(
+    mem: RippleMem, four_fates: dict[str, Memory]
+) -> None:
     before = snapshot(mem)
     planned = mem.forget(dry_run=True)
     assert snapshot(mem) == before
@@ -139,8 +146,9 @@ def test_dry_run_reports_the_same_plan_and_changes_nothing(mem: RippleMem,
     assert [(e.id, e.action) for e in planned.entries] == [(e.id, e.action) for e in applied.entries]
 
 
-def test_every_applied_change_is_in_the_history_with_its_cause(mem: RippleMem,
-                                                              four_fates: dict[str, Memory]) -> None:
+def test_every_applied_change_is_in_the_history_with_its_cause(
+    mem: RippleMem, four_fates: dict[str, Memory]
+) -> None:
     mem.forget()
     ids = [m.id for m in four_fates.values()]
     events = {e.memory_id: e for e in read_history(engine_of(mem).store, "alice", ids) if e.event != "added"}
@@ -175,8 +183,10 @@ def test_time_strategy_deletes_what_is_older_than_max_age(mem: RippleMem, clock:
 
 
 def test_capacity_strategy_keeps_the_most_important(mem: RippleMem) -> None:
-    stored = [mem.add(f"note number {i} about the garden", importance=value)
-              for i, value in enumerate([0.3, 0.9, 0.1, 0.6])]
+    stored = [
+        mem.add(f"note number {i} about the garden", importance=value)
+        for i, value in enumerate([0.3, 0.9, 0.1, 0.6])
+    ]
     report = mem.forget("capacity", capacity=2)
     assert sorted(report.ids("delete")) == sorted([stored[0].id, stored[2].id])
     assert sorted(m.importance for m in mem.list()) == [0.6, 0.9]

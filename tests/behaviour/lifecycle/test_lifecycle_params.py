@@ -61,18 +61,23 @@ BAD_FORGET_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize(("strategy", "options", "message"), BAD_FORGET_OPTIONS,
-                         ids=[f"{s}-{o}"[:60] for s, o, _ in BAD_FORGET_OPTIONS])
-def test_forget_refuses_a_bad_option_and_forgets_nothing(mem: RippleMem, strategy: str,
-                                                         options: dict[str, Any], message: str) -> None:
+@pytest.mark.parametrize(
+    ("strategy", "options", "message"),
+    BAD_FORGET_OPTIONS,
+    ids=[f"{s}-{o}"[:60] for s, o, _ in BAD_FORGET_OPTIONS],
+)
+def test_forget_refuses_a_bad_option_and_forgets_nothing(
+    mem: RippleMem, strategy: str, options: dict[str, Any], message: str
+) -> None:
     before = contents(mem)
     with pytest.raises(InvalidInputError, match=message):
         mem.forget(strategy, **options)
     assert contents(mem) == before
 
 
-def test_a_negative_age_limit_no_longer_deletes_a_memory_added_a_second_ago(mem: RippleMem,
-                                                                           clock: ManualClock) -> None:
+def test_a_negative_age_limit_no_longer_deletes_a_memory_added_a_second_ago(
+    mem: RippleMem, clock: ManualClock
+) -> None:
     clock.advance(1 / 86400)
     with pytest.raises(InvalidInputError, match="max_age_days"):
         mem.forget("time", max_age_days=-1)

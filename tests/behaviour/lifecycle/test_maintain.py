@@ -61,8 +61,12 @@ def test_maintain_runs_consolidate_forget_and_archive_with_one_report(busy: Ripp
         assert report.tiers_after == busy.stats()["by_tier"]
         assert set(report.seconds) == {"consolidate", "forget", "archive"}
         text = report.summary()
-        for line in ("consolidate did: stored 1, promoted 1", "forget (score) did:", "archive (tiers) did:",
-                     "tiers before: hot 3, warm 0, cold 0"):
+        for line in (
+            "consolidate did: stored 1, promoted 1",
+            "forget (score) did:",
+            "archive (tiers) did:",
+            "tiers before: hot 3, warm 0, cold 0",
+        ):
             assert line in text
         assert json.loads(json.dumps(report.as_dict()))["forget"]["counts"]["delete"] >= 1
     finally:
@@ -139,7 +143,8 @@ def test_cli_maintain_one_user_as_json(old_store: str, capsys: pytest.CaptureFix
 
 
 def test_cli_maintain_dry_run_covers_every_user_and_changes_nothing(
-        old_store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    old_store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = (contents(old_store, "alice"), contents(old_store, "bob"))
     status, out, err = cli(capsys, "maintain", "--path", old_store, "--dry-run")
     assert status == 0, err
@@ -149,7 +154,8 @@ def test_cli_maintain_dry_run_covers_every_user_and_changes_nothing(
 
 
 def test_cli_maintain_shows_a_progress_bar_over_users_on_a_terminal(
-        old_store: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    old_store: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     status, out, err = cli(capsys, "maintain", "--path", old_store, "--dry-run")
     assert status == 0 and "2/2" in err and "user" in err
@@ -159,8 +165,9 @@ def test_cli_maintain_shows_a_progress_bar_over_users_on_a_terminal(
     json.loads(out)
 
 
-def test_cli_maintain_errors_name_the_problem(tmp_path: Path, old_store: str,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_maintain_errors_name_the_problem(
+    tmp_path: Path, old_store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     status, _, err = cli(capsys, "maintain", "--path", str(tmp_path / "nowhere"))
     assert status == 2 and "no RippleMem store at" in err
     status, _, err = cli(capsys, "maintain", "--path", old_store, "--strategy", "lru")
@@ -169,9 +176,15 @@ def test_cli_maintain_errors_name_the_problem(tmp_path: Path, old_store: str,
 
 def test_cli_maintain_as_a_scheduled_process(old_store: str, tmp_path: Path) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "ripplemem", "maintain", "--path", old_store,
-                           "--strategy", "importance"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, encoding="utf-8", timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ripplemem", "maintain", "--path", old_store, "--strategy", "importance"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "forget (importance) did: delete 1, keep 1 of 2 memories" in done.stdout
     assert "maintain 'bob'" in done.stdout

@@ -14,11 +14,20 @@ from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.llm.chat import LLMRequiredError
 
-RUNS = ["Went for a 5 km run in Riverside Park before work", "Ran 8 km in Riverside Park this evening",
-        "Morning jog around Riverside Park, felt great", "Did interval runs at Riverside Park with Tom"]
-OTHERS = ["Booked a dentist appointment for next Thursday", "Tried a new ramen place downtown",
-          "Called Mum about the holiday plans", "Paid the electricity bill", "Fixed the leaking kitchen tap",
-          "Finished reading the book club novel"]
+RUNS = [
+    "Went for a 5 km run in Riverside Park before work",
+    "Ran 8 km in Riverside Park this evening",
+    "Morning jog around Riverside Park, felt great",
+    "Did interval runs at Riverside Park with Tom",
+]
+OTHERS = [
+    "Booked a dentist appointment for next Thursday",
+    "Tried a new ramen place downtown",
+    "Called Mum about the holiday plans",
+    "Paid the electricity bill",
+    "Fixed the leaking kitchen tap",
+    "Finished reading the book club novel",
+]
 HABIT = "The user runs in Riverside Park several times a week."
 SUMMARY_KEY = "Below are separate memories"
 
@@ -31,10 +40,13 @@ def _extraction(text: str) -> str:
 
 def scripted(summaries: list[Reply]) -> ByPromptChatModel:
     """A chat model that extracts entities, calls alike runs unrelated, and summarises as scripted."""
-    return ByPromptChatModel(script={
-        "knowledge graph": [_extraction(text) for text in [*RUNS, *OTHERS]],
-        "compare two statements": ['{"verdict": "unrelated", "reason": "two separate runs"}'] * 6,
-        SUMMARY_KEY: summaries})
+    return ByPromptChatModel(
+        script={
+            "knowledge graph": [_extraction(text) for text in [*RUNS, *OTHERS]],
+            "compare two statements": ['{"verdict": "unrelated", "reason": "two separate runs"}'] * 6,
+            SUMMARY_KEY: summaries,
+        }
+    )
 
 
 def summary_calls(llm: ByPromptChatModel) -> list[str]:
@@ -53,7 +65,7 @@ def runs_store(embedder: Embedder, request: pytest.FixtureRequest) -> Iterator[t
     for index, text in enumerate([*RUNS, *OTHERS]):
         ids.append(mem.add(text, importance=0.5 + 0.05 * index if text in RUNS else 0.5).id)
         clock_now[0] += timedelta(days=1)
-    yield mem, ids[:len(RUNS)]
+    yield mem, ids[: len(RUNS)]
     mem.close()
 
 
@@ -78,10 +90,14 @@ def test_runs_become_one_semantic_habit_linked_to_each_run(runs_store: tuple[Rip
     assert "summarized" not in again.counts() and len(summary_calls(mem.llm)) == 1
 
 
-@pytest.mark.parametrize("runs_store", [[timeout(), "I'm sorry, but I can't help with that.", '{"answer": 3}',
-                                         "NONE", f"**Summary:** {HABIT}"]], indirect=True)
+@pytest.mark.parametrize(
+    "runs_store",
+    [[timeout(), "I'm sorry, but I can't help with that.", '{"answer": 3}', "NONE", f"**Summary:** {HABIT}"]],
+    indirect=True,
+)
 def test_unusable_replies_store_nothing_and_a_later_run_retries(
-        runs_store: tuple[RippleMem, list[str]]) -> None:
+    runs_store: tuple[RippleMem, list[str]],
+) -> None:
     mem, runs = runs_store
     for _ in range(4):
         report = mem.consolidate()
@@ -94,7 +110,8 @@ def test_unusable_replies_store_nothing_and_a_later_run_retries(
 
 @pytest.mark.parametrize("runs_store", [[]], indirect=True)
 def test_a_dry_run_names_the_cluster_without_asking_the_model(
-        runs_store: tuple[RippleMem, list[str]]) -> None:
+    runs_store: tuple[RippleMem, list[str]],
+) -> None:
     mem, runs = runs_store
     report = mem.consolidate(dry_run=True)
     (step,) = [s for s in report.steps if s.action == "summarized"]

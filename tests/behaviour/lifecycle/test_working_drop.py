@@ -40,6 +40,7 @@ def test_an_evicted_item_the_user_kept_mentioning_becomes_semantic(embedder: Emb
         mem.observe("user", "I also like the sauna there, honestly", session_id="s1", importance=0.9)
         mem.observe("user", "and the cafe has good coffee", session_id="s1", importance=0.9)
         kept = mem.list()
-        assert [(m.content, m.type) for m in kept] == [("Noted: you swim at the Aquatic Centre on Tuesdays",
-                                                        "semantic")]
+        assert [(m.content, m.type) for m in kept] == [
+            ("Noted: you swim at the Aquatic Centre on Tuesdays", "semantic")
+        ]
         assert "evicted" in mem.history(kept[0].id)[0].cause

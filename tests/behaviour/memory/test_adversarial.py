@@ -18,8 +18,10 @@ from ripplemem import RippleMem, RippleMemError, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.interfaces.cli.main import main as cli_main
 
-SECRETS = ("Alice's oncologist Dr Varkhelm confirmed the Thessaly tumour is benign",
-           "Alice hides the spare key under the blue Ostrander flowerpot")
+SECRETS = (
+    "Alice's oncologist Dr Varkhelm confirmed the Thessaly tumour is benign",
+    "Alice hides the spare key under the blue Ostrander flowerpot",
+)
 KB_TEXT = "Project Nightjar budget is four million euros"
 NAMES = ("Varkhelm", "Thessaly", "Ostrander")
 
@@ -53,13 +55,19 @@ def _echo(word: str, label: str) -> bool:
     return word in label
 
 
-@pytest.fixture(params=[("chroma", "collection"), ("chroma", "filter"), ("numpy", None)],
-                ids=["chroma", "chroma-filter", "numpy"])
+@pytest.fixture(
+    params=[("chroma", "collection"), ("chroma", "filter"), ("numpy", None)],
+    ids=["chroma", "chroma-filter", "numpy"],
+)
 def alice(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's store with secrets, a graph, history, readings and a private knowledge base."""
     index, isolation = request.param
-    mem = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                    store=StoreOptions(vector_index=index, isolation=isolation))
+    mem = RippleMem(
+        tmp_path / "store",
+        user_id="alice",
+        embedder=embedder,
+        store=StoreOptions(vector_index=index, isolation=isolation),
+    )
     first = mem.add(SECRETS[0], type="semantic", relations=[("Varkhelm", "treats", "Alice")])
     mem.add(SECRETS[1])
     mem.update(first.id, importance=0.95)
@@ -81,8 +89,10 @@ def test_user_b_gets_nothing_from_any_public_call(alice: RippleMem) -> None:
     ids = secret_ids(alice)
     bob = alice.scope("bob")
     probes = Probes([*SECRETS, *NAMES, KB_TEXT, *ids, "Nightjar"])
-    probes.check("alice's own recall (the probe sees a leak when there is one)",
-                 lambda: alice.recall("oncologist tumour Varkhelm").hits)
+    probes.check(
+        "alice's own recall (the probe sees a leak when there is one)",
+        lambda: alice.recall("oncologist tumour Varkhelm").hits,
+    )
     assert probes.leaks != []
     probes.leaks.clear()
     for query in ("oncologist tumour Varkhelm", "spare key flowerpot", "Nightjar budget", "heart rate"):
@@ -90,8 +100,9 @@ def test_user_b_gets_nothing_from_any_public_call(alice: RippleMem) -> None:
             probes.check(f"recall {mode}", lambda q=query, m=mode: bob.recall(q, mode=m).hits)
         probes.check("context", lambda q=query: bob.recall(q).context(2000))
         probes.check("recall documents", lambda q=query: bob.recall(q, route="documents").hits)
-    probes.check("recall kb alice-private-kb",
-                 lambda: bob.recall("budget", knowledge_bases=["alice-private-kb"]))
+    probes.check(
+        "recall kb alice-private-kb", lambda: bob.recall("budget", knowledge_bases=["alice-private-kb"])
+    )
     for memory_id in ids:
         probes.check(f"get {memory_id}", lambda i=memory_id: bob.get(i))
         probes.check(f"update {memory_id}", lambda i=memory_id: bob.update(i, content="mine now"))
@@ -99,8 +110,9 @@ def test_user_b_gets_nothing_from_any_public_call(alice: RippleMem) -> None:
         probes.check(f"history {memory_id}", lambda i=memory_id: bob.history(i))
         probes.check(f"erase {memory_id}", lambda i=memory_id: bob.erase(i))
         probes.check(f"neighbors {memory_id}", lambda i=memory_id: bob.graph.neighbors(i))
-        probes.check(f"connections {memory_id}",
-                     lambda i=memory_id: bob.graph.find_connections(i, "Varkhelm"))
+        probes.check(
+            f"connections {memory_id}", lambda i=memory_id: bob.graph.find_connections(i, "Varkhelm")
+        )
     for name in NAMES:
         probes.check(f"neighbors {name}", lambda n=name: bob.graph.neighbors(n))
         probes.check(f"connections {name}", lambda n=name: bob.graph.find_connections(n, "Alice"))
@@ -117,10 +129,10 @@ def test_user_b_gets_nothing_from_any_public_call(alice: RippleMem) -> None:
     probes.check("chunks alice-private-kb", lambda: bob.kb.chunks("alice-private-kb"))
     probes.check("grant alice-private-kb", lambda: bob.kb.grant("alice-private-kb", "bob"))
     probes.check("revoke alice-private-kb", lambda: bob.kb.revoke("alice-private-kb", "alice"))
-    probes.check("forget_source alice-private-kb",
-                 lambda: bob.kb.forget_source("nightjar.md", "alice-private-kb"))
-    probes.check("delete_knowledge_base alice-private-kb",
-                 lambda: bob.kb.delete("alice-private-kb"))
+    probes.check(
+        "forget_source alice-private-kb", lambda: bob.kb.forget_source("nightjar.md", "alice-private-kb")
+    )
+    probes.check("delete_knowledge_base alice-private-kb", lambda: bob.kb.delete("alice-private-kb"))
     probes.check("graph_quality", bob.analysis.graph_quality)
     assert probes.leaks == []
     assert probes.count >= 60
@@ -132,9 +144,14 @@ def test_user_b_gets_nothing_through_the_cli(alice: RippleMem) -> None:
     ids = secret_ids(alice)
     path = str(alice.path)
     probes = Probes([*SECRETS, *NAMES, KB_TEXT, *ids])
-    commands = [["recall", "tumour oncologist Varkhelm"], ["recall", "spare key", "--json"],
-                ["list", "--json"], ["stats", "--json"], ["erase", "--id", ids[0]],
-                ["erase", "--matching", "Varkhelm", "--dry-run", "--json"]]
+    commands = [
+        ["recall", "tumour oncologist Varkhelm"],
+        ["recall", "spare key", "--json"],
+        ["list", "--json"],
+        ["stats", "--json"],
+        ["erase", "--id", ids[0]],
+        ["erase", "--matching", "Varkhelm", "--dry-run", "--json"],
+    ]
     for command in commands:
         probes.check(" ".join(command), lambda c=command: _run_cli([*c, "--path", path, "--user", "bob"]))
     assert probes.leaks == [] and probes.count == len(commands)
@@ -163,16 +180,23 @@ def test_user_b_gets_nothing_through_the_adapters(alice: RippleMem) -> None:
     probes.check("llamaindex retriever", lambda: LlamaRetriever(memory=bob).retrieve("oncologist tumour"))
     probes.check("li recall_memory", lambda: spec.recall_memory("spare key flowerpot"))
     for memory_id in ids:
-        probes.check(f"lc forget_memory {memory_id}",
-                     lambda i=memory_id: tools["forget_memory"].invoke({"memory_id": i}))
-        probes.check(f"lc find_connections {memory_id}",
-                     lambda i=memory_id: tools["find_connections"].invoke({"source": i, "target": "Alice"}))
+        probes.check(
+            f"lc forget_memory {memory_id}",
+            lambda i=memory_id: tools["forget_memory"].invoke({"memory_id": i}),
+        )
+        probes.check(
+            f"lc find_connections {memory_id}",
+            lambda i=memory_id: tools["find_connections"].invoke({"source": i, "target": "Alice"}),
+        )
         probes.check(f"li forget_memory {memory_id}", lambda i=memory_id: spec.forget_memory(i))
-        probes.check(f"li find_connections {memory_id}",
-                     lambda i=memory_id: spec.find_connections(i, "Alice"))
-    calls = [("recall_memory", {"query": "Varkhelm tumour spare key"}),
-             ("find_connections", {"source": "Varkhelm", "target": "Thessaly"}),
-             *[("forget_memory", {"memory_id": i}) for i in ids]]
+        probes.check(
+            f"li find_connections {memory_id}", lambda i=memory_id: spec.find_connections(i, "Alice")
+        )
+    calls = [
+        ("recall_memory", {"query": "Varkhelm tumour spare key"}),
+        ("find_connections", {"source": "Varkhelm", "target": "Thessaly"}),
+        *[("forget_memory", {"memory_id": i}) for i in ids],
+    ]
     for name, arguments in calls:
         probes.check(f"mcp {name} {arguments}", lambda n=name, a=arguments: _mcp_call(bob, n, a))
     assert probes.leaks == [] and probes.count == 4 + 4 * len(ids) + len(calls)

@@ -52,8 +52,9 @@ async def test_recall_runs_off_the_event_loop(embedder: Embedder) -> None:
 
 
 async def test_hundreds_of_concurrent_tasks(mem: RippleMem) -> None:
-    stored = await asyncio.gather(*(mem.aadd(f"reading log entry {i}: chapter {i} of the novel")
-                                    for i in range(200)))
+    stored = await asyncio.gather(
+        *(mem.aadd(f"reading log entry {i}: chapter {i} of the novel") for i in range(200))
+    )
     assert len({m.id for m in stored}) == 200
     results = await asyncio.gather(*(mem.arecall(f"chapter {i}", k=3) for i in range(100)))
     assert all(len(r.hits) == 3 for r in results)

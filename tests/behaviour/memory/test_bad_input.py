@@ -132,8 +132,9 @@ def test_unknown_embedder_and_index_names(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="embedder"):
         RippleMem(path=tmp_path, user_id="alice", embedder="word2vec-9000")
     with pytest.raises(InvalidInputError, match="vector_index"):
-        RippleMem(path=tmp_path / "s", user_id="alice", embedder="hashing",
-                  store=StoreOptions(vector_index="faiss"))
+        RippleMem(
+            path=tmp_path / "s", user_id="alice", embedder="hashing", store=StoreOptions(vector_index="faiss")
+        )
 
 
 def _untouched(mem: RippleMem) -> None:
@@ -169,9 +170,14 @@ TEXT_FIELDS: dict[str, Callable[[RippleMem], object]] = {
     "relation subject": lambda m: m.add("Ann likes tea", relations=[(SURROGATE, "likes", "tea")]),
     "relation predicate": lambda m: m.add("Ann likes tea", relations=[("Ann", SURROGATE, "tea")]),
     "relation object NUL": lambda m: m.add("Ann likes tea", relations=[("Ann", "likes", "t\x00ea")]),
-    "batch relation": lambda m: m.add_many([{"content": "Ann likes tea",
-                                             "relations": [{"subject": "Ann", "predicate": "likes",
-                                                            "object": SURROGATE}]}]),
+    "batch relation": lambda m: m.add_many(
+        [
+            {
+                "content": "Ann likes tea",
+                "relations": [{"subject": "Ann", "predicate": "likes", "object": SURROGATE}],
+            }
+        ]
+    ),
     "get": lambda m: m.get(SURROGATE),
     "delete": lambda m: m.delete(SURROGATE),
     "update": lambda m: m.update(SURROGATE, content="new text"),
@@ -187,8 +193,9 @@ TEXT_FIELDS: dict[str, Callable[[RippleMem], object]] = {
 
 
 @pytest.mark.parametrize("probe", TEXT_FIELDS.values(), ids=TEXT_FIELDS.keys())
-def test_text_that_sqlite_cannot_store_is_refused_up_front(stored: RippleMem,
-                                                           probe: Callable[[RippleMem], object]) -> None:
+def test_text_that_sqlite_cannot_store_is_refused_up_front(
+    stored: RippleMem, probe: Callable[[RippleMem], object]
+) -> None:
     with pytest.raises(InvalidInputError, match="surrogate|NUL|limit is"):
         probe(stored)
     _untouched(stored)
@@ -199,8 +206,9 @@ NUMBERS: dict[str, Callable[[RippleMem], object]] = {
     "importance 10**400": lambda m: m.add("An important note", importance=10**400),
     "metadata 2**64": lambda m: m.add("A counted note", metadata={"count": 2**64}),
     "nested metadata -2**70": lambda m: m.add("A counted note", metadata={"a": [{"b": -(2**70)}]}),
-    "relation confidence 10**400": lambda m: m.add("Ann likes tea",
-                                                   relations=[("Ann", "likes", "tea", 10**400)]),
+    "relation confidence 10**400": lambda m: m.add(
+        "Ann likes tea", relations=[("Ann", "likes", "tea", 10**400)]
+    ),
     "reading value 10**400": lambda m: m.sensors.record("heart_rate", 10**400),
     "update importance 10**400": lambda m: m.update(m.list()[0].id, importance=10**400),
     "list limit 2**63": lambda m: m.list(limit=2**63),
@@ -215,8 +223,9 @@ NUMBERS: dict[str, Callable[[RippleMem], object]] = {
 
 
 @pytest.mark.parametrize("probe", NUMBERS.values(), ids=NUMBERS.keys())
-def test_numbers_beyond_a_float_or_sqlite_integer_are_refused(stored: RippleMem,
-                                                              probe: Callable[[RippleMem], object]) -> None:
+def test_numbers_beyond_a_float_or_sqlite_integer_are_refused(
+    stored: RippleMem, probe: Callable[[RippleMem], object]
+) -> None:
     with pytest.raises(InvalidInputError, match="too large|2\\*\\*63"):
         probe(stored)
     _untouched(stored)
@@ -224,8 +233,11 @@ def test_numbers_beyond_a_float_or_sqlite_integer_are_refused(stored: RippleMem,
 
 
 def test_observe_applies_the_rules_of_add(stored: RippleMem) -> None:
-    for text, problem in [("Remember that my code is 12\x0034", "NUL"), ("word " * 2_100_000, "limit is"),
-                          ("Remember that " + SURROGATE, "surrogate")]:
+    for text, problem in [
+        ("Remember that my code is 12\x0034", "NUL"),
+        ("word " * 2_100_000, "limit is"),
+        ("Remember that " + SURROGATE, "surrogate"),
+    ]:
         with pytest.raises(InvalidInputError, match=problem):
             stored.observe("user", text)
     with pytest.raises(InvalidInputError, match="metadata"):
@@ -240,11 +252,21 @@ def test_a_closed_handle_says_so_from_every_method(tmp_path: Path) -> None:
     other = mem.scope("bob")
     mem.close()
     calls: list[Callable[[], object]] = [
-        lambda: mem.add("after close"), lambda: mem.add_many(["after close"]), lambda: mem.list(),
-        lambda: mem.recall("close"), lambda: mem.get(kept.id), lambda: mem.update(kept.id, importance=0.9),
-        lambda: mem.delete(kept.id), lambda: mem.stats(), lambda: mem.observe("user", "Remember that I left"),
-        lambda: mem.working().items(), lambda: mem.sensors.record("steps", 10), lambda: mem.history(kept.id),
-        lambda: mem.graph.neighbors("close"), lambda: mem.erase(kept.id), lambda: other.list(),
+        lambda: mem.add("after close"),
+        lambda: mem.add_many(["after close"]),
+        lambda: mem.list(),
+        lambda: mem.recall("close"),
+        lambda: mem.get(kept.id),
+        lambda: mem.update(kept.id, importance=0.9),
+        lambda: mem.delete(kept.id),
+        lambda: mem.stats(),
+        lambda: mem.observe("user", "Remember that I left"),
+        lambda: mem.working().items(),
+        lambda: mem.sensors.record("steps", 10),
+        lambda: mem.history(kept.id),
+        lambda: mem.graph.neighbors("close"),
+        lambda: mem.erase(kept.id),
+        lambda: other.list(),
     ]
     for call in calls:
         with pytest.raises(ClosedError, match="handle is closed"):
@@ -262,8 +284,12 @@ def test_settings_of_the_wrong_type_and_a_filtered_numpy_index_are_refused(tmp_p
         Settings(graph={"similar_k": 3})  # type: ignore[arg-type]
     for path in (tmp_path / "b", None):
         with pytest.raises(InvalidInputError, match="isolation='filter'"):
-            RippleMem(path, user_id="alice", embedder="hashing",
-                      store=StoreOptions(vector_index="numpy", isolation="filter"))
+            RippleMem(
+                path,
+                user_id="alice",
+                embedder="hashing",
+                store=StoreOptions(vector_index="numpy", isolation="filter"),
+            )
     assert not (tmp_path / "b" / "chroma").exists()
 
 
@@ -291,13 +317,24 @@ class FaultyEmbedder:
 
 
 @pytest.mark.parametrize("vector_index", ["chroma", "numpy"])
-@pytest.mark.parametrize(("fault", "problem"), [("dimension", "dimension 48; this store's vectors have "
-                                                 "dimension 64"), ("rows", r"shape \(1, 64\) for 2 text"),
-                                                ("nan", "NaN or infinite"), ("inf", "NaN or infinite")])
-def test_a_faulty_embedder_is_named_before_anything_is_stored(tmp_path: Path, vector_index: str, fault: str,
-                                                             problem: str) -> None:
-    with RippleMem(tmp_path / "store", user_id="alice", embedder=FaultyEmbedder(fault),
-                   store=StoreOptions(vector_index=vector_index)) as mem:
+@pytest.mark.parametrize(
+    ("fault", "problem"),
+    [
+        ("dimension", "dimension 48; this store's vectors have dimension 64"),
+        ("rows", r"shape \(1, 64\) for 2 text"),
+        ("nan", "NaN or infinite"),
+        ("inf", "NaN or infinite"),
+    ],
+)
+def test_a_faulty_embedder_is_named_before_anything_is_stored(
+    tmp_path: Path, vector_index: str, fault: str, problem: str
+) -> None:
+    with RippleMem(
+        tmp_path / "store",
+        user_id="alice",
+        embedder=FaultyEmbedder(fault),
+        store=StoreOptions(vector_index=vector_index),
+    ) as mem:
         mem.add("the one memory that must survive")
         with pytest.raises(EmbedderOutputError, match=f"faulty-{fault}.*{problem}"):
             mem.add_many(["a fine note", "a faulty note"])
@@ -314,8 +351,12 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs (needs root to mount; skipped otherwise), unmounted afterwards."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip()}")
     try:
@@ -325,12 +366,14 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("vector_index", ["chroma", "numpy"])
-def test_a_full_disk_is_a_store_error_and_keeps_every_committed_memory(tiny_disk: Path,
-                                                                       vector_index: str) -> None:
+def test_a_full_disk_is_a_store_error_and_keeps_every_committed_memory(
+    tiny_disk: Path, vector_index: str
+) -> None:
     path, ballast = tiny_disk / "store", tiny_disk / "ballast"
     ballast.write_bytes(b"\0" * 1_000_000)
-    with RippleMem(path, user_id="alice", embedder="hashing",
-                   store=StoreOptions(vector_index=vector_index)) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder="hashing", store=StoreOptions(vector_index=vector_index)
+    ) as mem:
         stored = [mem.add("The sentinel memory must survive a full disk").id]
         with pytest.raises(StoreError, match="disk is full"):
             for batch in range(1000):
@@ -343,8 +386,9 @@ def test_a_full_disk_is_a_store_error_and_keeps_every_committed_memory(tiny_disk
             mem.update(stored[0], content="The sentinel moved to a roomier disk")
         sentinel = mem.get(stored[0]).content
     ballast.unlink()  # the owner frees space: reopened, the store holds every committed memory, once
-    with RippleMem(path, user_id="alice", embedder="hashing",
-                   store=StoreOptions(vector_index=vector_index)) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder="hashing", store=StoreOptions(vector_index=vector_index)
+    ) as mem:
         assert sorted(m.id for m in mem.list(limit=100_000)) == sorted(set(stored))
         assert mem.stats()["vectors"] == len(set(stored))
         assert mem.recall(sentinel, k=1, mode="dense").hits[0].memory.id == stored[0]

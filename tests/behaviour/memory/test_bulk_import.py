@@ -21,14 +21,24 @@ from ripplemem.interfaces.cli.main import main
 from ripplemem.store.sqlite import DB_FILENAME
 
 PEOPLE = ["Asha", "Bruno", "Chen", "Dara", "Emil", "Fatima", "Goran", "Hana"]
-THINGS = ["the pottery class", "a trip to Porto", "the garden", "a chess match", "the choir",
-          "a bike repair", "the book swap", "a sourdough starter"]
+THINGS = [
+    "the pottery class",
+    "a trip to Porto",
+    "the garden",
+    "a chess match",
+    "the choir",
+    "a bike repair",
+    "the book swap",
+    "a sourdough starter",
+]
 
 
 def line_texts(n: int) -> list[str]:
     """n distinct memories (each carries its own number, so none repeats another)."""
-    return [f"Day {i}: {PEOPLE[i % 8]} talked about {THINGS[(i // 8) % 8]} for {i % 50 + 5} minutes"
-            for i in range(n)]
+    return [
+        f"Day {i}: {PEOPLE[i % 8]} talked about {THINGS[(i // 8) % 8]} for {i % 50 + 5} minutes"
+        for i in range(n)
+    ]
 
 
 def stored_contents(path: Path, user: str) -> list[str]:
@@ -50,8 +60,22 @@ def test_an_import_killed_mid_way_and_run_again_stores_every_line_exactly_once(t
     source = tmp_path / "notes.jsonl"
     source.write_text("".join(json.dumps(t) + "\n" for t in texts), encoding="utf-8")
     path = tmp_path / "db"
-    command = [sys.executable, "-m", "ripplemem", "import", str(source), "--path", str(path), "--user", "ivy",
-               "--embedder", "hashing", "--batch-size", "100", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "ripplemem",
+        "import",
+        str(source),
+        "--path",
+        str(path),
+        "--user",
+        "ivy",
+        "--embedder",
+        "hashing",
+        "--batch-size",
+        "100",
+        "--json",
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     writer = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 120
@@ -83,8 +107,11 @@ def test_an_import_killed_mid_way_and_run_again_stores_every_line_exactly_once(t
 
 def test_a_bad_line_is_named_and_nothing_is_written(tmp_path: Path) -> None:
     source = tmp_path / "notes.jsonl"
-    source.write_text('"I planted tomatoes"\n{"content": "Kai visits in May", "type": "semantic"}\n'
-                      '{"content": "oops", "colour": "red"}\n"never stored"\n', encoding="utf-8")
+    source.write_text(
+        '"I planted tomatoes"\n{"content": "Kai visits in May", "type": "semantic"}\n'
+        '{"content": "oops", "colour": "red"}\n"never stored"\n',
+        encoding="utf-8",
+    )
     with RippleMem(tmp_path / "db", user_id="ivy", embedder="hashing") as mem:
         with pytest.raises(InvalidInputError, match=r"line 3 has unknown fields \['colour'\]"):
             mem.import_file(source)
@@ -100,10 +127,20 @@ def test_a_bad_line_is_named_and_nothing_is_written(tmp_path: Path) -> None:
 
 def test_fields_of_json_lines_are_kept_and_text_files_take_each_line(tmp_path: Path) -> None:
     jsonl = tmp_path / "facts.jsonl"
-    jsonl.write_text(json.dumps({"content": "Noor is allergic to peanuts", "type": "semantic",
-                                 "metadata": {"source": "intake form"},
-                                 "event_time": "2024-03-01T09:30:00"}) + "\n\n"
-                     + json.dumps("Noor ran 10 km on Sunday") + "\n", encoding="utf-8")
+    jsonl.write_text(
+        json.dumps(
+            {
+                "content": "Noor is allergic to peanuts",
+                "type": "semantic",
+                "metadata": {"source": "intake form"},
+                "event_time": "2024-03-01T09:30:00",
+            }
+        )
+        + "\n\n"
+        + json.dumps("Noor ran 10 km on Sunday")
+        + "\n",
+        encoding="utf-8",
+    )
     text = tmp_path / "diary.txt"
     text.write_text("Bought a blue kettle\n\n  Fixed the porch light  \n", encoding="utf-8")
     seen: list[tuple[int, int]] = []

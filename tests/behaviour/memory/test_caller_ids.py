@@ -35,17 +35,28 @@ with RippleMem(path, user_id="alice", embedder=HashingEmbedder(), store=StoreOpt
 
 def open_store(path: Path, user: str = "alice", agent: str | None = None) -> RippleMem:
     """A handle on an on-disk store that embeds with no model (lookups never embed)."""
-    return RippleMem(path, user_id=user, agent_id=agent, embedder=HashingEmbedder(),
-                     store=StoreOptions(vector_index="numpy"))
+    return RippleMem(
+        path,
+        user_id=user,
+        agent_id=agent,
+        embedder=HashingEmbedder(),
+        store=StoreOptions(vector_index="numpy"),
+    )
 
 
 def fill(path: Path) -> None:
     """Alice's documents doc-0 .. doc-<ROWS - 1> (doc-3 twice: an old and a newer copy), a node, and
     bob's doc-1."""
     with open_store(path) as alice:
-        alice.add_many([{"content": f"Document {i} about topic {i}.",
-                         "metadata": {"langchain_id": f"doc-{i}", "topic": f"topic {i}"}}
-                        for i in range(ROWS)])
+        alice.add_many(
+            [
+                {
+                    "content": f"Document {i} about topic {i}.",
+                    "metadata": {"langchain_id": f"doc-{i}", "topic": f"topic {i}"},
+                }
+                for i in range(ROWS)
+            ]
+        )
         alice.add("A newer copy of document 3.", metadata={"langchain_id": "doc-3"})
         alice.add("Chunk 1 of the handbook.", metadata={"llamaindex_node_id": "n1", "ref_doc_id": "hb"})
     with open_store(path, "bob") as bob:
@@ -91,11 +102,14 @@ def test_lookups_by_a_callers_id_find_the_users_memories_newest_first(tmp_path: 
     with open_store(tmp_path / "store") as alice:
         found = memories_by_metadata(alice, "langchain_id", ["doc-3", "doc-1", "missing", "doc-3"])
         assert set(found) == {"doc-3", "doc-1"}
-        assert [m.content for m in found["doc-3"]] == ["A newer copy of document 3.",
-                                                       "Document 3 about topic 3."]
+        assert [m.content for m in found["doc-3"]] == [
+            "A newer copy of document 3.",
+            "Document 3 about topic 3.",
+        ]
         assert [m.content for m in found["doc-1"]] == ["Document 1 about topic 1."]  # not bob's
-        assert [m.content for m in memories_by_metadata(alice, "ref_doc_id", ["hb"])["hb"]] == \
-            ["Chunk 1 of the handbook."]
+        assert [m.content for m in memories_by_metadata(alice, "ref_doc_id", ["hb"])["hb"]] == [
+            "Chunk 1 of the handbook."
+        ]
         alice.delete(found["doc-1"][0].id)
         assert memories_by_metadata(alice, "langchain_id", ["doc-1"]) == {}
     with open_store(tmp_path / "store", agent="planner") as planner:  # another agent's handle
@@ -119,8 +133,9 @@ def test_a_store_made_before_the_indexes_gets_them_on_open(tmp_path: Path) -> No
     as_version_6(path)
     assert index_state(path) == (set(), "6")
     with open_store(path) as alice:
-        assert [m.content for m in memories_by_metadata(alice, "llamaindex_node_id", ["n1"])["n1"]] == \
-            ["Chunk 1 of the handbook."]
+        assert [m.content for m in memories_by_metadata(alice, "llamaindex_node_id", ["n1"])["n1"]] == [
+            "Chunk 1 of the handbook."
+        ]
     assert index_state(path) == (INDEXES, str(SCHEMA_VERSION))
 
 
@@ -128,8 +143,12 @@ def test_processes_opening_an_old_store_at_once_all_open_it(tmp_path: Path) -> N
     path, processes = tmp_path / "store", 3
     fill(path)
     as_version_6(path)
-    children = [subprocess.Popen([sys.executable, "-c", OPEN, str(path)], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True) for _ in range(processes)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(processes)
+    ]
     (path / "go").touch()
     for child in children:
         out, err = child.communicate(timeout=120)

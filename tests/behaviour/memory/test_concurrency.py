@@ -24,8 +24,10 @@ CITIES = ["Tromso", "Valparaiso", "Hobart", "Ushuaia", "Nuuk", "Timbuktu", "Koch
 
 def note(writer: int, item: int) -> str:
     """A distinct memory text (numbers keep any two from being merged as duplicates)."""
-    return (f"Writer {writer} note {item}: packed {writer * 1000 + item} crates of "
-            f"{FRUITS[item % len(FRUITS)]} for the {CITIES[writer % len(CITIES)]} depot")
+    return (
+        f"Writer {writer} note {item}: packed {writer * 1000 + item} crates of "
+        f"{FRUITS[item % len(FRUITS)]} for the {CITIES[writer % len(CITIES)]} depot"
+    )
 
 
 def stored_rows(path: Path) -> list[tuple[str, str, str]]:
@@ -35,13 +37,16 @@ def stored_rows(path: Path) -> list[tuple[str, str, str]]:
 
 
 def test_threads_writing_and_reading_one_store_lose_and_duplicate_nothing(
-        tmp_path: Path, embedder: Embedder) -> None:
+    tmp_path: Path, embedder: Embedder
+) -> None:
     threads, per_thread = 6, 12
     returned: dict[str, str] = {}
     errors: list[BaseException] = []
     guard = threading.Lock()
-    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
+
         def work(writer: int) -> None:
             handle = mem if writer % 2 else mem.scope("bob")
             try:
@@ -97,15 +102,32 @@ print(json.dumps({"ids": stored, "seen": seen}))
 
 
 @pytest.mark.parametrize("index", ["chroma", "numpy"])
-def test_processes_writing_one_store_at_once_lose_nothing_and_see_each_other(tmp_path: Path,
-                                                                            index: str) -> None:
+def test_processes_writing_one_store_at_once_lose_nothing_and_see_each_other(
+    tmp_path: Path, index: str
+) -> None:
     path, writers = tmp_path / "store", 2
-    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(),
-                   store=StoreOptions(vector_index=index)) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=HashingEmbedder(), store=StoreOptions(vector_index=index)
+    ) as mem:
         mem.add("The store exists before the writers start")
-    children = [subprocess.Popen([sys.executable, "-c", PROCESS, str(path), index, str(w), str(writers),
-                                  str(Path(__file__).parent)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True) for w in range(writers)]
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                PROCESS,
+                str(path),
+                index,
+                str(w),
+                str(writers),
+                str(Path(__file__).parent),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(writers)
+    ]
     (path / "go").touch()
     results = []
     for child in children:
@@ -132,8 +154,12 @@ def test_async_api_under_300_concurrent_tasks(tmp_path: Path) -> None:
         everything = await asyncio.gather(*writes, *reads, return_exceptions=True)
         return everything[:150], everything[150:]
 
-    with RippleMem(tmp_path / "store", user_id="alice", embedder=HashingEmbedder(),
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        tmp_path / "store",
+        user_id="alice",
+        embedder=HashingEmbedder(),
+        store=StoreOptions(vector_index="chroma"),
+    ) as mem:
         written, recalled = asyncio.run(run(mem))
         assert not [r for r in [*written, *recalled] if isinstance(r, BaseException)]
         assert sorted(m.content for m in written) == sorted(note(t % 10, t) for t in range(150))

@@ -36,15 +36,23 @@ def test_a_merge_keeps_the_latest_time_and_logs_the_mention(tmp_path: Path, embe
         assert [e.event for e in events] == ["added", "merged"]
         assert events[1].detail["text"] == "I went for a swim in the lake" and "similarity" in events[1].cause
         assert mem.list(since=clock.now - timedelta(hours=1))[0].id == first.id  # the time moved
-        assert mem.recall("lake", k=3, mode="dense", since=clock.now - timedelta(hours=1)).hits[0].memory.id \
-            == first.id  # and the vector index knows it
+        assert (
+            mem.recall("lake", k=3, mode="dense", since=clock.now - timedelta(hours=1)).hits[0].memory.id
+            == first.id
+        )  # and the vector index knows it
 
 
 def test_alike_wording_with_other_numbers_days_or_a_negation_is_kept_apart(memory_only: RippleMem) -> None:
-    texts = ["I ran 5 km along the river", "I ran 8 km along the river",
-             "I went running in the park on Monday", "I went running in the park on Tuesday",
-             "The flight is delayed", "The flight is not delayed",
-             "我的猫叫咪咪", "我的狗叫旺财"]  # MiniLM embeds these two at 1.0
+    texts = [
+        "I ran 5 km along the river",
+        "I ran 8 km along the river",
+        "I went running in the park on Monday",
+        "I went running in the park on Tuesday",
+        "The flight is delayed",
+        "The flight is not delayed",
+        "我的猫叫咪咪",
+        "我的狗叫旺财",
+    ]  # MiniLM embeds these two at 1.0
     stored = memory_only.add_many(texts)
     assert len({m.id for m in stored}) == len(texts) and memory_only.stats()["total"] == len(texts)
 
@@ -64,8 +72,15 @@ def test_a_restated_attribute_beside_new_facts_is_not_merged_away(memory_only: R
 
 
 def test_repeats_inside_one_batch_merge_into_the_first(memory_only: RippleMem) -> None:
-    stored = memory_only.add_many(["My sister lives in Toronto", "We adopted a cat",
-                                   "my sister lives in Toronto.", "我对花生过敏", "我对花生过敏！"])
+    stored = memory_only.add_many(
+        [
+            "My sister lives in Toronto",
+            "We adopted a cat",
+            "my sister lives in Toronto.",
+            "我对花生过敏",
+            "我对花生过敏！",
+        ]
+    )
     assert stored[2].id == stored[0].id and stored[0].mention_count == 2
     assert stored[4].id == stored[3].id and memory_only.stats()["total"] == 3
     assert [e.event for e in memory_only.history(stored[0].id)] == ["added", "merged"]

@@ -25,15 +25,19 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def doses(tmp_path: Path, embedder: Embedder,
-          clock: ManualClock) -> Iterator[tuple[RippleMem, list[str], list[datetime]]]:
+def doses(
+    tmp_path: Path, embedder: Embedder, clock: ManualClock
+) -> Iterator[tuple[RippleMem, list[str], list[datetime]]]:
     """Alice's store with a lisinopril dose said twice, then changed twice a month apart; the
     versions' ids and times, oldest first."""
     mem = RippleMem(path=tmp_path, user_id="alice", embedder=embedder, clock=clock)
     mem.add("I take 10 mg of lisinopril")
     ids, times = [], []
-    for text in ("I take 10 mg of lisinopril", "my lisinopril dose is now 20 mg",
-                 "my lisinopril dose is now 40 mg"):
+    for text in (
+        "I take 10 mg of lisinopril",
+        "my lisinopril dose is now 20 mg",
+        "my lisinopril dose is now 40 mg",
+    ):
         times.append(clock.now)
         ids.append(mem.add(text).id)
         clock.advance(30)
@@ -46,20 +50,28 @@ def test_an_update_is_logged_with_old_and_new_values(memory_only: RippleMem) -> 
     memory_only.update(memory.id, content="Dinner with Sam on Saturday", importance=0.7)
     added, updated = memory_only.history(memory.id)
     assert (added.event, added.cause, updated.event) == ("added", "add", "updated")
-    assert updated.detail["changes"] == {"content": {"old": "Dinner with Sam on Friday",
-                                                     "new": "Dinner with Sam on Saturday"},
-                                         "importance": {"old": 0.4, "new": 0.7}}
+    assert updated.detail["changes"] == {
+        "content": {"old": "Dinner with Sam on Friday", "new": "Dinner with Sam on Saturday"},
+        "importance": {"old": 0.4, "new": 0.7},
+    }
 
 
 def test_the_history_of_a_value_tells_every_version_in_order(
-        doses: tuple[RippleMem, list[str], list[datetime]]) -> None:
+    doses: tuple[RippleMem, list[str], list[datetime]],
+) -> None:
     mem, (ten, twenty, forty), times = doses
     events = mem.history(ten)
     assert events == mem.history(forty)  # one story, whichever version is asked
     assert [(e.memory_id, e.event) for e in events] == [
-        (ten, "added"), (ten, "merged"),
-        (twenty, "added"), (ten, "superseded"), (twenty, "supersedes"),
-        (forty, "added"), (twenty, "superseded"), (forty, "supersedes")]
+        (ten, "added"),
+        (ten, "merged"),
+        (twenty, "added"),
+        (ten, "superseded"),
+        (twenty, "supersedes"),
+        (forty, "added"),
+        (twenty, "superseded"),
+        (forty, "supersedes"),
+    ]
     assert [e.when for e in events if e.event == "superseded"] == times[1:]
     assert all(a.at <= b.at for a, b in zip(events, events[1:], strict=False))
     assert "'10 mg' -> '20 mg'" in events[3].cause and events[3].detail["by"] == twenty
@@ -90,7 +102,8 @@ def test_another_users_history_is_not_found_like_a_missing_one(memory_only: Ripp
 
 
 def test_recalled_memories_bring_their_superseded_versions(
-        doses: tuple[RippleMem, list[str], list[datetime]]) -> None:
+    doses: tuple[RippleMem, list[str], list[datetime]],
+) -> None:
     mem, (ten, twenty, forty), times = doses
     hits = mem.recall("what dose of lisinopril do I take?", k=3).hits
     history = superseded_history(engine_of(mem), "alice", hits)

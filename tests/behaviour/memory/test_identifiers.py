@@ -13,13 +13,22 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.store.sqlite import DB_FILENAME
 
-HOSTILE_IDS = ["../../etc/passwd", "x'; DROP TABLE memories; --", "x}) DETACH DELETE n //",
-               "alice OR 1=1", "%", "C:\\Windows\\System32", "ユーザー🙂", "rm_" + "0" * 40]
+HOSTILE_IDS = [
+    "../../etc/passwd",
+    "x'; DROP TABLE memories; --",
+    "x}) DETACH DELETE n //",
+    "alice OR 1=1",
+    "%",
+    "C:\\Windows\\System32",
+    "ユーザー🙂",
+    "rm_" + "0" * 40,
+]
 
 
 @pytest.mark.parametrize("index", ["chroma", "numpy"])
-def test_hostile_ids_are_data_and_every_user_sees_only_their_own(tmp_path: Path, embedder: Embedder,
-                                                                  index: str) -> None:
+def test_hostile_ids_are_data_and_every_user_sees_only_their_own(
+    tmp_path: Path, embedder: Embedder, index: str
+) -> None:
     path = tmp_path / "store"
     with RippleMem(path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index=index)) as alice:
         alice.add("Alice keeps her spare key under the blue flowerpot")
@@ -42,18 +51,29 @@ def test_hostile_ids_are_data_and_every_user_sees_only_their_own(tmp_path: Path,
         assert users == 1 + len(HOSTILE_IDS)
 
 
-@pytest.mark.parametrize("bad, problem", [
-    ("", "empty"), ("   ", "empty"), ("x" * 129, "limit is 128"), ("a\nb", "control"), ("a\x00b", "control"),
-    ("a\x85b", "control"), ("a\ud800b", "surrogate"), ("ali\u202ece", "bidirectional"),
-    ("\u2066alice\u2069", "bidirectional"),
-])
-def test_unclean_ids_are_refused_before_anything_is_created(tmp_path: Path, embedder: Embedder, bad: str,
-                                                            problem: str) -> None:
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("x" * 129, "limit is 128"),
+        ("a\nb", "control"),
+        ("a\x00b", "control"),
+        ("a\x85b", "control"),
+        ("a\ud800b", "surrogate"),
+        ("ali\u202ece", "bidirectional"),
+        ("\u2066alice\u2069", "bidirectional"),
+    ],
+)
+def test_unclean_ids_are_refused_before_anything_is_created(
+    tmp_path: Path, embedder: Embedder, bad: str, problem: str
+) -> None:
     with pytest.raises(InvalidInputError, match=problem):
         RippleMem(tmp_path / "store", user_id=bad, embedder=embedder)
     assert not (tmp_path / "store").exists()
-    with RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="numpy")) as mem:
+    with RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(vector_index="numpy")
+    ) as mem:
         with pytest.raises(InvalidInputError, match=problem):
             mem.add("A note for a bad session", session_id=bad)
         if bad:  # scope("") means "this handle's user", like scope(None)

@@ -14,7 +14,8 @@ def test_users_never_see_each_other(mem: RippleMem) -> None:
     bob.add("Bob likes jazz")
     for mode in ("hybrid", "dense", "keyword"):
         assert [h.memory.content for h in bob.recall("asthma diagnosis", mode=mode).hits] == (
-            [] if mode == "keyword" else ["Bob likes jazz"])
+            [] if mode == "keyword" else ["Bob likes jazz"]
+        )
     assert bob.get(secret.id) is None
     assert bob.delete(secret.id) is False
     with pytest.raises(MemoryNotFoundError):
@@ -40,9 +41,12 @@ def test_agents_partition_a_users_memories(mem: RippleMem) -> None:
     coach.add("Alice trains for a half marathon")
     chef.add("Alice is allergic to peanuts")
     assert [h.memory.content for h in chef.recall("marathon training allergy").hits] == [
-        "Alice is allergic to peanuts"]
+        "Alice is allergic to peanuts"
+    ]
     assert {h.memory.content for h in mem.recall("marathon training allergy").hits} == {
-        "Alice trains for a half marathon", "Alice is allergic to peanuts"}
+        "Alice trains for a half marathon",
+        "Alice is allergic to peanuts",
+    }
 
 
 def test_hostile_ids_are_plain_data(mem: RippleMem) -> None:
@@ -56,6 +60,7 @@ def test_hostile_ids_are_plain_data(mem: RippleMem) -> None:
 
 
 def test_an_empty_user_id_for_another_handle_is_refused_not_read_as_the_same_user(
-        memory_only: RippleMem) -> None:
+    memory_only: RippleMem,
+) -> None:
     with pytest.raises(InvalidInputError, match="user_id"):
         memory_only.scope("")

@@ -27,8 +27,14 @@ def filled(mem: RippleMem) -> RippleMem:
 
 def test_add_returns_stored_memory_with_all_fields(mem: RippleMem) -> None:
     when = datetime(2024, 3, 1, 9, 30)
-    m = mem.add("I started reading The Three-Body Problem", type="episodic", session_id="s1",
-                event_time=when, importance=0.6, metadata={"turn": "D1:3"})
+    m = mem.add(
+        "I started reading The Three-Body Problem",
+        type="episodic",
+        session_id="s1",
+        event_time=when,
+        importance=0.6,
+        metadata={"turn": "D1:3"},
+    )
     assert isinstance(m, Memory) and m.id
     stored = mem.get(m.id)
     assert stored is not None
@@ -73,15 +79,28 @@ def test_recall_modes_differ_in_what_they_use(filled: RippleMem) -> None:
 
 
 def test_recall_filters_by_type_time_importance_metadata_and_session(mem: RippleMem) -> None:
-    mem.add("I ran 5 km in the park", type="episodic", event_time=datetime(2024, 1, 5), session_id="a",
-            importance=0.2, metadata={"topic": "sport"})
-    mem.add("I ran 10 km by the river", type="episodic", event_time=datetime(2024, 6, 5), session_id="b",
-            importance=0.9, metadata={"topic": "sport"})
+    mem.add(
+        "I ran 5 km in the park",
+        type="episodic",
+        event_time=datetime(2024, 1, 5),
+        session_id="a",
+        importance=0.2,
+        metadata={"topic": "sport"},
+    )
+    mem.add(
+        "I ran 10 km by the river",
+        type="episodic",
+        event_time=datetime(2024, 6, 5),
+        session_id="b",
+        importance=0.9,
+        metadata={"topic": "sport"},
+    )
     mem.add("Running is good for the heart", type="semantic", metadata={"topic": "health"})
     contents = lambda r: {h.memory.content for h in r.hits}  # noqa: E731
     assert contents(mem.recall("running", types="semantic")) == {"Running is good for the heart"}
     assert contents(mem.recall("running", types=[MemoryType.EPISODIC], since="2024-03-01")) == {
-        "I ran 10 km by the river"}
+        "I ran 10 km by the river"
+    }
     assert contents(mem.recall("running", until=datetime(2024, 3, 1))) == {"I ran 5 km in the park"}
     assert contents(mem.recall("running", min_importance=0.8)) == {"I ran 10 km by the river"}
     assert contents(mem.recall("running", metadata={"topic": "health"})) == {"Running is good for the heart"}
@@ -126,8 +145,9 @@ def test_context_has_dates_and_respects_budget(mem: RippleMem) -> None:
 
 def test_update_changes_content_and_what_recall_finds(mem: RippleMem) -> None:
     m = mem.add("My favourite colour is blue")
-    updated = mem.update(m.id, content="My favourite colour is green", importance=0.9,
-                         metadata={"source": "chat"})
+    updated = mem.update(
+        m.id, content="My favourite colour is green", importance=0.9, metadata={"source": "chat"}
+    )
     assert updated.content == "My favourite colour is green" and updated.importance == 0.9
     assert mem.get(m.id).metadata == {"source": "chat"}  # type: ignore[union-attr]
     assert mem.recall("green", k=1, mode="keyword").hits[0].memory.id == m.id
@@ -159,9 +179,13 @@ def test_list_orders_and_filters(mem: RippleMem) -> None:
     mem.add("a rule", type="semantic", event_time=datetime(2024, 5, 10))
     assert [m.content for m in mem.list(type="episodic")] == ["day 3 entry", "day 2 entry", "day 1 entry"]
     assert [m.content for m in mem.list(type="episodic", newest_first=False, limit=2)] == [
-        "day 1 entry", "day 2 entry"]
+        "day 1 entry",
+        "day 2 entry",
+    ]
     assert [m.content for m in mem.list(since="2024-05-02", until="2024-05-04")] == [
-        "day 3 entry", "day 2 entry"]
+        "day 3 entry",
+        "day 2 entry",
+    ]
     assert [m.content for m in mem.list(session_id="s1")] == ["day 1 entry"]
     assert [m.content for m in mem.list(limit=1, offset=1)] == ["day 3 entry"]
 
@@ -177,8 +201,9 @@ def test_stats_count_what_is_stored(filled: RippleMem) -> None:
 
 def test_add_many_is_one_batch_with_progress(mem: RippleMem) -> None:
     seen: list[tuple[int, int]] = []
-    items = [{"content": f"note {i} about gardening", "session_id": "g", "metadata": {"i": i}}
-             for i in range(25)] + ["a plain string item"]
+    items = [
+        {"content": f"note {i} about gardening", "session_id": "g", "metadata": {"i": i}} for i in range(25)
+    ] + ["a plain string item"]
     stored = mem.add_many(items, batch_size=10, progress=lambda done, total: seen.append((done, total)))
     assert len(stored) == 26 and len({m.id for m in stored}) == 26
     assert seen == [(10, 26), (20, 26), (26, 26)]
@@ -198,7 +223,9 @@ def test_list_filters_by_metadata(mem: RippleMem) -> None:
     mem.add("Namespace note one", metadata={"namespace": "prefs", "key": "tea"})
     mem.add("Namespace note two", metadata={"namespace": "prefs", "key": "coffee"})
     mem.add("Other note", metadata={"namespace": "todo"})
-    assert {m.content for m in mem.list(metadata={"namespace": "prefs"})} == {"Namespace note one",
-                                                                             "Namespace note two"}
+    assert {m.content for m in mem.list(metadata={"namespace": "prefs"})} == {
+        "Namespace note one",
+        "Namespace note two",
+    }
     tea = mem.list(metadata={"namespace": "prefs", "key": "tea"})
     assert [m.content for m in tea] == ["Namespace note one"]

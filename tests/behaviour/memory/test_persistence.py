@@ -64,11 +64,13 @@ def test_write_in_one_process_recall_in_another(tmp_path: Path, index: str) -> N
 def test_switching_vector_index_rebuilds_it(tmp_path: Path) -> None:
     store = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path=store, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="numpy")) as mem:
+    with RippleMem(
+        path=store, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="numpy")
+    ) as mem:
         mem.add("The lighthouse keeper waved at the passing ferry")
-    with RippleMem(path=store, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path=store, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         assert mem.stats()["vectors"] == 1
         hit = mem.recall("lighthouse ferry", mode="dense").hits[0]
         assert hit.memory.content.startswith("The lighthouse keeper")
@@ -92,7 +94,8 @@ def test_reembed_moves_a_store_to_another_model(tmp_path: Path) -> None:
     assert RippleMem.reembed(store, embedder=HashingEmbedder(512)) == 3
     with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder(512)) as mem:
         assert mem.recall("violin lesson", k=1, mode="dense").hits[0].memory.content == (
-            "the violin lesson is on Tuesday")
+            "the violin lesson is on Tuesday"
+        )
 
 
 def test_store_from_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:

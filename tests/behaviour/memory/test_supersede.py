@@ -52,8 +52,11 @@ def test_chinese_move_supersedes_the_old_city(memory_only: RippleMem) -> None:
     assert memory_only.recall("我住在哪里？", k=2).hits[0].memory.id == shanghai.id
     events = memory_only.history(shanghai.id)
     assert [(e.memory_id, e.event) for e in events] == [
-        (beijing.id, "added"), (shanghai.id, "added"), (beijing.id, "superseded"),
-        (shanghai.id, "supersedes")]
+        (beijing.id, "added"),
+        (shanghai.id, "added"),
+        (beijing.id, "superseded"),
+        (shanghai.id, "supersedes"),
+    ]
     assert "搬到" in events[2].cause and events[2].detail["by"] == shanghai.id
 
 
@@ -100,10 +103,13 @@ def _extraction_reply() -> str:
 
 
 def test_the_llm_judge_settles_what_the_rules_cannot(embedder: Embedder) -> None:
-    verdict = ('```json\n{"verdict": "update", "slot": "favourite colour", "subject": "Maya", '
-               '"current": "new", "reason": "Maya\'s favourite colour changed from blue to green"}\n```')
-    llm = ByPromptChatModel(script={"knowledge graph": [_extraction_reply()] * 2,
-                                    "compare two statements": [verdict]})
+    verdict = (
+        '```json\n{"verdict": "update", "slot": "favourite colour", "subject": "Maya", '
+        '"current": "new", "reason": "Maya\'s favourite colour changed from blue to green"}\n```'
+    )
+    llm = ByPromptChatModel(
+        script={"knowledge graph": [_extraction_reply()] * 2, "compare two statements": [verdict]}
+    )
     with RippleMem(path=None, user_id="alice", embedder=embedder, llm=llm) as mem:
         blue = mem.add("Maya's favourite colour is blue")
         green = mem.add("Maya's favourite colour is green")
@@ -117,8 +123,12 @@ def test_the_llm_judge_settles_what_the_rules_cannot(embedder: Embedder) -> None
 
 def test_a_broken_judge_reply_falls_back_to_the_rules(embedder: Embedder) -> None:
     junk = ["Sure! These two look like an update to me.", '{"verdict": "maybe", "current": "new"']
-    llm = ByPromptChatModel(script={"knowledge graph": [_extraction_reply()] * 4,
-                                    "compare two statements": junk + ['{"verdict": "sideways"}', "no idea"]})
+    llm = ByPromptChatModel(
+        script={
+            "knowledge graph": [_extraction_reply()] * 4,
+            "compare two statements": junk + ['{"verdict": "sideways"}', "no idea"],
+        }
+    )
     with RippleMem(path=None, user_id="alice", embedder=embedder, llm=llm) as mem:
         downtown = mem.add("The kids' swimming lessons are at the downtown pool")
         centre = mem.add("The kids' swimming lessons are at the community centre pool")
@@ -135,11 +145,16 @@ def test_a_broken_judge_reply_falls_back_to_the_rules(embedder: Embedder) -> Non
 def test_every_text_the_rules_read_an_attribute_from_passes_the_cheap_gate() -> None:
     # The write path parses only texts may_state_attribute lets through; it must miss none.
     tests = Path(__file__).resolve().parents[2]
-    texts = {node.value for name in ("unit/lifecycle/test_conflicts.py",
-                                     "unit/lifecycle/test_lifecycle_rules.py",
-                                     "behaviour/memory/test_supersede.py")
-             for node in ast.walk(ast.parse((tests / name).read_text(encoding="utf-8")))
-             if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300}
+    texts = {
+        node.value
+        for name in (
+            "unit/lifecycle/test_conflicts.py",
+            "unit/lifecycle/test_lifecycle_rules.py",
+            "behaviour/memory/test_supersede.py",
+        )
+        for node in ast.walk(ast.parse((tests / name).read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300
+    }
     read = [text for text in texts if parse_statement(text).slot is not None]
     assert len(read) > 50
     assert [text for text in read if not may_state_attribute(text)] == []

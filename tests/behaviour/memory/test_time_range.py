@@ -34,8 +34,10 @@ def mem(tmp_path: Path) -> Iterator[RippleMem]:
 def import_line(mem: RippleMem) -> None:
     """Import a JSONL file whose one line has a year-9999 event time."""
     path = Path(mem.path or ".") / "lines.jsonl"
-    path.write_text(json.dumps({"content": "I bought a kettle",
-                                "event_time": "9999-12-31T23:59:59.999999"}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"content": "I bought a kettle", "event_time": "9999-12-31T23:59:59.999999"}) + "\n",
+        encoding="utf-8",
+    )
     mem.import_file(path)
 
 
@@ -43,7 +45,8 @@ ENTRIES: dict[str, Callable[[RippleMem], Any]] = {
     "add event_time=datetime.max": lambda mem: mem.add("I bought a kettle", event_time=LATE),
     "add event_time in year 0 UTC": lambda mem: mem.add("I bought a kettle", event_time=EARLY_WITH_OFFSET),
     "add_many with one bad item": lambda mem: mem.add_many(
-        ["I bought a kettle", {"content": "I bought a teapot", "event_time": LATE}]),
+        ["I bought a kettle", {"content": "I bought a teapot", "event_time": LATE}]
+    ),
     "update event_time": lambda mem: mem.update(mem.list()[0].id, event_time=LATE),
     "recall now=datetime.max": lambda mem: mem.recall("green tea", now=LATE),
     "recall since": lambda mem: mem.recall("green tea", since=EARLY_WITH_OFFSET),
@@ -55,8 +58,9 @@ ENTRIES: dict[str, Callable[[RippleMem], Any]] = {
 
 def snapshot(mem: RippleMem) -> list[tuple[Any, ...]]:
     """What a user can see of the store: every memory with its times, and the readings."""
-    return [(m.id, m.content, m.event_time, m.last_accessed, m.access_count) for m in mem.list()] + \
-        [(r.metric, r.value, r.at) for r in mem.sensors.readings("heart_rate")]
+    return [(m.id, m.content, m.event_time, m.last_accessed, m.access_count) for m in mem.list()] + [
+        (r.metric, r.value, r.at) for r in mem.sensors.readings("heart_rate")
+    ]
 
 
 @pytest.mark.parametrize("entry", list(ENTRIES))
@@ -78,7 +82,8 @@ def test_the_error_names_the_field(mem: RippleMem) -> None:
 
 
 def test_the_command_line_refuses_the_time_and_stores_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = ["--path", str(tmp_path / "db"), "--user", "mei", "--embedder", "hashing"]
     assert main(["add", "I drink green tea", *store]) == 0
     assert main(["add", "I bought a kettle", "--event-time", "9999-12-31T23:59:59.999999", *store]) == 2
@@ -118,8 +123,9 @@ POISONS = {"year 10000": 253402300800.0, "before year 1": -1e20, "infinity": flo
 
 @pytest.mark.parametrize("column", ["event_time", "created_at", "last_accessed"])
 @pytest.mark.parametrize("poison", list(POISONS))
-def test_a_stored_time_out_of_range_does_not_break_reads(tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                                         column: str, poison: str) -> None:
+def test_a_stored_time_out_of_range_does_not_break_reads(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, column: str, poison: str
+) -> None:
     path = tmp_path / "store"
     with RippleMem(path, user_id="alice", embedder=HashingEmbedder()) as mem:
         good = mem.add("I drink green tea every morning", event_time="2025-03-01T08:00:00+00:00")

@@ -46,28 +46,49 @@ def tiny_clap(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     folder = tmp_path_factory.mktemp("tiny-clap")
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(["a low hum", "a dog barking", "a high whistle", "rain on the roof"],
-                            vocab_size=300, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.train_from_iterator(
+        ["a low hum", "a dog barking", "a high whistle", "rain on the roof"],
+        vocab_size=300,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+    )
     bpe.save_model(str(folder))
-    tokenizer = RobertaTokenizerFast(vocab_file=str(folder / "vocab.json"),
-                                     merges_file=str(folder / "merges.txt"))
+    tokenizer = RobertaTokenizerFast(
+        vocab_file=str(folder / "vocab.json"), merges_file=str(folder / "merges.txt")
+    )
     config = ClapConfig(
-        text_config={"vocab_size": tokenizer.vocab_size + 5, "hidden_size": 32, "num_hidden_layers": 1,
-                     "num_attention_heads": 2, "intermediate_size": 37, "max_position_embeddings": 64,
-                     "projection_dim": 16},
-        audio_config={"hidden_size": 32, "patch_embeds_hidden_size": 16, "depths": [1, 1],
-                      "num_attention_heads": [2, 2], "window_size": 8, "spec_size": 256, "num_mel_bins": 64,
-                      "projection_dim": 16, "enable_fusion": False},
-        projection_dim=16)
+        text_config={
+            "vocab_size": tokenizer.vocab_size + 5,
+            "hidden_size": 32,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "intermediate_size": 37,
+            "max_position_embeddings": 64,
+            "projection_dim": 16,
+        },
+        audio_config={
+            "hidden_size": 32,
+            "patch_embeds_hidden_size": 16,
+            "depths": [1, 1],
+            "num_attention_heads": [2, 2],
+            "window_size": 8,
+            "spec_size": 256,
+            "num_mel_bins": 64,
+            "projection_dim": 16,
+            "enable_fusion": False,
+        },
+        projection_dim=16,
+    )
     ClapModel(config).save_pretrained(folder)
-    extractor = ClapFeatureExtractor(feature_size=64, sampling_rate=48_000, max_length_s=1,
-                                     truncation="rand_trunc")
+    extractor = ClapFeatureExtractor(
+        feature_size=64, sampling_rate=48_000, max_length_s=1, truncation="rand_trunc"
+    )
     ClapProcessor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(folder)
     return folder
 
 
-def test_the_clap_encoder_fills_the_audio_index_in_its_own_space(mem: RippleMem, tmp_path: Path,
-                                                                 tiny_clap: Path) -> None:
+def test_the_clap_encoder_fills_the_audio_index_in_its_own_space(
+    mem: RippleMem, tmp_path: Path, tiny_clap: Path
+) -> None:
     # Random weights put no meaning in cosines: every match is let through (min_similarity=-1).
     encoder = ClapAudioEncoder(str(tiny_clap), min_similarity=-1.0)
     memo = write_tone(tmp_path / "memo.wav", 300)

@@ -138,9 +138,11 @@ def test_bad_media_input_is_refused_and_nothing_is_stored(mem: RippleMem, tmp_pa
 def test_another_encoder_is_refused_and_nothing_stored_is_lost(mem: RippleMem, tmp_path: Path) -> None:
     files = photo_album(mem, tmp_path)
     extra = write_ppm(tmp_path / "IMG_0900.ppm", COLOURS["red"])
-    with pytest.raises(EmbeddingModelMismatchError,
-                       match=r"built with encoder 'test-colour-space' \(6 dimensions\).*'test-512' "
-                             r"\(512 dimensions\)"):
+    with pytest.raises(
+        EmbeddingModelMismatchError,
+        match=r"built with encoder 'test-colour-space' \(6 dimensions\).*'test-512' "
+        r"\(512 dimensions\)",
+    ):
         mem.media.add_image(extra, "a red car", encoder=ClipSizedEncoder())
     with pytest.raises(EmbeddingModelMismatchError, match="'test-colour-space'.*'another-colour-model'"):
         mem.media.use_encoder("image", ColourSpaceImageEncoder(model_id="another-colour-model"))
@@ -161,19 +163,25 @@ def test_images_are_isolated_per_user(mem: RippleMem, tmp_path: Path) -> None:
 
 
 def test_images_are_isolated_in_one_shared_collection_too(tmp_path: Path, embedder: object) -> None:
-    with RippleMem(tmp_path / "shared", user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma", isolation="filter")) as alice:
+    with RippleMem(
+        tmp_path / "shared",
+        user_id="alice",
+        embedder=embedder,
+        store=StoreOptions(vector_index="chroma", isolation="filter"),
+    ) as alice:
         files = photo_album(alice, tmp_path)
         bob = alice.scope("bob")
-        bob.media.add_image(write_ppm(tmp_path / "BOB_0001.ppm", COLOURS["red"]),
-                            encoder=ColourSpaceImageEncoder())
+        bob.media.add_image(
+            write_ppm(tmp_path / "BOB_0001.ppm", COLOURS["red"]), encoder=ColourSpaceImageEncoder()
+        )
         assert engine_of(alice).media.index("image").isolation == "filter"  # type: ignore[attr-defined]
         alice_hits = alice.recall("a red picture", 5).hits
         bob_hits = bob.recall("a red picture", 5).hits
         assert {h.memory.user_id for h in alice_hits} == {"alice"}
         assert [h.memory.user_id for h in bob_hits] == ["bob"]
         assert [h.memory.metadata["file"] for h in alice_hits if "cross_modal" in h.components] == [
-            str(files["red"].resolve())]
+            str(files["red"].resolve())
+        ]
         assert bob_hits[0].memory.metadata["file"].endswith("BOB_0001.ppm")
         assert "cross_modal" in bob_hits[0].components
         assert engine_of(alice).media.counts("bob") == {"image": 1}
@@ -184,6 +192,7 @@ def test_the_clip_and_clap_encoders_name_a_model_they_cannot_load(mem: RippleMem
     with pytest.raises(InvalidInputError, match="cannot load the image model '/nonexistent/clip' from disk"):
         mem.media.add_image(image, encoder=SentenceTransformerImageEncoder("/nonexistent/clip"))
     with pytest.raises(InvalidInputError, match="cannot load the audio model '/nonexistent/clap' from disk"):
-        mem.media.add_audio(write_tone(tmp_path / "a.wav", 300),
-                            encoder=ClapAudioEncoder("/nonexistent/clap"))
+        mem.media.add_audio(
+            write_tone(tmp_path / "a.wav", 300), encoder=ClapAudioEncoder("/nonexistent/clap")
+        )
     assert mem.list() == []

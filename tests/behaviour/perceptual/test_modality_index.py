@@ -36,14 +36,19 @@ def nearest_images(mem: RippleMem, file: Path, user_id: str = "alice") -> list[s
 
 def cross_modal(mem: RippleMem, query: str) -> list[str]:
     """The files recall found through the image encoder's text side (read-only)."""
-    return [h.memory.metadata["file"] for h in mem.recall(query, 10, record_access=False).hits
-            if "cross_modal" in h.components]
+    return [
+        h.memory.metadata["file"]
+        for h in mem.recall(query, 10, record_access=False).hits
+        if "cross_modal" in h.components
+    ]
 
 
 def add_photos(mem: RippleMem, folder: Path, colours: tuple[str, ...] = ("red", "blue")) -> dict[str, Memory]:
     """Uncaptioned photos, embedded by the colour encoder only."""
-    return {c: mem.media.add_image(write_ppm(folder / f"{mem.user_id}_{c}.ppm", COLOURS[c]), encoder=ENCODER)
-            for c in colours}
+    return {
+        c: mem.media.add_image(write_ppm(folder / f"{mem.user_id}_{c}.ppm", COLOURS[c]), encoder=ENCODER)
+        for c in colours
+    }
 
 
 def test_delete_leaves_no_vector_in_the_image_index(mem: RippleMem, tmp_path: Path) -> None:
@@ -60,8 +65,9 @@ def test_delete_leaves_no_vector_in_the_image_index(mem: RippleMem, tmp_path: Pa
 @pytest.mark.parametrize("how", ["memory", "matching", "user"])
 def test_erase_removes_image_vectors_and_verifies_it(mem: RippleMem, tmp_path: Path, how: str) -> None:
     photos = add_photos(mem, tmp_path)
-    secret = mem.media.add_image(write_ppm(tmp_path / "scan.ppm", COLOURS["green"]),
-                                 "scan of my passport page", encoder=ENCODER)
+    secret = mem.media.add_image(
+        write_ppm(tmp_path / "scan.ppm", COLOURS["green"]), "scan of my passport page", encoder=ENCODER
+    )
     bob_photos = add_photos(mem.scope("bob"), tmp_path)
     if how == "memory":
         report = mem.erase(secret.id)
@@ -83,13 +89,15 @@ def test_erase_removes_image_vectors_and_verifies_it(mem: RippleMem, tmp_path: P
 
 def test_erase_user_as_an_administrator_clears_the_image_index(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         add_photos(mem, tmp_path)
     report = RippleMem.erase_user(path, "alice", embedder=embedder)
     assert report.verified and report.removed["modality_vectors"] == 2
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         assert image_ids(mem) == set() and engine_of(mem).media.counts("alice") == {"image": 0}
 
 
@@ -100,20 +108,27 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def aging(tmp_path: Path, embedder: Embedder, backend: dict[str, Any],
-          clock: ManualClock) -> Iterator[RippleMem]:
+def aging(
+    tmp_path: Path, embedder: Embedder, backend: dict[str, Any], clock: ManualClock
+) -> Iterator[RippleMem]:
     """Alice's on-disk store on each backend, on the manual clock."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, clock=clock,
-                       store=StoreOptions(**backend))
+    handle = RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
+    )
     yield handle
     handle.close()
 
 
-def test_a_cold_image_leaves_its_index_and_comes_back_when_recalled(aging: RippleMem, clock: ManualClock,
-                                                                    tmp_path: Path) -> None:
+def test_a_cold_image_leaves_its_index_and_comes_back_when_recalled(
+    aging: RippleMem, clock: ManualClock, tmp_path: Path
+) -> None:
     mem = aging
-    beach = mem.media.add_image(write_ppm(tmp_path / "beach.ppm", COLOURS["yellow"]),
-                                "Rex on the beach at sunset", encoder=ENCODER, importance=0.4)
+    beach = mem.media.add_image(
+        write_ppm(tmp_path / "beach.ppm", COLOURS["yellow"]),
+        "Rex on the beach at sunset",
+        encoder=ENCODER,
+        importance=0.4,
+    )
     clock.advance(31)
     assert [e.to_tier for e in mem.lifecycle.archive().entries] == ["cold"]
     assert image_ids(mem) == set() and cross_modal(mem, "a yellow picture") == []
@@ -125,8 +140,9 @@ def test_a_cold_image_leaves_its_index_and_comes_back_when_recalled(aging: Rippl
     assert cross_modal(mem, "a yellow picture") == [str((tmp_path / "beach.ppm").resolve())]
 
 
-def test_the_image_index_persists_across_a_reopen(mem: RippleMem, tmp_path: Path, embedder: Embedder,
-                                                  backend: dict[str, Any]) -> None:
+def test_the_image_index_persists_across_a_reopen(
+    mem: RippleMem, tmp_path: Path, embedder: Embedder, backend: dict[str, Any]
+) -> None:
     add_photos(mem, tmp_path)
     mem.close()
     with RippleMem(mem.path, user_id="alice", embedder=embedder, store=StoreOptions(**backend)) as again:
@@ -138,14 +154,19 @@ def test_the_image_index_persists_across_a_reopen(mem: RippleMem, tmp_path: Path
 
 def test_check_finds_and_repairs_the_image_index_and_keeps_it(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         photos = add_photos(mem, tmp_path, ("red", "blue", "green"))
         add_photos(mem.scope("bob"), tmp_path, ("white",))
         index = engine_of(mem).media.index("image")
         index.delete("alice", [photos["red"].id])  # as if killed between SQLite and the index
-        index.add("alice", ["no-such-memory"], np.ones((1, 6), dtype=np.float32) / np.sqrt(6),
-                  [{"type": "perceptual"}])
+        index.add(
+            "alice",
+            ["no-such-memory"],
+            np.ones((1, 6), dtype=np.float32) / np.sqrt(6),
+            [{"type": "perceptual"}],
+        )
     found = RippleMem.check(path, repair=False)
     assert (found.missing_vectors, found.stray_vectors) == (1, 1) and not found.consistent
     repaired = RippleMem.check(path)
@@ -153,24 +174,28 @@ def test_check_finds_and_repairs_the_image_index_and_keeps_it(tmp_path: Path, em
     again = RippleMem.check(path, repair=False)
     # The check keeps every user's image collection (they are not the text index's departed users).
     assert again.consistent and again.memories == again.vectors == 2 * 4
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         assert image_ids(mem) == {m.id for m in photos.values()} and len(image_ids(mem, "bob")) == 1
 
 
-def test_a_crash_between_sqlite_and_the_image_index_is_repaired_on_open(tmp_path: Path,
-                                                                        embedder: Embedder) -> None:
+def test_a_crash_between_sqlite_and_the_image_index_is_repaired_on_open(
+    tmp_path: Path, embedder: Embedder
+) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         photos = add_photos(mem, tmp_path)
         engine_of(mem).media.index("image").delete("alice", [photos["blue"].id])
     # A dead writer's marker (pid 2**22 + 1 is above Linux's pid_max default) asks the next open to check.
     folder = os.path.join(path, "pending-writes")
     os.makedirs(folder, exist_ok=True)
-    open(os.path.join(folder, f"{os.uname().nodename}:{2 ** 22 + 1}:deadbeef0000"), "w").close()
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    open(os.path.join(folder, f"{os.uname().nodename}:{2**22 + 1}:deadbeef0000"), "w").close()
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         assert engine_of(mem).index is not None and engine_of(mem).last_check is not None
         assert engine_of(mem).last_check.missing_vectors == 1
         assert image_ids(mem) == {m.id for m in photos.values()}
@@ -178,15 +203,17 @@ def test_a_crash_between_sqlite_and_the_image_index_is_repaired_on_open(tmp_path
 
 def test_reembed_changes_text_vectors_only(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         photos = add_photos(mem, tmp_path)
         mem.media.use_encoder("audio", PitchSpaceAudioEncoder())
         mem.media.add_audio(write_tone(tmp_path / "hum.wav", 80), "the fridge humming at night")
         before = engine_of(mem).media.counts("alice")
     assert RippleMem.reembed(path, embedder) == 3
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         assert engine_of(mem).media.counts("alice") == before == {"audio": 1, "image": 2}
         assert image_ids(mem) == {m.id for m in photos.values()}
         mem.media.use_encoder("image", ColourSpaceImageEncoder())
@@ -196,10 +223,14 @@ def test_reembed_changes_text_vectors_only(tmp_path: Path, embedder: Embedder) -
 def test_a_numpy_store_sees_images_another_handle_wrote(tmp_path: Path, embedder: Embedder) -> None:
     # Two engines on one path stand for two processes: each keeps its numpy indexes in its own RAM.
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="numpy")) as reader, \
-            RippleMem(path, user_id="alice", embedder=embedder,
-                      store=StoreOptions(vector_index="numpy")) as writer:
+    with (
+        RippleMem(
+            path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="numpy")
+        ) as reader,
+        RippleMem(
+            path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="numpy")
+        ) as writer,
+    ):
         reader.media.use_encoder("image", ColourSpaceImageEncoder())
         add_photos(writer, tmp_path, ("blue",))
         assert cross_modal(reader, "a blue picture") == [str((tmp_path / "alice_blue.ppm").resolve())]

@@ -28,17 +28,33 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture(params=["chroma", "numpy"])
-def health(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder,
-           clock: ManualClock) -> Iterator[RippleMem]:
-    handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder,
-                       store=StoreOptions(vector_index=request.param), clock=clock)
+def health(
+    request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder, clock: ManualClock
+) -> Iterator[RippleMem]:
+    handle = RippleMem(
+        path=tmp_path / "store",
+        user_id="alice",
+        embedder=embedder,
+        store=StoreOptions(vector_index=request.param),
+        clock=clock,
+    )
     yield handle
     handle.close()
 
 
 def _record_week(mem: RippleMem) -> None:
-    mem.sensors.record_many([{"metric": "heart_rate", "value": v, "unit": "bpm", "source": "wristband",
-                      "at": MIDNIGHT + timedelta(hours=6 * i)} for i, v in enumerate(WEEK)])
+    mem.sensors.record_many(
+        [
+            {
+                "metric": "heart_rate",
+                "value": v,
+                "unit": "bpm",
+                "source": "wristband",
+                "at": MIDNIGHT + timedelta(hours=6 * i),
+            }
+            for i, v in enumerate(WEEK)
+        ]
+    )
 
 
 def test_latest_range_and_average_are_exact(health: RippleMem) -> None:
@@ -54,16 +70,18 @@ def test_latest_range_and_average_are_exact(health: RippleMem) -> None:
     assert last_week.lowest.value == min(WEEK) and last_week.highest.value == max(WEEK)
     assert last_week.lowest.at == MIDNIGHT + timedelta(hours=6 * WEEK.index(min(WEEK)))
     assert last_week.total == sum(WEEK)
-    assert health.sensors.average("heart_rate", period="last week") == pytest.approx(statistics.fmean(WEEK),
-                                                                             abs=1e-12)
+    assert health.sensors.average("heart_rate", period="last week") == pytest.approx(
+        statistics.fmean(WEEK), abs=1e-12
+    )
     assert last_week.start == MIDNIGHT and last_week.end == MIDNIGHT + timedelta(days=7)
 
     # since / until is half-open: the reading at `until` is left out.
     tuesday = MIDNIGHT + timedelta(days=1)
     window = health.sensors.readings("hr", since=tuesday, until=tuesday + timedelta(hours=12))
     assert [r.value for r in window] == WEEK[4:6]
-    assert health.sensors.average("heart_rate", since=tuesday, until=tuesday + timedelta(hours=12)) == \
-        pytest.approx(statistics.fmean(WEEK[4:6]))
+    assert health.sensors.average(
+        "heart_rate", since=tuesday, until=tuesday + timedelta(hours=12)
+    ) == pytest.approx(statistics.fmean(WEEK[4:6]))
     assert health.sensors.average("heart_rate", period="today") == 77
     assert health.sensors.metric_range("heart_rate", period="last year") is None
     assert health.sensors.metrics() == {"heart_rate": {"unit": "bpm", "readings": len(WEEK) + 1}}
@@ -72,8 +90,12 @@ def test_latest_range_and_average_are_exact(health: RippleMem) -> None:
 def test_out_of_range_run_becomes_one_episodic_memory_in_the_graph(health: RippleMem) -> None:
     start = MONDAY + timedelta(hours=6)
     values = [72, 128, 135, 131, 88, 70]
-    readings = health.sensors.record_many([{"metric": "heart_rate", "value": v,
-                                    "at": start + timedelta(minutes=5 * i)} for i, v in enumerate(values)])
+    readings = health.sensors.record_many(
+        [
+            {"metric": "heart_rate", "value": v, "at": start + timedelta(minutes=5 * i)}
+            for i, v in enumerate(values)
+        ]
+    )
     assert [r.status for r in readings] == ["normal", "above", "above", "above", "normal", "normal"]
     episode_ids = {r.memory_id for r in readings if r.memory_id}
     assert len(episode_ids) == 1 and all(r.memory_id is None for r in readings if r.status == "normal")
@@ -100,8 +122,10 @@ def test_an_episode_continues_across_calls_within_the_gap_and_not_after(health: 
     below = health.sensors.record("heart_rate", 48, at=start + timedelta(hours=2, minutes=5))  # other way
     assert len({first.memory_id, later.memory_id, below.memory_id}) == 3
     low = health.get(below.memory_id or "")
-    assert low is not None and "Heart rate 48 bpm at 16:05 on 2024-01-15 (UTC), below the normal 60-100 bpm" \
-        in low.content
+    assert (
+        low is not None
+        and "Heart rate 48 bpm at 16:05 on 2024-01-15 (UTC), below the normal 60-100 bpm" in low.content
+    )
 
 
 def test_metrics_with_and_without_ranges(health: RippleMem) -> None:
@@ -121,12 +145,19 @@ def test_metrics_with_and_without_ranges(health: RippleMem) -> None:
 
 
 def test_custom_normal_range_from_settings(tmp_path: Path, embedder: Embedder, clock: ManualClock) -> None:
-    rules = {**SensorSettings().metrics,
-             "blood_glucose": MetricRule("mmol/L", "blood glucose", 3.9, 7.8, "example clinic range")}
+    rules = {
+        **SensorSettings().metrics,
+        "blood_glucose": MetricRule("mmol/L", "blood glucose", 3.9, 7.8, "example clinic range"),
+    }
     settings = Settings(sensors=SensorSettings(metrics=rules, episode_gap_minutes=5))
-    with RippleMem(path=tmp_path / "s", user_id="ann", embedder=embedder,
-                   store=StoreOptions(vector_index="numpy"),
-                   settings=settings, clock=clock) as mem:
+    with RippleMem(
+        path=tmp_path / "s",
+        user_id="ann",
+        embedder=embedder,
+        store=StoreOptions(vector_index="numpy"),
+        settings=settings,
+        clock=clock,
+    ) as mem:
         first = mem.sensors.record("blood_glucose", 9.1, unit="mmol/l", at=MONDAY)
         # past the 5-minute gap
         second = mem.sensors.record("blood_glucose", 9.4, at=MONDAY + timedelta(minutes=10))
@@ -134,8 +165,9 @@ def test_custom_normal_range_from_settings(tmp_path: Path, embedder: Embedder, c
         assert first.memory_id and second.memory_id and first.memory_id != second.memory_id
 
 
-def test_recall_what_is_my_heart_rate_now_finds_the_latest_reading(health: RippleMem,
-                                                                   clock: ManualClock) -> None:
+def test_recall_what_is_my_heart_rate_now_finds_the_latest_reading(
+    health: RippleMem, clock: ManualClock
+) -> None:
     _record_week(health)
     health.add("I ran 5 km along the river on Wednesday.", event_time=MONDAY + timedelta(days=2))
     health.add("Vegetarians often lack vitamin B12 and iron.", type="semantic")
@@ -157,17 +189,21 @@ def test_an_older_reading_does_not_replace_the_latest(health: RippleMem) -> None
     assert "70 bpm" in memory.content
 
 
-@pytest.mark.parametrize(("reading", "error", "says"), [
-    ({"metric": "heart_rate", "value": 80, "unit": "bps"}, InvalidInputError, "recorded in 'bpm'"),
-    ({"metric": "heart_rate", "value": "80"}, InvalidTypeError, "must be a number"),
-    ({"metric": "heart_rate", "value": float("nan")}, InvalidInputError, "finite"),
-    ({"metric": "heart rate!", "value": 80}, InvalidInputError, "metric must be a name"),
-    ({"metric": "heart_rate"}, InvalidInputError, "needs a 'metric' and a 'value'"),
-    ({"metric": "heart_rate", "value": 80, "at": "yesterday"}, InvalidInputError, "ISO-8601"),
-    ({"metric": "heart_rate", "value": 80, "bpm": 1}, InvalidInputError, "unknown fields"),
-])
-def test_a_bad_reading_stores_nothing_of_its_batch(health: RippleMem, reading: dict, error: type,
-                                                   says: str) -> None:
+@pytest.mark.parametrize(
+    ("reading", "error", "says"),
+    [
+        ({"metric": "heart_rate", "value": 80, "unit": "bps"}, InvalidInputError, "recorded in 'bpm'"),
+        ({"metric": "heart_rate", "value": "80"}, InvalidTypeError, "must be a number"),
+        ({"metric": "heart_rate", "value": float("nan")}, InvalidInputError, "finite"),
+        ({"metric": "heart rate!", "value": 80}, InvalidInputError, "metric must be a name"),
+        ({"metric": "heart_rate"}, InvalidInputError, "needs a 'metric' and a 'value'"),
+        ({"metric": "heart_rate", "value": 80, "at": "yesterday"}, InvalidInputError, "ISO-8601"),
+        ({"metric": "heart_rate", "value": 80, "bpm": 1}, InvalidInputError, "unknown fields"),
+    ],
+)
+def test_a_bad_reading_stores_nothing_of_its_batch(
+    health: RippleMem, reading: dict, error: type, says: str
+) -> None:
     good = {"metric": "heart_rate", "value": 130, "at": MONDAY}
     with pytest.raises(error, match=says):
         health.sensors.record_many([good, reading])
@@ -195,8 +231,9 @@ def test_readings_are_isolated_per_user(health: RippleMem) -> None:
     assert bob.sensors.readings("heart_rate", period="last week") == bob.sensors.readings("heart_rate")
     assert [r.value for r in bob.sensors.readings("heart_rate")] == [66]
     assert bob.sensors.metric_range("heart_rate").count == 1  # type: ignore[union-attr]
-    assert bob.list("episodic") == [] and all("140" not in h.memory.content
-                                              for h in bob.recall("heart rate above normal", 5).hits)
+    assert bob.list("episodic") == [] and all(
+        "140" not in h.memory.content for h in bob.recall("heart rate above normal", 5).hits
+    )
     assert health.sensors.latest("heart_rate").value == 140  # type: ignore[union-attr]
     assert bob.sensors.delete() == 1
     assert health.sensors.metric_range("heart_rate").count == len(WEEK) + 1  # type: ignore[union-attr]
@@ -212,15 +249,18 @@ def test_delete_readings_drops_the_latest_memory_with_the_last_reading(health: R
     assert not any(m.metadata.get("metric") == "steps" for m in health.list("perceptual"))
 
 
-def test_readings_survive_reopening_and_the_migration_is_idempotent(tmp_path: Path,
-                                                                    embedder: Embedder) -> None:
+def test_readings_survive_reopening_and_the_migration_is_idempotent(
+    tmp_path: Path, embedder: Embedder
+) -> None:
     path = tmp_path / "store"
-    with RippleMem(path=path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="numpy")) as mem:
+    with RippleMem(
+        path=path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="numpy")
+    ) as mem:
         mem.sensors.record("heart_rate", 64, at=MONDAY)
     # As if the v5 step had crashed after creating the table but before its version was saved.
     with sqlite3.connect(path / "ripplemem.db") as conn:
         conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
-    with RippleMem(path=path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="numpy")) as mem:
+    with RippleMem(
+        path=path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="numpy")
+    ) as mem:
         assert mem.sensors.latest("heart_rate").value == 64  # type: ignore[union-attr]

@@ -31,15 +31,26 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=[("chroma", "collection"), ("chroma", "filter"), ("numpy", None),
-                        ("chroma-server", "collection")],
-                ids=["chroma", "chroma-filter", "numpy", "chroma-server"])
-def store(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder, clock: ManualClock,
-          backend_named: Callable[[str], dict[str, Any]]) -> Iterator[RippleMem]:
+@pytest.fixture(
+    params=[("chroma", "collection"), ("chroma", "filter"), ("numpy", None), ("chroma-server", "collection")],
+    ids=["chroma", "chroma-filter", "numpy", "chroma-server"],
+)
+def store(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    embedder: Embedder,
+    clock: ManualClock,
+    backend_named: Callable[[str], dict[str, Any]],
+) -> Iterator[RippleMem]:
     """Alice's on-disk store on each backend (conftest.BACKENDS) and Chroma isolation."""
     backend, isolation = request.param
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                       store=StoreOptions(isolation=isolation, **backend_named(backend)), clock=clock)
+    handle = RippleMem(
+        tmp_path / "store",
+        user_id="alice",
+        embedder=embedder,
+        store=StoreOptions(isolation=isolation, **backend_named(backend)),
+        clock=clock,
+    )
     yield handle
     handle.close()
 
@@ -212,8 +223,9 @@ def alice(tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
 def test_a_secret_in_metadata_is_erased_and_a_merely_similar_memory_stays(alice: RippleMem) -> None:
     # MiniLM puts "I check my email every hour" at 0.34 to the address: above the 0.25 floor.
     inbox = alice.add("I check my email every hour")
-    plumber = alice.add("Call the plumber about the leaking tap",
-                        metadata={"contact": "jonas.quellwarden@example.com"})
+    plumber = alice.add(
+        "Call the plumber about the leaking tap", metadata={"contact": "jonas.quellwarden@example.com"}
+    )
     alice.add(HOBBY)
     assert "quellwarden@example" in json.dumps(raw_hits(alice.path, ("quellwarden@example",)))
     report = alice.erase(matching="jonas.quellwarden@example.com")
@@ -241,8 +253,9 @@ def test_the_dry_run_shows_the_texts_and_the_erase_report_never_does(alice: Ripp
     assert report.preview == [] and DIAGNOSIS not in report.summary() + report.to_json()
 
 
-def test_the_cli_dry_run_prints_what_it_would_erase(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_dry_run_prints_what_it_would_erase(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from ripplemem.interfaces.cli.main import main
 
     path = str(tmp_path / "store")
@@ -288,8 +301,9 @@ def test_python_without_serialize_still_searches_every_stored_value(alice: Rippl
 
 def test_forget_me_leaves_no_graph_folder_of_the_user(tmp_path: Path, embedder: Embedder) -> None:
     # Chroma deletes a collection but leaves its graph folder, with every vector of the user in it.
-    with RippleMem(tmp_path / "s", user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        tmp_path / "s", user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         fill(mem)
         folders = _graph_folders(tmp_path / "s")
         assert len(folders) == 2  # alice's collection and bob's

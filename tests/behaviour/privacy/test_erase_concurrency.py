@@ -21,8 +21,9 @@ PATIENCE = 300.0  # seconds a process may take before the test gives up on it
 
 def open_store(path: str, user: str) -> RippleMem:
     """A handle on the shared Chroma store (hashing embedder: this is about storage)."""
-    return RippleMem(path, user_id=user, embedder=HashingEmbedder(),
-                     store=StoreOptions(vector_index="chroma"))
+    return RippleMem(
+        path, user_id=user, embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma")
+    )
 
 
 def carol_note(item: int) -> str:
@@ -35,8 +36,9 @@ def erase_and_write(path: str, erased: Event, stop: Event) -> None:
     with open_store(path, "alice") as mem:
         step = 0
         while not stop.is_set():
-            added = mem.add_many([f"Alice round {step} item {i}: my locker code is {step * 31 + i}"
-                                  for i in range(3)])
+            added = mem.add_many(
+                [f"Alice round {step} item {i}: my locker code is {step * 31 + i}" for i in range(3)]
+            )
             mem.erase(added[0].id)
             erased.set()
             step += 1
@@ -61,8 +63,10 @@ def test_no_committed_write_of_another_process_is_lost_while_one_erases(tmp_path
     path = str(tmp_path / "store")
     open_store(path, "alice").close()
     stop, erased, cycled = PROCESSES.Event(), PROCESSES.Event(), PROCESSES.Event()
-    busy = [PROCESSES.Process(target=erase_and_write, args=(path, erased, stop)),
-            PROCESSES.Process(target=open_and_close, args=(path, cycled, stop))]
+    busy = [
+        PROCESSES.Process(target=erase_and_write, args=(path, erased, stop)),
+        PROCESSES.Process(target=open_and_close, args=(path, cycled, stop)),
+    ]
     for process in busy:
         process.start()
     try:
@@ -91,8 +95,9 @@ def test_no_committed_write_of_another_process_is_lost_while_one_erases(tmp_path
 def test_another_users_writes_go_on_while_a_large_erase_runs(tmp_path: Path) -> None:
     mem = open_store(str(tmp_path / "store"), "alice")
     for start in range(0, 2000, 500):
-        mem.add_many([f"Alice note {i}: the crate {i * 13} went to dock {i % 7}"
-                      for i in range(start, start + 500)])
+        mem.add_many(
+            [f"Alice note {i}: the crate {i * 13} went to dock {i % 7}" for i in range(start, start + 500)]
+        )
     bob = mem.scope("bob")
     bob.add("Bob's first note warms up his collection")
     erasing, stop = threading.Event(), threading.Event()

@@ -22,19 +22,32 @@ REPORT = "The quarterly report is due on Friday."
 # Queries in other words than the memories they mean (no keyword shared).
 PARAPHRASES = {"which beverage do I sip at dawn": TEA, "sibling who designs buildings in Germany": SISTER}
 FILLER = [
-    "The bike needs new brakes before the race.", "We planted tomatoes along the fence.",
-    "The dentist moved the check-up to June.", "My laptop battery drains too fast.",
-    "The neighbours adopted a grey cat.", "I am learning to play the cello.",
-    "The car insurance renews in April.", "Our team switched to a four-day week.",
-    "The library closes early on holidays.", "I lost my umbrella on the bus.",
-    "The roof leaked during the storm.", "He collects vintage postcards.",
-    "The museum opens a dinosaur exhibit.", "I ran a half marathon last spring.",
-    "The printer on the second floor jams.", "We booked a cabin by the lake.",
-    "The recipe needs two cups of flour.", "My passport expires next year.",
-    "The plumber fixed the kitchen sink.", "She speaks Portuguese fluently.",
-    "The garden hose has a crack.", "I prefer aisle seats on planes.",
-    "The gym raised its monthly fee.", "Our dog is afraid of thunder.",
-    "The bakery sells rye bread on Sundays.", "I repainted the hallway blue.",
+    "The bike needs new brakes before the race.",
+    "We planted tomatoes along the fence.",
+    "The dentist moved the check-up to June.",
+    "My laptop battery drains too fast.",
+    "The neighbours adopted a grey cat.",
+    "I am learning to play the cello.",
+    "The car insurance renews in April.",
+    "Our team switched to a four-day week.",
+    "The library closes early on holidays.",
+    "I lost my umbrella on the bus.",
+    "The roof leaked during the storm.",
+    "He collects vintage postcards.",
+    "The museum opens a dinosaur exhibit.",
+    "I ran a half marathon last spring.",
+    "The printer on the second floor jams.",
+    "We booked a cabin by the lake.",
+    "The recipe needs two cups of flour.",
+    "My passport expires next year.",
+    "The plumber fixed the kitchen sink.",
+    "She speaks Portuguese fluently.",
+    "The garden hose has a crack.",
+    "I prefer aisle seats on planes.",
+    "The gym raised its monthly fee.",
+    "Our dog is afraid of thunder.",
+    "The bakery sells rye bread on Sundays.",
+    "I repainted the hallway blue.",
     "The concert tickets sold out in minutes.",
 ]
 
@@ -75,8 +88,9 @@ def test_relevance_is_in_unit_range_and_score_ranks(large: RippleMem) -> None:
         assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
 
 
-def test_a_paraphrase_beats_an_unrelated_memory_the_same_in_any_store(small: RippleMem,
-                                                                      large: RippleMem) -> None:
+def test_a_paraphrase_beats_an_unrelated_memory_the_same_in_any_store(
+    small: RippleMem, large: RippleMem
+) -> None:
     for query, meant in PARAPHRASES.items():
         in_small, in_large = relevance_of(small, query, meant), relevance_of(large, query, meant)
         assert in_small == pytest.approx(in_large, abs=1e-3)
@@ -99,8 +113,11 @@ def test_keyword_mode_gives_the_same_relevance(large: RippleMem) -> None:
     for query in ("green tea in the morning", "sister in Berlin"):
         hybrid = {h.memory.id: h.relevance for h in large.recall(query, k=5, mode="hybrid").hits}
         keyword = large.recall(query, k=5, mode="keyword", record_access=False).hits
-        assert keyword and all(hit.relevance == pytest.approx(hybrid[hit.memory.id], abs=1e-3)
-                               for hit in keyword if hit.memory.id in hybrid)
+        assert keyword and all(
+            hit.relevance == pytest.approx(hybrid[hit.memory.id], abs=1e-3)
+            for hit in keyword
+            if hit.memory.id in hybrid
+        )
 
 
 def test_a_chinese_query_on_minilm_is_judged_by_its_words(memory_only: RippleMem, embedder: Embedder) -> None:
@@ -121,20 +138,25 @@ def test_score_threshold_drops_weak_hits_and_keeps_the_order(large: RippleMem) -
         everything = large.recall(query, k=10, record_access=False).hits
         kept = large.recall(query, k=10, record_access=False, score_threshold=0.5).hits
         assert [(h.memory.id, h.score) for h in kept] == [
-            (h.memory.id, h.score) for h in everything if h.relevance >= 0.5]
+            (h.memory.id, h.score) for h in everything if h.relevance >= 0.5
+        ]
         assert 0 < len(kept) < len(everything)
     for query, meant in PARAPHRASES.items():
         assert [h.memory.content for h in large.recall(query, score_threshold=0.5).hits] == [meant]
 
 
-@pytest.mark.parametrize(("threshold", "error", "message"), [
-    (1.5, InvalidInputError, r"score_threshold must be in \[0, 1\]"),
-    (-0.1, InvalidInputError, r"score_threshold must be in \[0, 1\]"),
-    ("0.5", InvalidTypeError, "score_threshold must be a number"),
-    (True, InvalidTypeError, "score_threshold must be a number"),
-])
-def test_bad_thresholds_are_refused(small: RippleMem, threshold: object, error: type[Exception],
-                                    message: str) -> None:
+@pytest.mark.parametrize(
+    ("threshold", "error", "message"),
+    [
+        (1.5, InvalidInputError, r"score_threshold must be in \[0, 1\]"),
+        (-0.1, InvalidInputError, r"score_threshold must be in \[0, 1\]"),
+        ("0.5", InvalidTypeError, "score_threshold must be a number"),
+        (True, InvalidTypeError, "score_threshold must be a number"),
+    ],
+)
+def test_bad_thresholds_are_refused(
+    small: RippleMem, threshold: object, error: type[Exception], message: str
+) -> None:
     with pytest.raises(error, match=message):
         small.recall("tea", score_threshold=threshold)  # type: ignore[arg-type]
 

@@ -43,8 +43,12 @@ def test_memories_added_by_another_process_are_found(tmp_path: Path, embedder: E
 
 def test_a_users_rows_are_read_page_by_page_each_exactly_once(tmp_path: Path, embedder: Embedder) -> None:
     # One clock tick for everything: every row ties on created_at, so pages must continue by rowid.
-    mem = RippleMem(tmp_path / "db", user_id="alice", embedder=embedder,
-                    clock=lambda: datetime(2026, 1, 5, tzinfo=timezone.utc))
+    mem = RippleMem(
+        tmp_path / "db",
+        user_id="alice",
+        embedder=embedder,
+        clock=lambda: datetime(2026, 1, 5, tzinfo=timezone.utc),
+    )
     bob = mem.scope(user_id="bob")
     for n in range(4):
         mem.add_many([f"Alice note {n}-{i} about topic {i * 7 + n}" for i in range(5)])
@@ -53,8 +57,10 @@ def test_a_users_rows_are_read_page_by_page_each_exactly_once(tmp_path: Path, em
     store = engine_of(mem).store
     expected = {m.id for m in mem.list(limit=100)}
     assert len(expected) == 19
-    for pages in (list(store.iter_keyword_tokens("alice", batch=3)),
-                  [[(i, i) for i in ids] for ids, _, _ in store.iter_embeddings("alice", batch=3)]):
+    for pages in (
+        list(store.iter_keyword_tokens("alice", batch=3)),
+        [[(i, i) for i in ids] for ids, _, _ in store.iter_embeddings("alice", batch=3)],
+    ):
         seen = [memory_id for page in pages for memory_id, _ in page]
         assert len(pages) > 5 and sorted(seen) == sorted(expected)
     everyone = [memory_id for ids, _, _ in store.iter_embeddings(None, batch=4) for memory_id in ids]

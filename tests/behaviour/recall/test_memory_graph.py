@@ -16,16 +16,24 @@ from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
 from ripplemem.embedding.embedders import Embedder
 
 FILLER = [
-    "I watched Dune in the cinema with Marco.", "Foundation by Asimov is next on my reading list.",
-    "I think science fiction books are best read slowly.", "My book club is reading Project Hail Mary.",
-    "What I think about most at work is the quarterly report.", "The problem with my bike is a flat tyre.",
-    "I gave up on reading Neuromancer halfway through.", "Marco thinks The Martian is overrated.",
-    "The library near the office has a great sci-fi section.", "I bought a Kindle to read on the train.",
-    "Anna lent me her copy of Hyperion.", "I fell asleep reading on the sofa again.",
+    "I watched Dune in the cinema with Marco.",
+    "Foundation by Asimov is next on my reading list.",
+    "I think science fiction books are best read slowly.",
+    "My book club is reading Project Hail Mary.",
+    "What I think about most at work is the quarterly report.",
+    "The problem with my bike is a flat tyre.",
+    "I gave up on reading Neuromancer halfway through.",
+    "Marco thinks The Martian is overrated.",
+    "The library near the office has a great sci-fi section.",
+    "I bought a Kindle to read on the train.",
+    "Anna lent me her copy of Hyperion.",
+    "I fell asleep reading on the sofa again.",
     "We argued about whether Star Wars counts as science fiction.",
     "The three-body problem in physics has no general closed-form solution.",
-    "My sister gave me a body lotion for my birthday.", "I should stop reading the news before bed.",
-    "Our team started a new project on Monday.", "I keep a notebook of quotes from books I love.",
+    "My sister gave me a body lotion for my birthday.",
+    "I should stop reading the news before bed.",
+    "Our team started a new project on Monday.",
+    "I keep a notebook of quotes from books I love.",
 ]
 BOOK = "I started reading The Three-Body Problem by Liu Cixin."
 FOLLOW_UP = "His dark forest idea keeps me up at night."
@@ -34,24 +42,26 @@ FOLLOW_UP = "His dark forest idea keeps me up at night."
 def _edges(mem: RippleMem) -> list[tuple[str, str, str, str]]:
     assert mem.path is not None
     with sqlite3.connect(Path(mem.path) / "ripplemem.db") as conn:
-        return conn.execute("SELECT src, dst, type, predicate FROM edges WHERE user_id = ?",
-                            (mem.user_id,)).fetchall()
+        return conn.execute(
+            "SELECT src, dst, type, predicate FROM edges WHERE user_id = ?", (mem.user_id,)
+        ).fetchall()
 
 
 def test_add_builds_mentions_next_alias_and_relates_edges(mem: RippleMem) -> None:
     first = mem.add("Caroline: I met Frank Ocean at the festival!", session_id="s1")
     second = mem.add("Melanie: Wow, what did Frank say?", session_id="s1")
     third = mem.add("I finished 《三体》 last night", session_id="s2")
-    fourth = mem.add("三体的结局让我很震撼", session_id="s2",
-                     relations=[("Calvin", "bought", "Ferrari 488")])
+    fourth = mem.add("三体的结局让我很震撼", session_id="s2", relations=[("Calvin", "bought", "Ferrari 488")])
     kinds = {(src, dst, kind) for src, dst, kind, _ in _edges(mem)}
     assert (first.id, second.id, "NEXT") in kinds and (third.id, fourth.id, "NEXT") in kinds
     assert (second.id, third.id, "NEXT") not in kinds  # another session
     assert {n.node.label for n in mem.graph.neighbors("Frank Ocean")} >= {first.content, "Frank"}
     assert [n.edge_type for n in mem.graph.neighbors("frank") if n.node.label == "Frank Ocean"] == ["ALIAS"]
     # 《三体》 and 三体 are one entity, mentioned by both Chinese memories.
-    assert {n.node.label for n in mem.graph.neighbors("三体") if n.edge_type == "MENTIONS"} == {third.content,
-                                                                                      fourth.content}
+    assert {n.node.label for n in mem.graph.neighbors("三体") if n.edge_type == "MENTIONS"} == {
+        third.content,
+        fourth.content,
+    }
     relates = [n for n in mem.graph.neighbors("Calvin") if n.edge_type == "RELATES"]
     assert [(n.node.label, n.predicate) for n in relates] == [("Ferrari 488", "bought")]
 
@@ -99,8 +109,12 @@ def test_in_memory_graph_stays_equal_to_the_stored_one(tmp_path: Path, embedder:
 
 def test_ripple_reaches_a_follow_up_turn_that_dense_and_keyword_miss(memory_only: RippleMem) -> None:
     memory_only.add_many([{"content": text, "session_id": f"f{i}"} for i, text in enumerate(FILLER)])
-    memory_only.add_many([{"content": text, "session_id": "s1"}
-                          for text in (BOOK, FOLLOW_UP, "Anyway, I need to buy groceries later.")])
+    memory_only.add_many(
+        [
+            {"content": text, "session_id": "s1"}
+            for text in (BOOK, FOLLOW_UP, "Anyway, I need to buy groceries later.")
+        ]
+    )
     query = "Tell me about The Three-Body Problem"
     for mode in ("dense", "keyword", "hybrid"):
         found = [h.memory.content for h in memory_only.recall(query, k=5, mode=mode, record_access=False)]
@@ -131,9 +145,11 @@ def test_traversed_edges_are_reinforced_with_a_cap(mem: RippleMem) -> None:
 
     def edge(a: str, b: str) -> tuple[float, int]:
         with sqlite3.connect(db) as conn:
-            return conn.execute("SELECT weight, activations FROM edges WHERE user_id = 'alice' "
-                                "AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
-                                (a, b, b, a)).fetchone()
+            return conn.execute(
+                "SELECT weight, activations FROM edges WHERE user_id = 'alice' "
+                "AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
+                (a, b, b, a),
+            ).fetchone()
 
     query = "Tell me about The Three-Body Problem"
     result = mem.recall(query, k=5, record_access=False)
@@ -156,13 +172,15 @@ def test_traversed_edges_are_reinforced_with_a_cap(mem: RippleMem) -> None:
 
 
 def test_communities_separate_topics(memory_only: RippleMem) -> None:
-    memory_only.add_many([
-        {"content": "Jonas trains for the Berlin Marathon every morning.", "session_id": "run"},
-        {"content": "The Berlin Marathon route passes the Brandenburg Gate.", "session_id": "run"},
-        {"content": "Jonas bought new shoes for the Berlin Marathon.", "session_id": "run"},
-        {"content": "Priya is learning the cello with Mrs Kowalski.", "session_id": "music"},
-        {"content": "Mrs Kowalski says Priya should practise the cello daily.", "session_id": "music"},
-    ])
+    memory_only.add_many(
+        [
+            {"content": "Jonas trains for the Berlin Marathon every morning.", "session_id": "run"},
+            {"content": "The Berlin Marathon route passes the Brandenburg Gate.", "session_id": "run"},
+            {"content": "Jonas bought new shoes for the Berlin Marathon.", "session_id": "run"},
+            {"content": "Priya is learning the cello with Mrs Kowalski.", "session_id": "music"},
+            {"content": "Mrs Kowalski says Priya should practise the cello daily.", "session_id": "music"},
+        ]
+    )
     groups = memory_only.graph.communities()
     assert len(groups) == 2
     labels = [group.label for group in groups]
@@ -175,13 +193,16 @@ class _ScriptedExtractor(FakeListChatModel):
 
 
 def test_llm_extraction_adds_relations_and_broken_output_still_stores(embedder: Embedder) -> None:
-    good = ('{"entities": [{"name": "Calvin", "type": "person"}, {"name": "Ferrari 488", "type": "product"}],'
-            ' "relations": [{"subject": "Calvin", "predicate": "owns", "object": "Ferrari 488"}]}')
+    good = (
+        '{"entities": [{"name": "Calvin", "type": "person"}, {"name": "Ferrari 488", "type": "product"}],'
+        ' "relations": [{"subject": "Calvin", "predicate": "owns", "object": "Ferrari 488"}]}'
+    )
     llm = _ScriptedExtractor(responses=[good, "Sorry, I cannot help with that.", "still not JSON", "nope"])
     with RippleMem(path=None, user_id="alice", embedder=embedder, llm=llm) as mem:
         mem.add("calvin finally got the car he wanted")
-        relates = [(n.node.label, n.predicate) for n in mem.graph.neighbors("Calvin")
-                   if n.edge_type == "RELATES"]
+        relates = [
+            (n.node.label, n.predicate) for n in mem.graph.neighbors("Calvin") if n.edge_type == "RELATES"
+        ]
         assert relates == [("Ferrari 488", "owns")]
         kept = mem.add("an unremarkable sentence")
         assert mem.get(kept.id) is not None
@@ -205,8 +226,12 @@ def test_graph_calls_reject_bad_input_and_keep_users_apart(memory_only: RippleMe
 def test_context_groups_linked_memories_under_the_best_hit(memory_only: RippleMem) -> None:
     memory_only.add_many([{"content": text, "session_id": f"f{i}"} for i, text in enumerate(FILLER)])
     start = datetime.now(timezone.utc) - timedelta(minutes=10)
-    memory_only.add_many([{"content": text, "session_id": "s1", "event_time": start + timedelta(minutes=i)}
-                          for i, text in enumerate((BOOK, FOLLOW_UP))])
+    memory_only.add_many(
+        [
+            {"content": text, "session_id": "s1", "event_time": start + timedelta(minutes=i)}
+            for i, text in enumerate((BOOK, FOLLOW_UP))
+        ]
+    )
     result = memory_only.recall("Tell me about The Three-Body Problem", k=5)
     lines = result.context(token_budget=400).splitlines()
     book = next(i for i, line in enumerate(lines) if BOOK in line)
@@ -225,4 +250,3 @@ def test_alias_edges_join_names_that_embed_alike(mem: RippleMem) -> None:
     assert [n for n in mem.graph.neighbors("Rome") if n.edge_type == "ALIAS"] == []
     path = mem.graph.find_connections("NYC", "New York City")[0]
     assert path.hops == 1 and path.steps[0].edge_type == "ALIAS"
-

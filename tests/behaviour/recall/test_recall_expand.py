@@ -51,12 +51,15 @@ def test_hyde_passage_is_searched_beside_the_query(mem: RippleMem) -> None:
     assert result.expansion is not None and result.expansion["mode"] == "hyde"
 
 
-def test_both_runs_mqe_and_hyde_and_the_handle_model_is_used(tmp_path: Path, embedder: Embedder,
-                                                             mem: RippleMem) -> None:
-    model = ByPromptChatModel(script={
-        "rewrite": ['["when do I see the dentist?"]'],
-        "passage": ["Your dentist appointment is on Friday."],
-    })
+def test_both_runs_mqe_and_hyde_and_the_handle_model_is_used(
+    tmp_path: Path, embedder: Embedder, mem: RippleMem
+) -> None:
+    model = ByPromptChatModel(
+        script={
+            "rewrite": ['["when do I see the dentist?"]'],
+            "passage": ["Your dentist appointment is on Friday."],
+        }
+    )
     handle = mem.scope()
     handle.llm = model
     result = handle.recall("tooth doctor visit", k=2, expand="both", record_access=False)

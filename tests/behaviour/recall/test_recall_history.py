@@ -13,8 +13,9 @@ NOW = datetime(2024, 6, 15, 12, 0, tzinfo=timezone.utc)
 
 def test_history_lists_earlier_values_after_the_current_one(tmp_path: Path, embedder: Embedder) -> None:
     clock = {"now": NOW}
-    with RippleMem(path=tmp_path / "doses", user_id="alice", embedder=embedder,
-                   clock=lambda: clock["now"]) as mem:
+    with RippleMem(
+        path=tmp_path / "doses", user_id="alice", embedder=embedder, clock=lambda: clock["now"]
+    ) as mem:
         ten = mem.add("I take 10 mg of lisinopril")
         clock["now"] = datetime(2024, 7, 15, tzinfo=timezone.utc)
         twenty = mem.add("my lisinopril dose is now 20 mg")

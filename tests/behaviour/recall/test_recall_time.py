@@ -20,14 +20,16 @@ NOW = datetime(2024, 6, 15, 12, 0, tzinfo=timezone.utc)  # a Saturday
 def meals(tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's meals over two weeks, stored with when they happened."""
     handle = RippleMem(path=tmp_path / "store", user_id="alice", embedder=embedder, clock=lambda: NOW)
-    handle.add_many([
-        {"content": "I ate a big bowl of pasta at home", "event_time": "2024-06-01T19:00:00+00:00"},
-        {"content": "I ate tacos at the night market", "event_time": "2024-06-10T20:00:00+00:00"},
-        {"content": "I ate an apple this morning", "event_time": "2024-06-15T08:00:00+00:00"},
-        {"content": "Tom cooked salmon for the two of us", "event_time": "2024-06-14T19:30:00+00:00"},
-        {"content": "我昨天中午吃了牛肉面", "event_time": "2024-06-14T12:15:00+00:00"},
-        {"content": "上周三我吃了火锅", "event_time": "2024-06-05T19:00:00+00:00"},
-    ])
+    handle.add_many(
+        [
+            {"content": "I ate a big bowl of pasta at home", "event_time": "2024-06-01T19:00:00+00:00"},
+            {"content": "I ate tacos at the night market", "event_time": "2024-06-10T20:00:00+00:00"},
+            {"content": "I ate an apple this morning", "event_time": "2024-06-15T08:00:00+00:00"},
+            {"content": "Tom cooked salmon for the two of us", "event_time": "2024-06-14T19:30:00+00:00"},
+            {"content": "我昨天中午吃了牛肉面", "event_time": "2024-06-14T12:15:00+00:00"},
+            {"content": "上周三我吃了火锅", "event_time": "2024-06-05T19:00:00+00:00"},
+        ]
+    )
     yield handle
     handle.close()
 
@@ -48,14 +50,21 @@ def test_yesterday_lifts_what_happened_yesterday_above_better_worded_matches(mea
 
 def test_filter_keeps_only_memories_from_that_time(meals: RippleMem) -> None:
     result = meals.recall("what did I eat yesterday?", k=6, time_phrases="filter", record_access=False)
-    assert {hit.memory.content for hit in result.hits} == {"Tom cooked salmon for the two of us",
-                                                           "我昨天中午吃了牛肉面"}
+    assert {hit.memory.content for hit in result.hits} == {
+        "Tom cooked salmon for the two of us",
+        "我昨天中午吃了牛肉面",
+    }
     assert result.time is not None and result.time["how"] == "filter"
 
 
 def test_now_moves_the_reference_time(meals: RippleMem) -> None:
-    result = meals.recall("what did I eat yesterday?", k=5, time_phrases="filter",
-                          now="2024-06-02T09:00:00+00:00", record_access=False)
+    result = meals.recall(
+        "what did I eat yesterday?",
+        k=5,
+        time_phrases="filter",
+        now="2024-06-02T09:00:00+00:00",
+        record_access=False,
+    )
     assert [hit.memory.content for hit in result.hits] == ["I ate a big bowl of pasta at home"]
 
 
@@ -70,8 +79,12 @@ def test_off_ignores_the_phrase_and_an_explicit_range_still_narrows(meals: Rippl
     ignored = meals.recall("what did I eat yesterday?", k=6, time_phrases="off", record_access=False)
     assert ignored.time is None and len(ignored.hits) == 6
     # An explicit since/until intersects with the phrase: nothing of yesterday is before June 14.
-    none = meals.recall("what did I eat yesterday?", time_phrases="filter", until="2024-06-14T00:00:00+00:00",
-                        record_access=False)
+    none = meals.recall(
+        "what did I eat yesterday?",
+        time_phrases="filter",
+        until="2024-06-14T00:00:00+00:00",
+        record_access=False,
+    )
     assert none.hits == []
 
 
@@ -86,7 +99,6 @@ def test_bad_options_are_named(meals: RippleMem) -> None:
         meals.recall("what did I eat yesterday?", time_phrases="strict")
     with pytest.raises(InvalidInputError, match="now"):
         meals.recall("what did I eat yesterday?", now="not a date")
-
 
 
 class CountingEmbedder:
@@ -105,8 +117,12 @@ class CountingEmbedder:
 
 def test_a_boosted_time_query_is_embedded_once(embedder: Embedder) -> None:
     counting = CountingEmbedder(embedder)
-    with RippleMem(path=None, user_id="alice", embedder=counting,  # type: ignore[arg-type]
-                   clock=lambda: NOW) as mem:
+    with RippleMem(
+        path=None,
+        user_id="alice",
+        embedder=counting,  # type: ignore[arg-type]
+        clock=lambda: NOW,
+    ) as mem:
         mem.add("Tom cooked salmon for the two of us", event_time="2024-06-14T19:30:00+00:00")
         counting.queries.clear()
         mem.recall("what did I eat yesterday?", record_access=False)  # searched inside and outside the window

@@ -13,12 +13,14 @@ NOW = datetime(2024, 6, 15, 12, 0, tzinfo=timezone.utc)
 
 def test_a_private_entity_does_not_lift_a_weak_match(embedder: Embedder) -> None:
     mem = RippleMem(path=None, user_id="alice", embedder=embedder, clock=lambda: NOW)
-    mem.add_many([
-        "I ate a big bowl of pasta at home",
-        "I ate tacos at the night market",
-        "I ate an apple this morning",
-        "Tom cooked salmon for the two of us",  # the only memory with an entity (Tom)
-    ])
+    mem.add_many(
+        [
+            "I ate a big bowl of pasta at home",
+            "I ate tacos at the night market",
+            "I ate an apple this morning",
+            "Tom cooked salmon for the two of us",  # the only memory with an entity (Tom)
+        ]
+    )
     query = "what did I eat?"
     hybrid = mem.recall(query, k=4, mode="hybrid", record_access=False)
     ripple = mem.recall(query, k=4, record_access=False)
@@ -29,11 +31,13 @@ def test_a_private_entity_does_not_lift_a_weak_match(embedder: Embedder) -> None
 
 def test_a_shared_entity_still_carries_evidence(embedder: Embedder) -> None:
     mem = RippleMem(path=None, user_id="alice", embedder=embedder, clock=lambda: NOW)
-    mem.add_many([
-        "Calvin bought a Ferrari 488 last spring",
-        "The Ferrari 488 needs new brake pads",
-        "I like green tea",
-    ])
+    mem.add_many(
+        [
+            "Calvin bought a Ferrari 488 last spring",
+            "The Ferrari 488 needs new brake pads",
+            "I like green tea",
+        ]
+    )
     ripple = mem.recall("what car did Calvin buy?", k=3, record_access=False)
     brakes = next(hit for hit in ripple.hits if "brake" in hit.memory.content)
     assert brakes.components["graph"] > 0.0

@@ -46,7 +46,8 @@ def open_store(path: Path | None, url: str, embedder: Embedder, **options: Any) 
 
 @pytest.mark.parametrize("isolation_b", ["collection", "filter"])
 def test_two_stores_on_one_server_never_see_or_drop_each_others_vectors(
-        tmp_path: Path, chroma_server_url: str, embedder: Embedder, server: Any, isolation_b: str) -> None:
+    tmp_path: Path, chroma_server_url: str, embedder: Embedder, server: Any, isolation_b: str
+) -> None:
     before = names(server)
     with open_store(tmp_path / "a", chroma_server_url, embedder) as a:
         a.add("Alice keeps her passport in the blue folder")
@@ -69,7 +70,8 @@ def test_two_stores_on_one_server_never_see_or_drop_each_others_vectors(
 
 
 def test_a_store_reopens_with_its_vectors_on_the_server_and_nothing_of_chroma_on_disk(
-        tmp_path: Path, chroma_server_url: str, embedder: Embedder) -> None:
+    tmp_path: Path, chroma_server_url: str, embedder: Embedder
+) -> None:
     path = tmp_path / "store"
     with open_store(path, chroma_server_url, embedder) as mem:
         mem.add("The spare key is under the third flowerpot")
@@ -82,11 +84,14 @@ def test_a_store_reopens_with_its_vectors_on_the_server_and_nothing_of_chroma_on
 
 
 def test_two_handles_on_one_store_follow_each_others_erase_and_rewrite(
-        tmp_path: Path, chroma_server_url: str, embedder: Embedder) -> None:
+    tmp_path: Path, chroma_server_url: str, embedder: Embedder
+) -> None:
     # As two processes would: each handle has its own client and cached collections.
     path = tmp_path / "store"
-    with open_store(path, chroma_server_url, embedder) as first, \
-            open_store(path, chroma_server_url, embedder) as second:
+    with (
+        open_store(path, chroma_server_url, embedder) as first,
+        open_store(path, chroma_server_url, embedder) as second,
+    ):
         first.add("The old wifi password is tulip42")
         assert recalled(second, "wifi password") == ["The old wifi password is tulip42"]
         second.erase(user_id="alice")  # drops alice's collection on the server
@@ -94,11 +99,14 @@ def test_two_handles_on_one_store_follow_each_others_erase_and_rewrite(
         assert recalled(first, "wifi password") == ["The new wifi password is orchid77"]
         first.add("The router sits behind the bookshelf")
         assert sorted(recalled(second, "wifi router")) == [
-            "The new wifi password is orchid77", "The router sits behind the bookshelf"]
+            "The new wifi password is orchid77",
+            "The router sits behind the bookshelf",
+        ]
 
 
 def test_a_wiped_server_is_refilled_from_sqlite_on_open(
-        tmp_path: Path, chroma_server_url: str, embedder: Embedder, server: Any) -> None:
+    tmp_path: Path, chroma_server_url: str, embedder: Embedder, server: Any
+) -> None:
     path = tmp_path / "store"
     before = names(server)
     with open_store(path, chroma_server_url, embedder) as mem:
@@ -110,14 +118,16 @@ def test_a_wiped_server_is_refilled_from_sqlite_on_open(
 
 
 def test_a_reembedded_store_refills_the_server_with_the_new_vectors_on_its_next_open(
-        tmp_path: Path, chroma_server_url: str, embedder: Embedder) -> None:
+    tmp_path: Path, chroma_server_url: str, embedder: Embedder
+) -> None:
     path = tmp_path / "store"
     with open_store(path, chroma_server_url, embedder) as mem:
         mem.add_many(["The cat's vet is Dr. Okafor", "The dentist appointment is on Monday"])
     assert RippleMem.reembed(path, "hashing") == 2
     assert "chroma" not in os.listdir(path)  # no local index built on the way
-    with RippleMem(path, user_id="alice", embedder="hashing",
-                   store=StoreOptions(chroma_url=chroma_server_url)) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder="hashing", store=StoreOptions(chroma_url=chroma_server_url)
+    ) as mem:
         top = mem.recall("The cat's vet is Dr. Okafor", k=1, mode="dense").hits[0]
         # The server now answers with the hashing vectors: the same text is a perfect match.
         assert top.memory.content == "The cat's vet is Dr. Okafor" and top.components["dense"] > 0.999
@@ -125,7 +135,8 @@ def test_a_reembedded_store_refills_the_server_with_the_new_vectors_on_its_next_
 
 
 def test_an_in_memory_store_leaves_nothing_on_the_server(
-        chroma_server_url: str, embedder: Embedder, server: Any) -> None:
+    chroma_server_url: str, embedder: Embedder, server: Any
+) -> None:
     before = names(server)
     mem = open_store(None, chroma_server_url, embedder)
     mem.add("A note that lives only as long as this process")
@@ -136,10 +147,12 @@ def test_an_in_memory_store_leaves_nothing_on_the_server(
 
 
 def test_an_embedded_store_moves_to_the_server_and_is_not_opened_locally_by_accident(
-        tmp_path: Path, chroma_server_url: str, embedder: Embedder) -> None:
+    tmp_path: Path, chroma_server_url: str, embedder: Embedder
+) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         mem.add("The boat is moored at pier seven")
     with open_store(path, chroma_server_url, embedder) as mem:
         assert recalled(mem, "where is the boat") == ["The boat is moored at pier seven"]
@@ -148,8 +161,9 @@ def test_an_embedded_store_moves_to_the_server_and_is_not_opened_locally_by_acci
     with pytest.raises(InvalidInputError, match="chroma_url"):
         RippleMem.check(path)
     # Chosen explicitly, a local index is rebuilt from SQLite.
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         assert recalled(mem, "where is the boat") == ["The boat is moored at pier seven"]
 
 
@@ -162,19 +176,27 @@ def test_an_unreachable_server_is_named_with_how_to_start_one(tmp_path: Path, em
     assert not (tmp_path / "store").exists()
 
 
-@pytest.mark.parametrize(("url", "options", "message"), [
-    ("localhost:8000", {}, "not a server address"),
-    ("http://user:secret@localhost:8000", {}, "chroma_headers"),
-    ("http://localhost:8000/api", {}, "only scheme, host and port"),
-    ("http://localhost:8000", {"vector_index": "numpy"}, "vector_index='chroma'"),
-    ("http://localhost:8000", {"chroma_headers": {"Authorization": 42}}, "chroma_headers"),
-    (None, {"chroma_headers": {"Authorization": "Bearer x"}}, "pass chroma_url"),
-])
+@pytest.mark.parametrize(
+    ("url", "options", "message"),
+    [
+        ("localhost:8000", {}, "not a server address"),
+        ("http://user:secret@localhost:8000", {}, "chroma_headers"),
+        ("http://localhost:8000/api", {}, "only scheme, host and port"),
+        ("http://localhost:8000", {"vector_index": "numpy"}, "vector_index='chroma'"),
+        ("http://localhost:8000", {"chroma_headers": {"Authorization": 42}}, "chroma_headers"),
+        (None, {"chroma_headers": {"Authorization": "Bearer x"}}, "pass chroma_url"),
+    ],
+)
 def test_a_wrong_server_option_is_refused_before_anything_is_written(
-        tmp_path: Path, embedder: Embedder, url: str | None, options: dict[str, Any], message: str) -> None:
+    tmp_path: Path, embedder: Embedder, url: str | None, options: dict[str, Any], message: str
+) -> None:
     with pytest.raises(InvalidInputError, match=message):
-        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                  store=StoreOptions(chroma_url=url, **options))
+        RippleMem(
+            tmp_path / "store",
+            user_id="alice",
+            embedder=embedder,
+            store=StoreOptions(chroma_url=url, **options),
+        )
     assert not (tmp_path / "store").exists()
 
 
@@ -186,8 +208,12 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
     def _forward(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.server.seen.append(self.headers.get("Authorization"))
-        request = urllib.request.Request(self.server.target + self.path, data=body or None,
-                                         method=self.command, headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.server.target + self.path,
+            data=body or None,
+            method=self.command,
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request) as reply:
                 status, data = reply.status, reply.read()
@@ -217,8 +243,7 @@ def test_headers_such_as_a_token_go_with_every_request(chroma_server_url: str, e
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{proxy.server_address[1]}"
-        with open_store(None, url, embedder,
-                        chroma_headers={"Authorization": "Bearer s3cret"}) as mem:
+        with open_store(None, url, embedder, chroma_headers={"Authorization": "Bearer s3cret"}) as mem:
             mem.add("Headers travel with each call")
             assert recalled(mem, "headers") == ["Headers travel with each call"]
             assert "s3cret" not in repr(engine_of(mem).chroma)
@@ -229,19 +254,54 @@ def test_headers_such_as_a_token_go_with_every_request(chroma_server_url: str, e
 
 
 def test_the_command_line_sends_headers_from_an_option_or_the_environment(
-        tmp_path: Path, chroma_server_url: str, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    chroma_server_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     proxy = _RecordingProxy(chroma_server_url)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     path, url = str(tmp_path / "memdb"), f"http://127.0.0.1:{proxy.server_address[1]}"
     try:
-        assert main(["add", "The spare key is under the blue pot", "--path", path, "--user", "mei",
-                     "--embedder", "hashing", "--chroma-url", url,
-                     "--chroma-header", "Authorization: Bearer from-option"]) == 0
+        assert (
+            main(
+                [
+                    "add",
+                    "The spare key is under the blue pot",
+                    "--path",
+                    path,
+                    "--user",
+                    "mei",
+                    "--embedder",
+                    "hashing",
+                    "--chroma-url",
+                    url,
+                    "--chroma-header",
+                    "Authorization: Bearer from-option",
+                ]
+            )
+            == 0
+        )
         capsys.readouterr()
         monkeypatch.setenv("RIPPLEMEM_CHROMA_HEADERS", '{"Authorization": "Bearer from-env"}')
-        assert main(["recall", "spare key", "--mode", "dense", "--path", path, "--user", "mei",
-                     "--chroma-url", url, "--json"]) == 0
+        assert (
+            main(
+                [
+                    "recall",
+                    "spare key",
+                    "--mode",
+                    "dense",
+                    "--path",
+                    path,
+                    "--user",
+                    "mei",
+                    "--chroma-url",
+                    url,
+                    "--json",
+                ]
+            )
+            == 0
+        )
         hits = json.loads(capsys.readouterr().out)["hits"]
     finally:
         proxy.shutdown()
@@ -250,14 +310,22 @@ def test_the_command_line_sends_headers_from_an_option_or_the_environment(
     assert {"Bearer from-option", "Bearer from-env"} <= set(proxy.seen) and None not in proxy.seen
 
 
-@pytest.mark.parametrize(("arguments", "environment", "message"), [
-    (["--chroma-header", "Authorization Bearer x"], None, "'NAME: VALUE'"),
-    ([], "Bearer x", "RIPPLEMEM_CHROMA_HEADERS must be a JSON object"),
-    (["--chroma-header", "Authorization: Bearer x"], None, "pass chroma_url"),
-])
-def test_bad_header_options_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                      monkeypatch: pytest.MonkeyPatch, arguments: list[str],
-                                      environment: str | None, message: str) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "environment", "message"),
+    [
+        (["--chroma-header", "Authorization Bearer x"], None, "'NAME: VALUE'"),
+        ([], "Bearer x", "RIPPLEMEM_CHROMA_HEADERS must be a JSON object"),
+        (["--chroma-header", "Authorization: Bearer x"], None, "pass chroma_url"),
+    ],
+)
+def test_bad_header_options_are_named(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    arguments: list[str],
+    environment: str | None,
+    message: str,
+) -> None:
     monkeypatch.delenv("RIPPLEMEM_CHROMA_URL", raising=False)
     url = [] if message == "pass chroma_url" else ["--chroma-url", "http://127.0.0.1:9"]
     if environment is not None:
@@ -268,11 +336,29 @@ def test_bad_header_options_are_named(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_the_command_line_takes_the_server_from_an_option_or_the_environment(
-        tmp_path: Path, chroma_server_url: str, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    chroma_server_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     path = str(tmp_path / "memdb")
-    assert main(["add", "The bike lock code is 0815", "--path", path, "--user", "mei",
-                 "--embedder", "hashing", "--chroma-url", chroma_server_url]) == 0
+    assert (
+        main(
+            [
+                "add",
+                "The bike lock code is 0815",
+                "--path",
+                path,
+                "--user",
+                "mei",
+                "--embedder",
+                "hashing",
+                "--chroma-url",
+                chroma_server_url,
+            ]
+        )
+        == 0
+    )
     assert main(["check", "--path", path]) == 2
     assert "--chroma-url" in capsys.readouterr().err
     monkeypatch.setenv("RIPPLEMEM_CHROMA_URL", chroma_server_url)

@@ -108,8 +108,9 @@ class Zygote:
     """The forking parent of the writers (see ZYGOTE)."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", ZYGOTE], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", ZYGOTE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
 
     def kill_during_writes(self, path: Path, log_path: Path, seed: int, delay: float) -> None:
         """Start a writer, let it write for `delay` seconds, SIGKILL it and wait until it is gone."""
@@ -139,8 +140,9 @@ def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_sto
     for kill in range(kills):
         zygote.kill_during_writes(path, log_path, seed=kill, delay=rng.uniform(0.0, 0.5))
         # An ordinary open finds the killed writer's marker and repairs what the kill left behind.
-        with RippleMem(path, user_id="alice", embedder=embedder,
-                       store=StoreOptions(vector_index="chroma")) as mem:
+        with RippleMem(
+            path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+        ) as mem:
             stats = mem.stats()
             assert stats["vectors"] == stats["total"]
             damaged += engine_of(mem).last_check is not None
@@ -158,7 +160,8 @@ def test_random_sigkills_during_add_many_delete_and_erase_leave_a_consistent_sto
     assert damaged >= kills // 4
     with sqlite3.connect(path / DB_FILENAME) as conn:
         user, content = conn.execute(
-            "SELECT user_id, content FROM memories ORDER BY rowid DESC LIMIT 1").fetchone()
+            "SELECT user_id, content FROM memories ORDER BY rowid DESC LIMIT 1"
+        ).fetchone()
     with RippleMem(path, user_id=user, embedder=embedder, store=StoreOptions(vector_index="chroma")) as mem:
         top = mem.recall(content, k=1, mode="dense", record_access=False).hits[0].memory
         assert top.content == content
@@ -185,19 +188,22 @@ with engine.unit_of_work("alice"):
 def test_a_write_killed_between_sqlite_and_chroma_is_repaired_on_open(tmp_path: Path) -> None:
     path = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         mem.add("The ferry to Inis Mor leaves at nine")
-    done = subprocess.run([sys.executable, "-c", KILL_AFTER_SQLITE, str(path)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_SQLITE, str(path)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == -signal.SIGKILL, done.stderr
     lost_vector = done.stdout.strip()
     assert os.listdir(path / PENDING_DIRNAME), "the killed writer left no marker"
     damage = check_path(path, repair=False)
     assert (damage.missing_vectors, damage.interrupted_writes) == (1, 1)
 
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         hit = mem.recall("red lamp lighthouse Skellig", k=1, mode="dense").hits[0]
         assert hit.memory.id == lost_vector
         report = engine_of(mem).last_check
@@ -209,13 +215,15 @@ def test_a_write_killed_between_sqlite_and_chroma_is_repaired_on_open(tmp_path: 
 def test_a_clean_open_skips_the_check(tmp_path: Path) -> None:
     path = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         mem.add_many(["Olive trees need little water", "The kiln reached 1200 degrees"])
         mem.delete(mem.list()[0].id)
     assert not os.listdir(path / PENDING_DIRNAME)
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         assert mem.stats()["vectors"] == 1
         assert engine_of(mem).last_check is None
 
@@ -224,10 +232,15 @@ def _damage(path: Path) -> dict[str, str]:
     """Break a closed two-user store in every way a crash (or a bug) could; returns some ids."""
     with sqlite3.connect(path / DB_FILENAME) as conn:
         alice = [r[0] for r in conn.execute("SELECT id FROM memories WHERE user_id = 'alice' ORDER BY rowid")]
-        conn.execute("INSERT INTO edges (src, dst, type, user_id, created_at) "
-                     "VALUES (?, 'gone-memory', 'NEXT', 'alice', 0)", (alice[0],))
-        conn.execute("INSERT INTO entities (id, user_id, name, canonical, created_at) "
-                     "VALUES ('ent_orphan', 'alice', 'Nobody', 'nobody', 0)")
+        conn.execute(
+            "INSERT INTO edges (src, dst, type, user_id, created_at) "
+            "VALUES (?, 'gone-memory', 'NEXT', 'alice', 0)",
+            (alice[0],),
+        )
+        conn.execute(
+            "INSERT INTO entities (id, user_id, name, canonical, created_at) "
+            "VALUES ('ent_orphan', 'alice', 'Nobody', 'nobody', 0)"
+        )
         rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?", (alice[1],)).fetchone()[0]
         conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
         conn.execute("INSERT INTO memories_fts (rowid, scope, tokens) VALUES (999999, 'x', 'stray words')")
@@ -245,16 +258,29 @@ def _damage(path: Path) -> dict[str, str]:
 def test_check_reports_then_repairs_every_kind_of_damage(tmp_path: Path) -> None:
     path = tmp_path / "store"
     embedder = HashingEmbedder()
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
-        mem.add_many(["Maya adopted a grey cat named Pixel", "The boiler was serviced in March",
-                      "Grandma's recipe uses three eggs", "The garage code is 4417"])
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
+        mem.add_many(
+            [
+                "Maya adopted a grey cat named Pixel",
+                "The boiler was serviced in March",
+                "Grandma's recipe uses three eggs",
+                "The garage code is 4417",
+            ]
+        )
         mem.scope("bob").add("Bob keeps bees on the roof")
     ids = _damage(path)
 
     found = RippleMem.check(path, repair=False)
-    assert (found.missing_vectors, found.stray_vectors, found.dangling_edges, found.orphan_entities,
-            found.missing_keywords, found.stray_keywords) == (1, 2, 1, 1, 1, 1)
+    assert (
+        found.missing_vectors,
+        found.stray_vectors,
+        found.dangling_edges,
+        found.orphan_entities,
+        found.missing_keywords,
+        found.stray_keywords,
+    ) == (1, 2, 1, 1, 1, 1)
     assert not found.consistent and "INCONSISTENT" in found.lines()[0]
     assert RippleMem.check(path, repair=False).problems == found.problems  # looking changed nothing
 
@@ -263,24 +289,33 @@ def test_check_reports_then_repairs_every_kind_of_damage(tmp_path: Path) -> None
     again = RippleMem.check(path, repair=False)
     assert again.consistent and again.memories == again.vectors == 5
 
-    with RippleMem(path, user_id="alice", embedder=embedder,
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="chroma")
+    ) as mem:
         dense = mem.recall("Grandma's recipe uses three eggs", k=1, mode="dense").hits[0].memory
         assert dense.id == ids["unindexed"]
         keyword = mem.recall("boiler serviced March", k=1, mode="keyword").hits[0].memory
         assert keyword.id == ids["unkeyworded"]
         assert mem.stats()["total"] == 4
-        assert [h.memory.content for h in mem.scope("bob").recall("bees", k=1).hits] == \
-            ["Bob keeps bees on the roof"]
+        assert [h.memory.content for h in mem.scope("bob").recall("bees", k=1).hits] == [
+            "Bob keeps bees on the roof"
+        ]
 
 
 def test_check_command_reports_and_exits_nonzero_on_damage_without_repair(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "store"
-    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(),
-                   store=StoreOptions(vector_index="chroma")) as mem:
-        mem.add_many(["The spare key is under the blue pot", "Swim practice moved to Thursdays",
-                      "The router password was changed"])
+    with RippleMem(
+        path, user_id="alice", embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma")
+    ) as mem:
+        mem.add_many(
+            [
+                "The spare key is under the blue pot",
+                "Swim practice moved to Thursdays",
+                "The router password was changed",
+            ]
+        )
     _damage(path)
     with pytest.raises(SystemExit) as exited:
         main(["check", "--path", str(path), "--no-repair"])

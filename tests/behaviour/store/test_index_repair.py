@@ -64,8 +64,9 @@ RESUMED = [_note(ALICE_NOTES + i) for i in range(30)]  # what the resumed import
 def healthy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A closed store: alice with a persisted Chroma graph, bob with a few memories."""
     path = tmp_path_factory.mktemp("healthy") / "store"
-    with RippleMem(path, user_id="alice", embedder=HashingEmbedder(),
-                   store=StoreOptions(vector_index="chroma")) as mem:
+    with RippleMem(
+        path, user_id="alice", embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma")
+    ) as mem:
         mem.add_many([_note(i) for i in range(ALICE_NOTES)])
         mem.scope("bob").add_many(["Bob keeps bees on the roof", "Bob's boat is moored at Howth"])
     return path
@@ -92,8 +93,9 @@ def _graph(path: Path, user_id: str = "alice") -> Path:
 
 def _leave_crash_marker(path: Path) -> None:
     """The pending-write marker a writer killed mid-write leaves (for a process that is gone)."""
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     (path / PENDING_DIRNAME).mkdir(exist_ok=True)
     (path / PENDING_DIRNAME / f"{socket.gethostname()}:{gone.stdout.strip()}:0123456789ab").write_text("0")
 
@@ -145,15 +147,20 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], bool]] = {
 
 
 def _use(path: Path) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", USE_STORE, str(path), _note(417), json.dumps(RESUMED)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", USE_STORE, str(path), _note(417), json.dumps(RESUMED)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("kind", list(DAMAGE))
-def test_a_store_with_a_broken_graph_reopens_rebuilt_from_sqlite(healthy: Path, tmp_path: Path,
-                                                                  kind: str) -> None:
+def test_a_store_with_a_broken_graph_reopens_rebuilt_from_sqlite(
+    healthy: Path, tmp_path: Path, kind: str
+) -> None:
     path = _copy(healthy, tmp_path)
     total = _alice_total(path)
     damage, crashed = DAMAGE[kind]
@@ -176,8 +183,12 @@ def test_a_store_with_a_broken_graph_reopens_rebuilt_from_sqlite(healthy: Path, 
 def test_check_reports_a_broken_graph_then_rebuilds_it(healthy: Path, tmp_path: Path) -> None:
     path = _copy(healthy, tmp_path)
     _phantom_elements(_graph(path))
-    looked = subprocess.run([sys.executable, "-m", "ripplemem", "check", "--path", str(path), "--no-repair",
-                             "--json"], capture_output=True, text=True, timeout=600)
+    looked = subprocess.run(
+        [sys.executable, "-m", "ripplemem", "check", "--path", str(path), "--no-repair", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert looked.returncode == 1, looked.stderr[-2000:]
     found = json.loads(looked.stdout)
     assert not found["consistent"]
@@ -185,8 +196,12 @@ def test_check_reports_a_broken_graph_then_rebuilds_it(healthy: Path, tmp_path: 
     assert found["missing_vectors"] == _alice_total(path)  # unusable until rebuilt
     assert index_damage(path) != []  # looking changed nothing
 
-    fixed = subprocess.run([sys.executable, "-m", "ripplemem", "check", "--path", str(path)],
-                           capture_output=True, text=True, timeout=600)
+    fixed = subprocess.run(
+        [sys.executable, "-m", "ripplemem", "check", "--path", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert fixed.returncode == 0, fixed.stderr[-2000:]
     assert "vector index damage (rebuilt from SQLite)" in fixed.stdout
     assert f"missing vectors: {_alice_total(path)} repaired" in fixed.stdout
@@ -225,12 +240,17 @@ with RippleMem(sys.argv[1], user_id="alice", embedder=HashingEmbedder(),
 
 def test_an_open_store_survives_another_process_breaking_the_graph(healthy: Path, tmp_path: Path) -> None:
     path = _copy(healthy, tmp_path)
-    reader = subprocess.Popen([sys.executable, "-c", STAY_OPEN, str(path), _note(417), json.dumps(RESUMED)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", STAY_OPEN, str(path), _note(417), json.dumps(RESUMED)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
-    with RippleMem(path, user_id="bob", embedder=HashingEmbedder(),
-                   store=StoreOptions(vector_index="chroma")) as writer:
+    with RippleMem(
+        path, user_id="bob", embedder=HashingEmbedder(), store=StoreOptions(vector_index="chroma")
+    ) as writer:
         writer.add("Bob's kayak is stored in the boathouse")
     _phantom_elements(_graph(path))  # as a writer killed inside Chroma's persist would leave it
     out, err = reader.communicate("go\n", timeout=600)

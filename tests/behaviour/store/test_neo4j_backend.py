@@ -24,27 +24,36 @@ DEAD_URI = "neo4j://127.0.0.1:1"
 
 # -- without a server -------------------------------------------------------------------------
 def test_an_unreachable_server_fails_the_constructor_naming_the_uri_and_how_to_start_one(
-        tmp_path: Path, embedder: Embedder) -> None:
+    tmp_path: Path, embedder: Embedder
+) -> None:
     """The error names the URI, the docker image and Aura, and no store is left behind."""
     with pytest.raises(StoreError) as caught:
-        RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                  store=StoreOptions(backend="neo4j", uri=DEAD_URI, auth=("neo4j", "password")))
+        RippleMem(
+            tmp_path / "store",
+            user_id="alice",
+            embedder=embedder,
+            store=StoreOptions(backend="neo4j", uri=DEAD_URI, auth=("neo4j", "password")),
+        )
     message = str(caught.value)
     assert DEAD_URI in message and "docker run" in message and "neo4j:5" in message and "Aura" in message
     assert not (tmp_path / "store").exists()
 
 
-@pytest.mark.parametrize(("options", "named"), [
-    ({"backend": "neo4J", "uri": DEAD_URI}, "backend must be one of"),
-    ({"backend": "neo4j"}, "needs uri="),
-    ({"backend": "neo4j", "uri": "localhost:7687"}, "needs uri="),
-    ({"backend": "neo4j", "uri": DEAD_URI, "auth": "neo4j/password"}, "auth must be"),
-    ({"backend": "neo4j", "uri": DEAD_URI, "database": ""}, "database must be"),
-    ({"backend": "neo4j", "uri": DEAD_URI, "vector_index": "numpy"}, "drop vector_index"),
-    ({"uri": DEAD_URI}, "options of backend='neo4j'"),
-])
-def test_bad_neo4j_options_are_refused_naming_the_problem(tmp_path: Path, embedder: Embedder,
-                                                         options: dict[str, Any], named: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"backend": "neo4J", "uri": DEAD_URI}, "backend must be one of"),
+        ({"backend": "neo4j"}, "needs uri="),
+        ({"backend": "neo4j", "uri": "localhost:7687"}, "needs uri="),
+        ({"backend": "neo4j", "uri": DEAD_URI, "auth": "neo4j/password"}, "auth must be"),
+        ({"backend": "neo4j", "uri": DEAD_URI, "database": ""}, "database must be"),
+        ({"backend": "neo4j", "uri": DEAD_URI, "vector_index": "numpy"}, "drop vector_index"),
+        ({"uri": DEAD_URI}, "options of backend='neo4j'"),
+    ],
+)
+def test_bad_neo4j_options_are_refused_naming_the_problem(
+    tmp_path: Path, embedder: Embedder, options: dict[str, Any], named: str
+) -> None:
     """Each mistake gets an error that says what to change, before any connection is tried."""
     with pytest.raises(InvalidInputError, match=named):
         RippleMem(tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(**options))
@@ -57,10 +66,12 @@ def test_neo4j_needs_a_store_directory_for_its_ledger(embedder: Embedder) -> Non
 
 
 def test_a_store_served_by_neo4j_is_not_opened_as_an_embedded_one_by_default(
-        tmp_path: Path, embedder: Embedder) -> None:
+    tmp_path: Path, embedder: Embedder
+) -> None:
     """Opening it without backend='neo4j' would build a second, local index; the error says so."""
-    RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-              store=StoreOptions(vector_index="numpy")).close()
+    RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(vector_index="numpy")
+    ).close()
     ledger = SQLiteStore(str(tmp_path / "store"))
     ledger.set_meta("vector_index", "neo4j")  # what an open with backend="neo4j" records
     ledger.close()
@@ -72,8 +83,9 @@ def test_a_store_served_by_neo4j_is_not_opened_as_an_embedded_one_by_default(
 @pytest.fixture
 def store(tmp_path: Path, embedder: Embedder, neo4j_server: dict[str, Any]) -> Iterator[RippleMem]:
     """Alice's handle on a fresh store served by the Neo4j at $NEO4J_URI."""
-    handle = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                       store=StoreOptions(**neo4j_server))
+    handle = RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(**neo4j_server)
+    )
     yield handle
     handle.close()
 
@@ -95,13 +107,15 @@ def test_memories_are_found_by_meaning_from_neo4j_vectors(store: RippleMem) -> N
     assert store.stats()["vectors"] == 3
 
 
-def test_another_user_and_another_store_see_nothing(store: RippleMem, tmp_path: Path, embedder: Embedder,
-                                                   neo4j_server: dict[str, Any]) -> None:
+def test_another_user_and_another_store_see_nothing(
+    store: RippleMem, tmp_path: Path, embedder: Embedder, neo4j_server: dict[str, Any]
+) -> None:
     """Scope is (store, user) in every query: Bob and a second store on the same database find nothing."""
     store.add("The vault code is 4711.")
     assert store.scope("bob").recall("vault code", k=5).hits == []
-    other = RippleMem(tmp_path / "other", user_id="alice", embedder=embedder,
-                      store=StoreOptions(**neo4j_server))
+    other = RippleMem(
+        tmp_path / "other", user_id="alice", embedder=embedder, store=StoreOptions(**neo4j_server)
+    )
     try:
         assert other.recall("vault code", k=5).hits == []
     finally:
@@ -140,18 +154,21 @@ def test_keyword_search_uses_the_full_text_index(store: RippleMem) -> None:
     assert [memory_id for memory_id, _ in found] == [wanted.id]
 
 
-def test_reopening_repairs_what_neo4j_lost(store: RippleMem, tmp_path: Path, embedder: Embedder,
-                                          neo4j_server: dict[str, Any]) -> None:
+def test_reopening_repairs_what_neo4j_lost(
+    store: RippleMem, tmp_path: Path, embedder: Embedder, neo4j_server: dict[str, Any]
+) -> None:
     """A server that lost a user's nodes (a flush that never arrived) is re-synced from the ledger."""
     memory = store.add("Eve's passport expires in May.")
     store_id = _store_id(store)
     backend = engine_of(store)._neo4j
     assert backend is not None
-    backend.connection.write_count(*statement(cypher.SWEEP_NODES, store=store_id, user_id="alice",
-                                              stamp="none", batch=10_000))
+    backend.connection.write_count(
+        *statement(cypher.SWEEP_NODES, store=store_id, user_id="alice", stamp="none", batch=10_000)
+    )
     store.close()
-    reopened = RippleMem(tmp_path / "store", user_id="alice", embedder=embedder,
-                         store=StoreOptions(**neo4j_server))
+    reopened = RippleMem(
+        tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(**neo4j_server)
+    )
     try:
         hits = reopened.recall("when does the passport expire?", k=1, mode="dense").hits
         assert hits[0].memory.id == memory.id
@@ -170,4 +187,3 @@ def test_erasing_a_user_removes_their_nodes(store: RippleMem) -> None:
 def _store_id(handle: RippleMem) -> str:
     """The id that scopes this store's nodes in Neo4j."""
     return store_namespace(engine_of(handle).store)
-

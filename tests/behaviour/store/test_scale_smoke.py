@@ -15,8 +15,18 @@ from ripplemem import RippleMem
 
 N = 100_000
 PEOPLE = ["Asha", "Bruno", "Chen", "Dara", "Emil", "Fatima", "Goran", "Hana", "Ivo", "Jun"]
-THINGS = ["the pottery class", "a trip to Porto", "the garden", "a chess match", "the choir",
-          "a bike repair", "the book swap", "a sourdough starter", "the tax forms", "a jazz night"]
+THINGS = [
+    "the pottery class",
+    "a trip to Porto",
+    "the garden",
+    "a chess match",
+    "the choir",
+    "a bike repair",
+    "the book swap",
+    "a sourdough starter",
+    "the tax forms",
+    "a jazz night",
+]
 PLACES = ["at the library", "in the park", "at home", "at the office", "by the river"]
 # The 384 dimensions of MiniLM, without the model: the vector index is as big as MiniLM's.
 EMBEDDER = "hashing-v1-384"
@@ -24,8 +34,7 @@ EMBEDDER = "hashing-v1-384"
 
 def memory_text(i: int) -> str:
     """The i-th memory; each carries its own ticket number, so none repeats another."""
-    return (f"{PEOPLE[i % 10]} talked about {THINGS[(i // 10) % 10]} {PLACES[(i // 100) % 5]}, "
-            f"ticket {i}")
+    return f"{PEOPLE[i % 10]} talked about {THINGS[(i // 10) % 10]} {PLACES[(i // 100) % 5]}, ticket {i}"
 
 
 @pytest.mark.slow

@@ -39,8 +39,20 @@ def protocol_members() -> dict[str, list[str] | None]:
 
 def test_the_protocol_names_what_the_engine_needs() -> None:
     """Persistence, emptiness, dropping, damage and strays are in the protocol, not probed for."""
-    assert {"persistent", "remote", "on_damage", "is_empty", "drop_all", "ids", "foreign",
-            "drop_foreign", "damage", "clear_damage", "exclusive", "open_space"} <= set(protocol_members())
+    assert {
+        "persistent",
+        "remote",
+        "on_damage",
+        "is_empty",
+        "drop_all",
+        "ids",
+        "foreign",
+        "drop_foreign",
+        "damage",
+        "clear_damage",
+        "exclusive",
+        "open_space",
+    } <= set(protocol_members())
 
 
 @pytest.mark.parametrize("cls", SHIPPED, ids=lambda cls: cls.__name__)
@@ -59,13 +71,18 @@ def test_the_indexes_say_how_they_keep_their_vectors(tmp_path: Path) -> None:
     spaces = [index.open_space("image") for index in indexes]
     try:
         assert all(isinstance(index, VectorIndex) for index in indexes + spaces)
-        kept = [(index.name, index.persistent, index.remote, type(space).__name__)
-                for index, space in zip(indexes, spaces, strict=True)]
+        kept = [
+            (index.name, index.persistent, index.remote, type(space).__name__)
+            for index, space in zip(indexes, spaces, strict=True)
+        ]
     finally:
         for index in indexes + spaces:
             index.close()
-    assert kept == [("numpy", False, False, "NumpyIndex"), ("chroma", False, False, "NumpyIndex"),
-                    ("chroma", True, False, "ChromaIndex")]
+    assert kept == [
+        ("numpy", False, False, "NumpyIndex"),
+        ("chroma", False, False, "NumpyIndex"),
+        ("chroma", True, False, "ChromaIndex"),
+    ]
     assert (Neo4jIndex.persistent, Neo4jIndex.remote) == (True, True)
 
 
@@ -80,16 +97,18 @@ class DictIndex:
     def __init__(self) -> None:
         self.users: dict[str, dict[str, np.ndarray]] = {}
 
-    def add(self, user_id: str, ids: Sequence[str], vectors: np.ndarray,
-            metadatas: Sequence[dict[str, Any]]) -> None:
+    def add(
+        self, user_id: str, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]
+    ) -> None:
         self.users.setdefault(user_id, {}).update(zip(ids, vectors, strict=True))
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         for memory_id in ids:
             self.users.get(user_id, {}).pop(memory_id, None)
 
-    def query(self, user_id: str, vector: np.ndarray, k: int,
-              flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+    def query(
+        self, user_id: str, vector: np.ndarray, k: int, flt: VectorFilter | None = None
+    ) -> list[tuple[str, float]]:
         found = [(i, float(v @ vector)) for i, v in self.users.get(user_id, {}).items()]
         return sorted(found, key=lambda hit: -hit[1])[:k]
 
@@ -136,8 +155,9 @@ class DictIndex:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     """A real store on disk holding three memories of alice."""
-    mem = RippleMem(path=tmp_path, user_id="alice", embedder="hashing",
-                    store=StoreOptions(vector_index="numpy"))
+    mem = RippleMem(
+        path=tmp_path, user_id="alice", embedder="hashing", store=StoreOptions(vector_index="numpy")
+    )
     for text in ("Alice keeps bees on the roof", "Alice's sister lives in Lyon", "Alice runs on Sundays"):
         mem.add(text)
     mem.close()
@@ -189,8 +209,11 @@ def index_branches(source: str) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             hit = node.func.attr in ("startswith", "endswith") and _index_name(node.func.value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            hit = node.func.id in ("getattr", "hasattr", "isinstance") and bool(node.args) \
+            hit = (
+                node.func.id in ("getattr", "hasattr", "isinstance")
+                and bool(node.args)
                 and _mentions_an_index(node.args[0])
+            )
         else:
             continue
         if hit:
@@ -200,9 +223,12 @@ def index_branches(source: str) -> list[tuple[int, str]]:
 
 def test_no_module_outside_the_vector_backends_branches_on_an_index() -> None:
     """What differs between backends is asked of the protocol, so a new backend edits no caller."""
-    found = [f"{path.relative_to(ROOT)}:{line}: {code}"
-             for path in sorted(PACKAGE.rglob("*.py")) if VECTORS not in path.parents
-             for line, code in index_branches(path.read_text(encoding="utf-8"))]
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {code}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if VECTORS not in path.parents
+        for line, code in index_branches(path.read_text(encoding="utf-8"))
+    ]
     assert not found, "branches on an index's name or probes for its members:\n" + "\n".join(found)
 
 

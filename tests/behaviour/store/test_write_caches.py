@@ -24,5 +24,6 @@ def test_deleting_or_rewriting_a_memory_empties_the_text_caches(tmp_path: Path) 
         assert read_statement.cache_info().currsize > 0
         mem.update(kept.id, content="I like black coffee in the morning")
         assert read_statement.cache_info().currsize == 0
-        assert [h.memory.content for h in mem.recall("phone number", k=3, mode="keyword").hits] == \
-            ["My phone number is now 555 0123"]
+        assert [h.memory.content for h in mem.recall("phone number", k=3, mode="keyword").hits] == [
+            "My phone number is now 555 0123"
+        ]

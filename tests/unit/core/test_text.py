@@ -13,7 +13,14 @@ def test_chinese_runs_become_bigrams_so_two_character_words_match() -> None:
 
 def test_mixed_text_keeps_words_and_lowercases() -> None:
     assert keyword_tokens("I booked 去柏林 flights, didn't I?") == [
-        "i", "booked", "去柏", "柏林", "flights", "didn't", "i"]
+        "i",
+        "booked",
+        "去柏",
+        "柏林",
+        "flights",
+        "didn't",
+        "i",
+    ]
     assert keyword_tokens("the cat and THE dog", drop_stopwords=True) == ["cat", "dog"]
 
 

@@ -227,9 +227,13 @@ def test_breadcrumbs_follow_the_heading_outline() -> None:
     )
     chunks = chunk_markdown(doc)
     assert [c.breadcrumb for c in chunks] == [
-        "Guide", "Guide > Install", "Guide > Install > From source", "Guide > Usage"]
+        "Guide",
+        "Guide > Install",
+        "Guide > Install > From source",
+        "Guide > Usage",
+    ]
     assert chunks[2].text == "### From source\n\nClone the repository."
-    assert all(chunk.text == doc[chunk.start:chunk.end] for chunk in chunks)
+    assert all(chunk.text == doc[chunk.start : chunk.end] for chunk in chunks)
 
 
 def test_a_heading_with_no_text_of_its_own_opens_the_next_chunk() -> None:
@@ -252,7 +256,9 @@ def test_small_sections_are_not_merged_across_headings() -> None:
     doc = "## Tea\n\nAlice drinks green tea.\n\n## Trains\n\nBob takes the 8:15 to Berlin.\n"
     chunks = chunk_markdown(doc, max_tokens=500)
     assert [c.text for c in chunks] == [
-        "## Tea\n\nAlice drinks green tea.", "## Trains\n\nBob takes the 8:15 to Berlin."]
+        "## Tea\n\nAlice drinks green tea.",
+        "## Trains\n\nBob takes the 8:15 to Berlin.",
+    ]
 
 
 def test_long_english_paragraph_splits_at_sentence_ends() -> None:
@@ -269,7 +275,8 @@ def test_long_english_paragraph_splits_at_sentence_ends() -> None:
 
 def test_long_chinese_paragraph_splits_after_chinese_punctuation() -> None:
     paragraph = "".join(
-        f"第{i}句话讲的是记忆图谱和扩散激活；" if i % 3 else f"这是第{i}句。" for i in range(60))
+        f"第{i}句话讲的是记忆图谱和扩散激活；" if i % 3 else f"这是第{i}句。" for i in range(60)
+    )
     chunks = chunk_markdown(paragraph, max_tokens=50, overlap_tokens=0)
     assert len(chunks) > 3
     for chunk in chunks:
@@ -294,7 +301,7 @@ def test_overlap_repeats_whole_trailing_paragraphs() -> None:
     assert len(chunks) > 2
     for before, after in zip(chunks, chunks[1:], strict=False):
         assert after.overlap > 0
-        repeated = after.text[:after.overlap]
+        repeated = after.text[: after.overlap]
         assert repeated in paragraphs  # exactly one whole paragraph
         assert before.text.endswith(repeated)
         assert after.new_text.lstrip().startswith("Paragraph")
@@ -314,7 +321,10 @@ def test_page_numbers_come_from_page_starts() -> None:
     starts = [0, len(pages[0]) + 2, len(pages[0]) + len(pages[1]) + 4]
     chunks = chunk_markdown(doc, max_tokens=8, overlap_tokens=0, page_starts=starts)
     assert [(c.text, c.page, c.end_page) for c in chunks] == [
-        (pages[0], 1, 1), (pages[1], 2, 2), (pages[2], 3, 3)]
+        (pages[0], 1, 1),
+        (pages[1], 2, 2),
+        (pages[2], 3, 3),
+    ]
     whole = chunk_markdown(doc, page_starts=starts)
     assert (whole[0].page, whole[0].end_page) == (1, 3)
     assert chunk_markdown(doc)[0].page is None
@@ -325,8 +335,8 @@ def test_chunk_helpers_for_embedding_and_display() -> None:
     chunks = chunk_markdown(doc, max_tokens=30, overlap_tokens=8)
     later = chunks[2]
     assert later.embed_text == f"Guide > Install\n\n{later.text}"
-    assert later.overlap and later.new_text == later.text[later.overlap:]
-    assert later.text[: later.overlap].strip() == chunks[1].text[-later.overlap:].strip()
+    assert later.overlap and later.new_text == later.text[later.overlap :]
+    assert later.text[: later.overlap].strip() == chunks[1].text[-later.overlap :].strip()
 
 
 def test_empty_and_blank_input_give_no_chunks() -> None:
@@ -360,7 +370,11 @@ def test_readme_code_blocks_stay_whole_with_their_introduction() -> None:
     assert detect_document_type(README) == "technical"
     chunks = chunk_text(README)
     assert [c.breadcrumb for c in chunks] == [
-        "RippleMem", "RippleMem > Install", "RippleMem > Quickstart", "RippleMem > Quickstart > Options"]
+        "RippleMem",
+        "RippleMem > Install",
+        "RippleMem > Quickstart",
+        "RippleMem > Quickstart > Options",
+    ]
     assert "Install it with:\n\n```bash\npip install ripplemem\n```" in chunks[1].text
     # "# create a store" inside the fence is a comment, not a heading.
     assert all("create a store" not in part for c in chunks for part in c.heading_path)
@@ -409,10 +423,14 @@ def test_english_novel_chapters() -> None:
     assert detect_document_type(NOVEL_EN) == "novel"
     chunks = chunk_text(NOVEL_EN)
     assert [c.breadcrumb for c in chunks] == [
-        "Pride and Prejudice > Chapter 1", "Pride and Prejudice > Chapter 2"]
+        "Pride and Prejudice > Chapter 1",
+        "Pride and Prejudice > Chapter 2",
+    ]
     # "Mr." does not end a sentence, so a split would never fall after it.
     assert split_sentences("Mr. Bennet replied that he had not. She left.") == [
-        "Mr. Bennet replied that he had not.", "She left."]
+        "Mr. Bennet replied that he had not.",
+        "She left.",
+    ]
 
 
 def test_gutenberg_style_chapter_labels_take_the_next_line_as_subtitle() -> None:
@@ -480,7 +498,11 @@ def test_chinese_paper_sections() -> None:
     assert detect_document_type(PAPER_ZH) == "paper"
     chunks = chunk_text(PAPER_ZH)
     assert [c.heading_path[1:] for c in chunks] == [
-        ("摘要",), ("一、引言",), ("二、方法", "（一）扩散激活"), ("参考文献",)]
+        ("摘要",),
+        ("一、引言",),
+        ("二、方法", "（一）扩散激活"),
+        ("参考文献",),
+    ]
     assert chunks[0].text.startswith("基于扩散激活的智能体记忆检索\n\n摘要：本文研究")
 
 
@@ -539,7 +561,8 @@ class TopicEmbedder:
 
 def topic_text(counts: Sequence[tuple[str, int]]) -> str:
     return " ".join(
-        f"Sentence {i} is about {topic} and nothing else." for topic, n in counts for i in range(n))
+        f"Sentence {i} is about {topic} and nothing else." for topic, n in counts for i in range(n)
+    )
 
 
 def test_semantic_chunks_end_where_the_topic_changes() -> None:
@@ -555,8 +578,9 @@ def test_semantic_chunks_end_where_the_topic_changes() -> None:
 
 def test_semantic_chunks_respect_min_and_max_size() -> None:
     text = topic_text([("tea", 1), ("train", 12), ("frog", 1), ("tea", 12)])
-    chunks = chunk_text(text, "semantic", embedder=TopicEmbedder(), max_tokens=60, min_tokens=20,
-                        overlap_tokens=0)
+    chunks = chunk_text(
+        text, "semantic", embedder=TopicEmbedder(), max_tokens=60, min_tokens=20, overlap_tokens=0
+    )
     assert all(chunk.tokens <= 60 for chunk in chunks)
     assert all(chunk.tokens >= 20 for chunk in chunks)
     # A one-sentence topic is too small to stand alone: it rides with a neighbour.
@@ -582,7 +606,8 @@ def test_semantic_without_an_embedder_falls_back_to_word_overlap() -> None:
     chunks = chunk_text(NEWS, "semantic", max_tokens=120)
     assert all(chunk.tokens <= 120 for chunk in chunks)
     assert "".join(c.text for c in chunks).replace(" ", "").replace("\n", "") == NEWS.replace(
-        " ", "").replace("\n", "")
+        " ", ""
+    ).replace("\n", "")
 
 
 def test_news_with_minilm_cuts_at_the_story_changes(embedder: Embedder) -> None:
@@ -597,23 +622,26 @@ def test_news_with_minilm_cuts_at_the_story_changes(embedder: Embedder) -> None:
 
 
 # --- auto ------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "expected"), [
-    (LEGAL_ZH, "legal"),
-    (LEGAL_EN, "legal"),
-    (NOVEL_ZH, "novel"),
-    (NOVEL_EN, "novel"),
-    (PAPER, "paper"),
-    (PAPER_ZH, "paper"),
-    (README, "technical"),
-    (REPORT_ZH, "paper"),
-    ("# Chapter 1\n\nSet up.\n\n```bash\nmake\n```\n\n# Chapter 2\n\nRun it.", "technical"),
-    ("1. Open the app\n2. Click Save\n3. Close the window", "semantic"),
-    ("# Notes\n\nSome notes.\n\n## More\n\nMore notes.", "markdown"),
-    ("| name | drink |\n|---|---|\n| Alice | tea |\n| Bob | coffee |", "markdown"),
-    ("{\n  \"name\": \"alice\",\n  \"drinks\": [\n    \"tea\"\n  ]\n}", "technical"),
-    (NEWS, "semantic"),
-    ("小明今天去了北京。他在天安门广场拍了很多照片。", "semantic"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (LEGAL_ZH, "legal"),
+        (LEGAL_EN, "legal"),
+        (NOVEL_ZH, "novel"),
+        (NOVEL_EN, "novel"),
+        (PAPER, "paper"),
+        (PAPER_ZH, "paper"),
+        (README, "technical"),
+        (REPORT_ZH, "paper"),
+        ("# Chapter 1\n\nSet up.\n\n```bash\nmake\n```\n\n# Chapter 2\n\nRun it.", "technical"),
+        ("1. Open the app\n2. Click Save\n3. Close the window", "semantic"),
+        ("# Notes\n\nSome notes.\n\n## More\n\nMore notes.", "markdown"),
+        ("| name | drink |\n|---|---|\n| Alice | tea |\n| Bob | coffee |", "markdown"),
+        ('{\n  "name": "alice",\n  "drinks": [\n    "tea"\n  ]\n}', "technical"),
+        (NEWS, "semantic"),
+        ("小明今天去了北京。他在天安门广场拍了很多照片。", "semantic"),
+    ],
+)
 def test_auto_picks_the_chunker_by_content(text: str, expected: str) -> None:
     assert detect_document_type(text) == expected
     assert resolve_chunker(text) == expected

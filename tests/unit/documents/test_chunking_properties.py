@@ -22,52 +22,124 @@ from ripplemem.documents.chunk.semantic_chunker import SemanticChunker
 from ripplemem.documents.chunk.sentences import sentence_spans, token_counts, tokens_from_counts
 
 CHUNKERS = ["markdown", "novel", "legal", "paper", "technical", "semantic", "news", "auto"]
-PROPERTY_SETTINGS = settings(max_examples=40, deadline=None,
-                             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY_SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 EN_WORDS = [
-    "the", "memory", "graph", "spreads", "activation", "across", "edges", "agents", "recall", "what",
-    "users", "said", "yesterday", "about", "green", "tea", "and", "Berlin", "flights", "while",
-    "documents", "hold", "facts", "retrieval", "ranks", "chunks", "by", "similarity", "Dr.", "Smith",
-    "e.g.", "version", "3.14", "don't", "isn't",
+    "the",
+    "memory",
+    "graph",
+    "spreads",
+    "activation",
+    "across",
+    "edges",
+    "agents",
+    "recall",
+    "what",
+    "users",
+    "said",
+    "yesterday",
+    "about",
+    "green",
+    "tea",
+    "and",
+    "Berlin",
+    "flights",
+    "while",
+    "documents",
+    "hold",
+    "facts",
+    "retrieval",
+    "ranks",
+    "chunks",
+    "by",
+    "similarity",
+    "Dr.",
+    "Smith",
+    "e.g.",
+    "version",
+    "3.14",
+    "don't",
+    "isn't",
 ]
 ZH_CHARS = "记忆图谱激活扩散用户昨天说过喜欢绿茶柏林航班文档检索相似度分块章节条款法律小说场景"
-EN_END = [".", "!", "?", "", "...", "?\"", ".)"]
+EN_END = [".", "!", "?", "", "...", '?"', ".)"]
 ZH_END = ["。", "！", "？", "；", "", "……", "。”"]
 
 en_sentence = st.builds(
     lambda words, end: " ".join(words).capitalize() + end,
-    st.lists(st.sampled_from(EN_WORDS), min_size=1, max_size=30), st.sampled_from(EN_END))
+    st.lists(st.sampled_from(EN_WORDS), min_size=1, max_size=30),
+    st.sampled_from(EN_END),
+)
 zh_sentence = st.builds(
     lambda chars, comma, end: "，".join(chars) + end,
-    st.lists(st.text(ZH_CHARS, min_size=1, max_size=25), min_size=1, max_size=3), st.booleans(),
-    st.sampled_from(ZH_END))
+    st.lists(st.text(ZH_CHARS, min_size=1, max_size=25), min_size=1, max_size=3),
+    st.booleans(),
+    st.sampled_from(ZH_END),
+)
 sentence = st.one_of(en_sentence, zh_sentence)
 paragraph = st.builds(
     lambda sentences, joiner: joiner.join(sentences),
-    st.lists(sentence, min_size=1, max_size=12), st.sampled_from([" ", "", "\n"]))
+    st.lists(sentence, min_size=1, max_size=12),
+    st.sampled_from([" ", "", "\n"]),
+)
 long_paragraph = st.builds(" ".join, st.lists(en_sentence, min_size=15, max_size=40))
-endless_sentence = st.builds(lambda n, word: " ".join([word] * n), st.integers(50, 400),
-                             st.sampled_from(EN_WORDS))
+endless_sentence = st.builds(
+    lambda n, word: " ".join([word] * n), st.integers(50, 400), st.sampled_from(EN_WORDS)
+)
 endless_chinese = st.text(ZH_CHARS, min_size=100, max_size=600)
-heading = st.builds(lambda level, words: "#" * level + " " + " ".join(words),
-                    st.integers(1, 4), st.lists(st.sampled_from(EN_WORDS), min_size=1, max_size=6))
+heading = st.builds(
+    lambda level, words: "#" * level + " " + " ".join(words),
+    st.integers(1, 4),
+    st.lists(st.sampled_from(EN_WORDS), min_size=1, max_size=6),
+)
 code_fence = st.builds(
     lambda lang, lines: f"```{lang}\n" + "\n".join(lines) + "\n```",
     st.sampled_from(["", "python", "bash"]),
-    st.lists(st.sampled_from(["x = 1", "# not a heading", "", "print('hello world')",
-                              "for item in items: total += item", "第一章 不是标题"]),
-             min_size=0, max_size=40))
-bullet_list = st.builds(lambda items: "\n".join(f"- {item}" for item in items),
-                        st.lists(sentence, min_size=2, max_size=8))
-chapter = st.builds(lambda n, title: f"第{n}章 {title}", st.sampled_from("一二三四五六七八九十"),
-                    st.text(ZH_CHARS, min_size=1, max_size=6))
+    st.lists(
+        st.sampled_from(
+            [
+                "x = 1",
+                "# not a heading",
+                "",
+                "print('hello world')",
+                "for item in items: total += item",
+                "第一章 不是标题",
+            ]
+        ),
+        min_size=0,
+        max_size=40,
+    ),
+)
+bullet_list = st.builds(
+    lambda items: "\n".join(f"- {item}" for item in items), st.lists(sentence, min_size=2, max_size=8)
+)
+chapter = st.builds(
+    lambda n, title: f"第{n}章 {title}",
+    st.sampled_from("一二三四五六七八九十"),
+    st.text(ZH_CHARS, min_size=1, max_size=6),
+)
 en_chapter = st.builds(lambda n: f"Chapter {n}", st.integers(1, 30))
-article = st.builds(lambda n, body: f"第{n}条　{body}", st.sampled_from(["一", "二", "十", "一百零一"]),
-                    zh_sentence)
+article = st.builds(
+    lambda n, body: f"第{n}条　{body}", st.sampled_from(["一", "二", "十", "一百零一"]), zh_sentence
+)
 scene_break = st.sampled_from(["***", "* * *", "——", "※※※", "---"])
-block = st.one_of(paragraph, paragraph, paragraph, long_paragraph, endless_sentence, endless_chinese,
-                  heading, code_fence, bullet_list, chapter, en_chapter, article, scene_break)
+block = st.one_of(
+    paragraph,
+    paragraph,
+    paragraph,
+    long_paragraph,
+    endless_sentence,
+    endless_chinese,
+    heading,
+    code_fence,
+    bullet_list,
+    chapter,
+    en_chapter,
+    article,
+    scene_break,
+)
 separator = st.sampled_from(["\n\n", "\n\n", "\n", "\n\n\n", "  \n\n", "\r\n\r\n", "\n\u3000\u3000"])
 
 
@@ -86,13 +158,13 @@ LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 def at_line_start(text: str, position: int) -> bool:
     before = text[:position]
     head = before.rstrip()
-    return not head or any(char in LINE_BREAKS for char in before[len(head):])
+    return not head or any(char in LINE_BREAKS for char in before[len(head) :])
 
 
 def at_line_end(text: str, position: int) -> bool:
     after = text[position:]
     tail = after.lstrip()
-    return not tail or any(char in LINE_BREAKS for char in after[:len(after) - len(tail)])
+    return not tail or any(char in LINE_BREAKS for char in after[: len(after) - len(tail)])
 
 
 sizes = st.tuples(st.integers(4, 160), st.integers(0, 60))
@@ -104,7 +176,7 @@ def check_chunks(text: str, chunks: list[Chunk], max_tokens: int, overlap_tokens
     for i, chunk in enumerate(chunks):
         assert chunk.index == i
         assert 0 <= chunk.start < chunk.end <= len(text)
-        assert chunk.text == text[chunk.start:chunk.end]
+        assert chunk.text == text[chunk.start : chunk.end]
         assert not chunk.text[0].isspace() and not chunk.text[-1].isspace()
         assert chunk.tokens == estimate_tokens(chunk.text) <= max_tokens
         covered[chunk.start] += 1
@@ -117,7 +189,7 @@ def check_chunks(text: str, chunks: list[Chunk], max_tokens: int, overlap_tokens
     for before, after in zip(chunks, chunks[1:], strict=False):
         assert after.start > before.start and after.end > before.end
         if after.start < before.end:
-            shared = text[after.start:before.end]
+            shared = text[after.start : before.end]
             assert after.overlap == len(shared)
             assert estimate_tokens(shared) <= overlap_tokens
             # Whole paragraphs: the overlap starts a line and ends one.
@@ -125,7 +197,7 @@ def check_chunks(text: str, chunks: list[Chunk], max_tokens: int, overlap_tokens
             assert after.heading_path == before.heading_path
         else:
             assert after.overlap == 0
-            assert not text[before.end:after.start].strip()
+            assert not text[before.end : after.start].strip()
     assert chunks[0].overlap == 0 if chunks else True
 
 
@@ -145,13 +217,25 @@ def test_chunks_cover_the_document_within_budget(chunker: str, text: str, size: 
 @given(text=st.text(max_size=400), size=sizes)
 def test_any_unicode_text_terminates_and_is_covered(chunker: str, text: str, size: tuple[int, int]) -> None:
     max_tokens, overlap_tokens = size
-    check_chunks(text, chunk_text(text, chunker, max_tokens=max_tokens, overlap_tokens=overlap_tokens),
-                 max_tokens, overlap_tokens)
+    check_chunks(
+        text,
+        chunk_text(text, chunker, max_tokens=max_tokens, overlap_tokens=overlap_tokens),
+        max_tokens,
+        overlap_tokens,
+    )
 
 
 @PROPERTY_SETTINGS
-@given(paragraphs=st.lists(st.one_of(en_sentence, zh_sentence, st.builds(" ".join, st.lists(
-    en_sentence, min_size=2, max_size=6))), min_size=1, max_size=30), size=sizes)
+@given(
+    paragraphs=st.lists(
+        st.one_of(
+            en_sentence, zh_sentence, st.builds(" ".join, st.lists(en_sentence, min_size=2, max_size=6))
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    size=sizes,
+)
 def test_overlap_is_made_of_whole_paragraphs(paragraphs: list[str], size: tuple[int, int]) -> None:
     max_tokens, overlap_tokens = size
     assume(all(p.strip() for p in paragraphs))
@@ -255,11 +339,22 @@ class RandomEmbedder:
 
 
 @PROPERTY_SETTINGS
-@given(text=documents(), size=sizes, seed=st.integers(0, 2**32 - 1), window=st.integers(1, 4),
-       min_ratio=st.floats(0.0, 1.0))
-def test_semantic_bounds_hold_whatever_the_embeddings(text: str, size: tuple[int, int], seed: int,
-                                                     window: int, min_ratio: float) -> None:
+@given(
+    text=documents(),
+    size=sizes,
+    seed=st.integers(0, 2**32 - 1),
+    window=st.integers(1, 4),
+    min_ratio=st.floats(0.0, 1.0),
+)
+def test_semantic_bounds_hold_whatever_the_embeddings(
+    text: str, size: tuple[int, int], seed: int, window: int, min_ratio: float
+) -> None:
     max_tokens, overlap_tokens = size
-    chunker = SemanticChunker(RandomEmbedder(seed), max_tokens=max_tokens, overlap_tokens=overlap_tokens,
-                              min_tokens=int(max_tokens * min_ratio), window=window)
+    chunker = SemanticChunker(
+        RandomEmbedder(seed),
+        max_tokens=max_tokens,
+        overlap_tokens=overlap_tokens,
+        min_tokens=int(max_tokens * min_ratio),
+        window=window,
+    )
     check_chunks(text, chunker.chunk(text), max_tokens, overlap_tokens)

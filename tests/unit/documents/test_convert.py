@@ -68,6 +68,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ConvertedDocum
 
 # --- every format -----------------------------------------------------------------------------
 
+
 def test_every_format_converts_with_the_text_that_was_written(corpus: dict[str, ConvertedDocument]) -> None:
     expected = {
         "pdf": PDF_PAGES,
@@ -112,7 +113,8 @@ def test_each_sheet_has_a_start_offset(corpus: dict[str, ConvertedDocument]) -> 
 
 
 def test_docx_headings_become_markdown_headings_and_the_title_comes_from_its_properties(
-        corpus: dict[str, ConvertedDocument]) -> None:
+    corpus: dict[str, ConvertedDocument],
+) -> None:
     doc = corpus["docx"]
     lines = doc.markdown.splitlines()
     for heading in DOCX_HEADINGS:
@@ -156,6 +158,7 @@ def test_chinese_documents_stay_intact(corpus: dict[str, ConvertedDocument], tmp
 
 # --- PDF pages --------------------------------------------------------------------------------
 
+
 def test_pdf_page_starts_tell_which_page_a_sentence_is_on(corpus: dict[str, ConvertedDocument]) -> None:
     doc = corpus["pdf"]
     assert doc.page_unit == "page" and doc.page_count == len(PDF_PAGES)
@@ -198,6 +201,7 @@ def test_a_pdf_without_any_text_is_reported_as_such(tmp_path: Path) -> None:
 
 # --- failures, per file -----------------------------------------------------------------------
 
+
 def test_a_bad_file_is_reported_and_the_rest_of_the_batch_converts(tmp_path: Path) -> None:
     write_txt(tmp_path / "a_good.txt")
     write_corrupt(tmp_path / "b_broken.docx")
@@ -232,8 +236,9 @@ def test_single_file_errors_raise_with_a_kind(tmp_path: Path) -> None:
         convert_file(tmp_path)
 
 
-def test_an_unreadable_file_is_a_per_file_permission_error(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreadable_file_is_a_per_file_permission_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_txt(tmp_path / "open.txt")
     locked = write_txt(tmp_path / "locked.txt", "secret")
     real_open = os.open
@@ -284,8 +289,9 @@ def test_audio_is_never_transcribed_offline(tmp_path: Path, monkeypatch: pytest.
     assert heard == ["wav"] and "the spoken words" in doc.markdown and doc.format == "audio"
 
 
-def test_without_markitdown_the_error_names_the_extra(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_markitdown_the_error_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(markitdown_engine, "_engines", {})
     monkeypatch.setitem(sys.modules, "markitdown", None)
     path = write_txt(tmp_path / "note.txt")
@@ -297,6 +303,7 @@ def test_without_markitdown_the_error_names_the_extra(tmp_path: Path,
 
 
 # --- hashes and change detection --------------------------------------------------------------
+
 
 def test_hash_is_stable_for_identical_bytes_and_changes_with_an_edit(tmp_path: Path) -> None:
     one = write_csv(tmp_path / "one.csv")
@@ -339,10 +346,26 @@ def test_a_second_run_skips_unchanged_files_and_converts_edited_ones(tmp_path: P
 
 # --- discovery --------------------------------------------------------------------------------
 
+
 def _tree(root: Path) -> None:
-    for relative in ("a.md", "B.PDF", "notes.txt", "sub/c.md", "sub/deep/d.md", "sub/deep/e.csv",
-                     "drafts/f.md", ".hidden.md", ".git/config.md", "sub/.cache/g.md", "~$lock.docx",
-                     "Thumbs.db", ".DS_Store", "backup.md~", "__pycache__/h.md", "node_modules/pkg/i.md"):
+    for relative in (
+        "a.md",
+        "B.PDF",
+        "notes.txt",
+        "sub/c.md",
+        "sub/deep/d.md",
+        "sub/deep/e.csv",
+        "drafts/f.md",
+        ".hidden.md",
+        ".git/config.md",
+        "sub/.cache/g.md",
+        "~$lock.docx",
+        "Thumbs.db",
+        ".DS_Store",
+        "backup.md~",
+        "__pycache__/h.md",
+        "node_modules/pkg/i.md",
+    ):
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(relative, encoding="utf-8")
@@ -355,27 +378,47 @@ def _names(root: Path, files: list[Path]) -> list[str]:
 def test_discovery_walks_folders_in_order_and_skips_hidden_files_and_junk(tmp_path: Path) -> None:
     _tree(tmp_path)
     assert _names(tmp_path, discover_files(tmp_path)) == [
-        "B.PDF", "a.md", "drafts/f.md", "notes.txt", "sub/c.md", "sub/deep/d.md", "sub/deep/e.csv"]
+        "B.PDF",
+        "a.md",
+        "drafts/f.md",
+        "notes.txt",
+        "sub/c.md",
+        "sub/deep/d.md",
+        "sub/deep/e.csv",
+    ]
     assert _names(tmp_path, discover_files(str(tmp_path), recursive=False)) == ["B.PDF", "a.md", "notes.txt"]
 
 
 def test_discovery_filters_with_globs(tmp_path: Path) -> None:
     _tree(tmp_path)
     assert _names(tmp_path, discover_files(tmp_path, include="*.md")) == [
-        "a.md", "drafts/f.md", "sub/c.md", "sub/deep/d.md"]
+        "a.md",
+        "drafts/f.md",
+        "sub/c.md",
+        "sub/deep/d.md",
+    ]
     assert _names(tmp_path, discover_files(tmp_path, include=["*.pdf", "*.csv"])) == [
-        "B.PDF", "sub/deep/e.csv"]
+        "B.PDF",
+        "sub/deep/e.csv",
+    ]
     assert _names(tmp_path, discover_files(tmp_path, include="*.md", exclude="drafts")) == [
-        "a.md", "sub/c.md", "sub/deep/d.md"]
+        "a.md",
+        "sub/c.md",
+        "sub/deep/d.md",
+    ]
     assert _names(tmp_path, discover_files(tmp_path, include="sub/*.md")) == ["sub/c.md", "sub/deep/d.md"]
     assert _names(tmp_path, discover_files(tmp_path, include="**/*.md", exclude=["sub/deep/*"])) == [
-        "a.md", "drafts/f.md", "sub/c.md"]
+        "a.md",
+        "drafts/f.md",
+        "sub/c.md",
+    ]
 
 
 def test_discovery_takes_named_files_as_given_and_deduplicates(tmp_path: Path) -> None:
     _tree(tmp_path)
-    files = discover_files([tmp_path / "sub" / "deep" / "e.csv", tmp_path / ".hidden.md", tmp_path / "sub"],
-                           include="*.md")
+    files = discover_files(
+        [tmp_path / "sub" / "deep" / "e.csv", tmp_path / ".hidden.md", tmp_path / "sub"], include="*.md"
+    )
     assert _names(tmp_path, files) == ["sub/deep/e.csv", ".hidden.md", "sub/c.md", "sub/deep/d.md"]
     assert discover_files([tmp_path / "a.md", tmp_path / "a.md"]) == [(tmp_path / "a.md").resolve()]
 

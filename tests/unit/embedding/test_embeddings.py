@@ -63,8 +63,12 @@ def _run_python(
     """Run code in a fresh interpreter from the repo root, offline (optionally as if torch were absent)."""
     source = (BLOCK_TORCH if block_torch else "") + textwrap.dedent(code)
     return subprocess.run(
-        [sys.executable, "-c", source], cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", source],
+        cwd=REPO,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -123,8 +127,9 @@ def test_onnx_batch_equals_one_by_one(onnx_embedder):
 
 @pytest.mark.parametrize("kind", ["onnx", "e5", "hashing", "st"])
 def test_empty_list_gives_zero_rows(kind, onnx_embedder, e5_embedder, st_embedder):
-    embedder = {"onnx": onnx_embedder, "e5": e5_embedder, "hashing": HashingEmbedder(384),
-                "st": st_embedder}[kind]
+    embedder = {"onnx": onnx_embedder, "e5": e5_embedder, "hashing": HashingEmbedder(384), "st": st_embedder}[
+        kind
+    ]
     out = embedder.embed_documents([])
     assert out.shape == (0, 384) and out.dtype == np.float32
 
@@ -150,13 +155,16 @@ def test_export_is_reused(onnx_embedder, onnx_dir):
 
 
 def test_onnx_runs_without_torch(onnx_embedder, onnx_dir):
-    result = _run_python(block_torch=True, code=f"""
+    result = _run_python(
+        block_torch=True,
+        code=f"""
         import json, sys
         from ripplemem.embedding.onnx import OnnxMiniLMEmbedder
         vector = OnnxMiniLMEmbedder({str(onnx_dir)!r}).embed_query("green tea in the morning")
         heavy = [m for m in ("torch", "transformers", "sentence_transformers") if sys.modules.get(m)]
         print(json.dumps({{"vector": vector.tolist(), "heavy": heavy}}))
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["heavy"] == []
@@ -164,14 +172,17 @@ def test_onnx_runs_without_torch(onnx_embedder, onnx_dir):
 
 
 def test_missing_model_without_building_says_how_to_fix(tmp_path):
-    result = _run_python(block_torch=True, code=f"""
+    result = _run_python(
+        block_torch=True,
+        code=f"""
         from ripplemem.errors import MissingDependencyError
         from ripplemem.embedding.onnx import OnnxMiniLMEmbedder
         try:
             OnnxMiniLMEmbedder({str(tmp_path / "empty")!r}, export_if_missing=False).embed_query("x")
         except MissingDependencyError as exc:
             print(exc)
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stderr
     assert "model.onnx" in result.stdout and "python -m ripplemem.embedding.onnx" in result.stdout
     assert not (tmp_path / "empty").exists()
@@ -292,9 +303,14 @@ def test_concurrent_exports_leave_one_valid_model(tmp_path):
         print(OnnxMiniLMEmbedder({str(target)!r}).embed_query("ok").shape)
     """
     procs = [
-        subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO,
-                         env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            cwd=REPO,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(2)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]

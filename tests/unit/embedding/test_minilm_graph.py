@@ -25,16 +25,38 @@ WEIGHTS = minilm_weights_dir()
 pytestmark = pytest.mark.skipif(WEIGHTS is None, reason="no all-MiniLM-L6-v2 weights installed")
 
 SUBJECTS = ["The user", "My sister Lin", "Our team lead", "Bob's daughter", "The new intern", "Grandma"]
-ACTIONS = ["prefers green tea", "booked a flight to Berlin", "is allergic to peanuts",
-           "started reading The Three-Body Problem", "moved to Kreuzberg last autumn",
-           "has a physiotherapy appointment", "renewed the passport", "runs five kilometres"]
-WHEN = ["in the morning.", "next week.", "since 2024-03-15.", "every Friday at 5 pm?",
-        "— or so she said!", "(see the ticket #4521)", ""]
+ACTIONS = [
+    "prefers green tea",
+    "booked a flight to Berlin",
+    "is allergic to peanuts",
+    "started reading The Three-Body Problem",
+    "moved to Kreuzberg last autumn",
+    "has a physiotherapy appointment",
+    "renewed the passport",
+    "runs five kilometres",
+]
+WHEN = [
+    "in the morning.",
+    "next week.",
+    "since 2024-03-15.",
+    "every Friday at 5 pm?",
+    "— or so she said!",
+    "(see the ticket #4521)",
+    "",
+]
 OTHERS = [
-    "", "hi", "   ", "OK!!! ??? ... ---", "Email: alice@example.com, phone +1 (555) 010-9999",
-    "Café, naïve, résumé — accented words.", "def spread(graph, seeds): return graph @ seeds",
-    "用户喜欢早上喝绿茶。", "昨天他在北京预订了去柏林的航班。", "I met 李雷 at the 北京 office.",
-    "Das Wetter in München ist heute sonnig.", "¿Dónde está la estación de tren?",
+    "",
+    "hi",
+    "   ",
+    "OK!!! ??? ... ---",
+    "Email: alice@example.com, phone +1 (555) 010-9999",
+    "Café, naïve, résumé — accented words.",
+    "def spread(graph, seeds): return graph @ seeds",
+    "用户喜欢早上喝绿茶。",
+    "昨天他在北京预订了去柏林的航班。",
+    "I met 李雷 at the 北京 office.",
+    "Das Wetter in München ist heute sonnig.",
+    "¿Dónde está la estación de tren?",
     " ".join(f"On day {i} the assistant noted chapter {i} of the design." for i in range(40)),
 ]
 
@@ -59,8 +81,9 @@ def torch_export(target: Path, source: Path) -> None:
             self.bert = model
 
         def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN201
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -69,9 +92,17 @@ def torch_export(target: Path, source: Path) -> None:
     target.mkdir(parents=True)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(TokenEmbeddings(), args, str(target / "model.onnx"), input_names=list(INPUTS),
-                          output_names=[OUTPUT], opset_version=18, dynamo=False, do_constant_folding=True,
-                          dynamic_axes={n: {0: "batch", 1: "sequence"} for n in (*INPUTS, OUTPUT)})
+        torch.onnx.export(
+            TokenEmbeddings(),
+            args,
+            str(target / "model.onnx"),
+            input_names=list(INPUTS),
+            output_names=[OUTPUT],
+            opset_version=18,
+            dynamo=False,
+            do_constant_folding=True,
+            dynamic_axes={n: {0: "batch", 1: "sequence"} for n in (*INPUTS, OUTPUT)},
+        )
     for name in SIDE_FILES:
         if (source / name).is_file():
             (target / name).write_bytes((source / name).read_bytes())

@@ -48,9 +48,11 @@ def test_which_query_terms_each_memory_holds_comes_from_the_postings() -> None:
     index.add([("f", index_terms("Caroline painted the shelter door"))])  # pending, not folded
     terms = query_terms("Caroline painting at the shelter")
     held = index.holding(terms, ["a", "b", "f", "unknown"])
-    assert held[:3] == [{t for t in terms if t in index_terms(DOCS["a"])},
-                        {t for t in terms if t in index_terms(DOCS["b"])},
-                        {t for t in terms if t in index_terms("Caroline painted the shelter door")}]
+    assert held[:3] == [
+        {t for t in terms if t in index_terms(DOCS["a"])},
+        {t for t in terms if t in index_terms(DOCS["b"])},
+        {t for t in terms if t in index_terms("Caroline painted the shelter door")},
+    ]
     assert held[2] == set(terms) and held[0] == {"carolin"}
     assert held[3] is None  # not indexed here: the caller reads the text itself
 
@@ -70,6 +72,7 @@ def test_compaction_keeps_every_live_posting() -> None:
 
 def test_possessives_meet_the_plain_name() -> None:
     index = _fresh({"a": "Calvin bought a Ferrari", "b": "The car of my sister"})
-    assert [key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)] == ["a", "b"] or \
-        {key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)} == {"a", "b"}
+    assert [key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)] == ["a", "b"] or {
+        key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)
+    } == {"a", "b"}
     assert index.search(query_terms("Calvin's"), 5)[0][0] == "a"

@@ -10,8 +10,9 @@ import pytest
 from ripplemem.index.scope_graph import ScopeGraph, SpreadParams
 
 
-def _dense_ppr(edges: list[tuple[str, str, float]], seeds: dict[str, float], params: SpreadParams,
-               nodes: list[str]) -> dict[str, float]:
+def _dense_ppr(
+    edges: list[tuple[str, str, float]], seeds: dict[str, float], params: SpreadParams, nodes: list[str]
+) -> dict[str, float]:
     """The same truncated personalized PageRank computed with a dense matrix."""
     index = {n: i for i, n in enumerate(nodes)}
     w = np.zeros((len(nodes), len(nodes)))
@@ -38,8 +39,14 @@ def test_chain_activation_decays_with_distance() -> None:
     act = graph.spread({"a": 1.0}, SpreadParams(damping=0.5, max_hops=3, prune_below=0))
     assert act["a"] > act["b"] > act["c"] > act["d"] > 0
     assert "x" not in act and "y" not in act
-    assert act == pytest.approx(_dense_ppr([("a", "b", 1.0), ("b", "c", 1.0), ("c", "d", 1.0)],
-                                           {"a": 1.0}, SpreadParams(0.5, 3, 0), list("abcd")))
+    assert act == pytest.approx(
+        _dense_ppr(
+            [("a", "b", 1.0), ("b", "c", 1.0), ("c", "d", 1.0)],
+            {"a": 1.0},
+            SpreadParams(0.5, 3, 0),
+            list("abcd"),
+        )
+    )
 
 
 def test_max_hops_bounds_the_reach() -> None:
@@ -63,7 +70,7 @@ def test_incremental_updates_match_a_fresh_build() -> None:
     edges = [e for e in edges if e[0] != e[1]]
     graph = ScopeGraph()
     for start in range(0, len(edges), 37):
-        graph.add_edges(edges[start:start + 37])
+        graph.add_edges(edges[start : start + 37])
         if start == 148:
             graph.compact()
     removed = set(rng.sample(nodes, 10))

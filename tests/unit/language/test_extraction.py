@@ -10,8 +10,10 @@ def _names(text: str) -> dict[str, str]:
 
 
 def test_english_names_titles_speakers_dates_and_quantities() -> None:
-    found = _names('Calvin: I started "The Three-Body Problem" by Liu Cixin on 8 May, 2023 '
-                   "and ran 5 km around Central Park with Frank Ocean.")
+    found = _names(
+        'Calvin: I started "The Three-Body Problem" by Liu Cixin on 8 May, 2023 '
+        "and ran 5 km around Central Park with Frank Ocean."
+    )
     assert found["calvin"] == "person"
     assert found["three-body problem"] == "title"
     assert "liu cixin" in found and "central park" in found and "frank ocean" in found
@@ -39,5 +41,11 @@ def test_normalisation_makes_mentions_meet() -> None:
 
 def test_query_keys_include_parts_of_multiword_names() -> None:
     assert query_entity_keys("Did Frank Ocean play in New York?") == [
-        "frank ocean", "frank", "ocean", "new york", "new", "york"]
+        "frank ocean",
+        "frank",
+        "ocean",
+        "new york",
+        "new",
+        "york",
+    ]
     assert query_entity_keys("what is the weather like") == []

@@ -130,21 +130,24 @@ def test_phrases_resolve_to_calendar_ranges(query: str, phrase: str, start: str,
     found = resolve_time(query, NOW)
     assert found is not None
     assert (found.phrase, found.start, found.end) == (phrase, d(start), d(end))
-    assert query[found.span[0]:found.span[1]].strip() == phrase
+    assert query[found.span[0] : found.span[1]].strip() == phrase
 
 
-@pytest.mark.parametrize("query", [
-    "I may go to the gym",
-    "may 3 people come along?",
-    "we march 5 miles every day",
-    "I bought 2000 shares",
-    "what is my dose",
-    "夏天很热",
-    "我一周去三次健身房",
-    "the last one",
-    "每周",
-    "",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "I may go to the gym",
+        "may 3 people come along?",
+        "we march 5 miles every day",
+        "I bought 2000 shares",
+        "what is my dose",
+        "夏天很热",
+        "我一周去三次健身房",
+        "the last one",
+        "每周",
+        "",
+    ],
+)
 def test_text_without_a_time_phrase(query: str) -> None:
     assert resolve_time(query, NOW) is None
 
@@ -175,10 +178,15 @@ def test_a_naive_reference_time_is_utc() -> None:
 
 def test_months_and_weeks_cross_year_boundaries() -> None:
     january = datetime(2025, 1, 2, 9, 0, tzinfo=timezone.utc)  # a Thursday
-    cases = {"last month": ("2024-12-01", "2025-01-01"), "上周": ("2024-12-23", "2024-12-30"),
-             "两个月前": ("2024-11-01", "2024-12-01"), "this winter": ("2024-12-01", "2025-03-01"),
-             "last winter": ("2023-12-01", "2024-03-01"), "in December": ("2024-12-01", "2025-01-01"),
-             "12月": ("2024-12-01", "2025-01-01")}
+    cases = {
+        "last month": ("2024-12-01", "2025-01-01"),
+        "上周": ("2024-12-23", "2024-12-30"),
+        "两个月前": ("2024-11-01", "2024-12-01"),
+        "this winter": ("2024-12-01", "2025-03-01"),
+        "last winter": ("2023-12-01", "2024-03-01"),
+        "in December": ("2024-12-01", "2025-01-01"),
+        "12月": ("2024-12-01", "2025-01-01"),
+    }
     for query, (start, end) in cases.items():
         found = resolve_time(query, january)
         assert found is not None and (found.start, found.end) == (d(start), d(end)), query
@@ -201,10 +209,23 @@ def test_contains_and_strip_from() -> None:
     assert found.strip_from("what did I eat yesterday at lunch?") == "what did I eat at lunch?"
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("一", 1), ("两", 2), ("十", 10), ("十一", 11), ("二十", 20), ("二十三", 23), ("九十九", 99), ("7", 7),
-    ("十十", None), ("百", None), ("", None), ("一二", None),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("一", 1),
+        ("两", 2),
+        ("十", 10),
+        ("十一", 11),
+        ("二十", 20),
+        ("二十三", 23),
+        ("九十九", 99),
+        ("7", 7),
+        ("十十", None),
+        ("百", None),
+        ("", None),
+        ("一二", None),
+    ],
+)
 def test_chinese_numbers(text: str, value: int | None) -> None:
     assert chinese_number(text) == value
 

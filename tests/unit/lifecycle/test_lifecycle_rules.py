@@ -41,11 +41,28 @@ from ripplemem.lifecycle.rules import (
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 
 
-def item(text: str = "I had lunch with a colleague", *, age_minutes: float = 5, mentions: int = 1,
-         entities: tuple[str, ...] = (), remember: bool = False, importance: float = 0.5) -> WorkingItem:
+def item(
+    text: str = "I had lunch with a colleague",
+    *,
+    age_minutes: float = 5,
+    mentions: int = 1,
+    entities: tuple[str, ...] = (),
+    remember: bool = False,
+    importance: float = 0.5,
+) -> WorkingItem:
     created = NOW - timedelta(minutes=age_minutes)
-    return WorkingItem(id="w1", session_id="s", role="user", text=text, created_at=created, last_seen=created,
-                       importance=importance, mention_count=mentions, entities=entities, remember=remember)
+    return WorkingItem(
+        id="w1",
+        session_id="s",
+        role="user",
+        text=text,
+        created_at=created,
+        last_seen=created,
+        importance=importance,
+        mention_count=mentions,
+        entities=entities,
+        remember=remember,
+    )
 
 
 def ctx(*known: str, sentiment: str | None = None) -> ConsolidationContext:
@@ -54,81 +71,104 @@ def ctx(*known: str, sentiment: str | None = None) -> ConsolidationContext:
 
 # --- consolidation decision ------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "cue"), [
-    ("Remember that my passport expires in May.", "Remember"),
-    ("please remember my locker code is 4711", "please remember"),
-    ("Can you remember that I'm vegetarian?", "Can you remember"),  # a polite request
-    ("Could you please remember my wife's birthday is June 3", "Could you please remember"),
-    ("Don't forget: the plumber comes on Friday", "Don't forget"),
-    ("do not forget my dentist appointment", "do not forget"),
-    ("Note that I prefer aisle seats.", "Note that"),
-    ("Make a note: gate code 1234", "Make a note"),
-    ("Keep in mind I'm allergic to nuts", "Keep in mind"),
-    ("For future reference, my size is M", "For future reference"),
-    ("记住，我的车停在B2层。", "记住"),
-    ("别忘了明天交报告", "别忘"),
-    ("不要忘记给妈妈打电话", "不要忘"),
-    ("帮我记一下：会议改到三点", "帮我记"),
-    ("记下来，密码是1234", "记下"),
-    ("请记得我对花生过敏", "请记得"),
-    ("你要记住我不吃香菜", "记住"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("Remember that my passport expires in May.", "Remember"),
+        ("please remember my locker code is 4711", "please remember"),
+        ("Can you remember that I'm vegetarian?", "Can you remember"),  # a polite request
+        ("Could you please remember my wife's birthday is June 3", "Could you please remember"),
+        ("Don't forget: the plumber comes on Friday", "Don't forget"),
+        ("do not forget my dentist appointment", "do not forget"),
+        ("Note that I prefer aisle seats.", "Note that"),
+        ("Make a note: gate code 1234", "Make a note"),
+        ("Keep in mind I'm allergic to nuts", "Keep in mind"),
+        ("For future reference, my size is M", "For future reference"),
+        ("记住，我的车停在B2层。", "记住"),
+        ("别忘了明天交报告", "别忘"),
+        ("不要忘记给妈妈打电话", "不要忘"),
+        ("帮我记一下：会议改到三点", "帮我记"),
+        ("记下来，密码是1234", "记下"),
+        ("请记得我对花生过敏", "请记得"),
+        ("你要记住我不吃香菜", "记住"),
+    ],
+)
 def test_explicit_remember_cues(text: str, cue: str | None) -> None:
     assert remember_cue(text) == cue
 
 
-@pytest.mark.parametrize("text", [
-    "Do you remember my sister's name?",
-    "I remember when we went to Rome.",
-    "Remember when we met?",
-    "I'll never forget that trip.",
-    "你还记得我妹妹叫什么吗？",
-    "你记得吗？",
-    "我记不住这么多事情",
-    "我记得他以前住在上海",
-    "我记住了",
-    "Remember what I told you yesterday?",
-    "The weather is nice today.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do you remember my sister's name?",
+        "I remember when we went to Rome.",
+        "Remember when we met?",
+        "I'll never forget that trip.",
+        "你还记得我妹妹叫什么吗？",
+        "你记得吗？",
+        "我记不住这么多事情",
+        "我记得他以前住在上海",
+        "我记住了",
+        "Remember what I told you yesterday?",
+        "The weather is nice today.",
+    ],
+)
 def test_recollections_and_plain_talk_are_not_requests(text: str) -> None:
     assert remember_cue(text) is None
 
 
-@pytest.mark.parametrize(("text", "label"), [
-    ("This is urgent, call the clinic ASAP", "urgent"),
-    ("I need this done as soon as possible", "urgent"),
-    ("It's an emergency", "urgent"),
-    ("明天之前必须交，很急", "urgent"),
-    ("请马上回复我", "urgent"),
-    ("This is really important for my visa", "important"),
-    ("I'm allergic to penicillin", "important"),
-    ("这件事非常重要", "important"),
-    ("我对青霉素过敏", "important"),
-    ("千万别告诉她", "important"),
-    ("I'm so excited about the new job!", "emotional"),
-    ("My grandmother passed away last week", "emotional"),
-    ("I was devastated when we broke up", "emotional"),
-    ("今天好难过", "emotional"),
-    ("我很担心我的考试", "emotional"),
-])
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("This is urgent, call the clinic ASAP", "urgent"),
+        ("I need this done as soon as possible", "urgent"),
+        ("It's an emergency", "urgent"),
+        ("明天之前必须交，很急", "urgent"),
+        ("请马上回复我", "urgent"),
+        ("This is really important for my visa", "important"),
+        ("I'm allergic to penicillin", "important"),
+        ("这件事非常重要", "important"),
+        ("我对青霉素过敏", "important"),
+        ("千万别告诉她", "important"),
+        ("I'm so excited about the new job!", "emotional"),
+        ("My grandmother passed away last week", "emotional"),
+        ("I was devastated when we broke up", "emotional"),
+        ("今天好难过", "emotional"),
+        ("我很担心我的考试", "emotional"),
+    ],
+)
 def test_sentiment_cues(text: str, label: str) -> None:
     found = detect_sentiment(text)
     assert found is not None and found.label == label and found.cue
 
 
-@pytest.mark.parametrize("text", [
-    "It's not important, just a thought", "no rush, whenever you can", "Don't worry about it",
-    "this is not urgent", "不重要，随便说说", "不急，慢慢来", "别担心", "I had pasta for lunch",
-    "我中午吃了面条",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It's not important, just a thought",
+        "no rush, whenever you can",
+        "Don't worry about it",
+        "this is not urgent",
+        "不重要，随便说说",
+        "不急，慢慢来",
+        "别担心",
+        "I had pasta for lunch",
+        "我中午吃了面条",
+    ],
+)
 def test_negated_or_plain_text_has_no_sentiment(text: str) -> None:
     assert detect_sentiment(text) is None
 
 
 def test_explicit_request_goes_to_episodic_immediately_with_high_importance() -> None:
     decision = decide_consolidation(item("记住，我的车停在B2层。", importance=0.3), ctx())
-    assert (decision.action, decision.target, decision.importance, decision.score) == \
-        ("immediate", "episodic", 0.75, 1.0)
+    assert (decision.action, decision.target, decision.importance, decision.score) == (
+        "immediate",
+        "episodic",
+        0.75,
+        1.0,
+    )
     assert decision.consolidates and "记住" in decision.reasons[0]
     flagged = decide_consolidation(item("gate code 1234", remember=True, importance=0.9), ctx())
     assert (flagged.action, flagged.target, flagged.importance) == ("immediate", "episodic", 0.9)
@@ -153,13 +193,22 @@ def test_mentions_are_checked_before_sentiment_as_in_the_seed() -> None:
     assert decision.target == "semantic"
 
 
-@pytest.mark.parametrize(("text", "label"), [
-    ("Call the clinic ASAP", "urgent"), ("这件事非常重要", "important"), ("I'm heartbroken", "emotional"),
-])
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Call the clinic ASAP", "urgent"),
+        ("这件事非常重要", "important"),
+        ("I'm heartbroken", "emotional"),
+    ],
+)
 def test_sentiment_goes_to_episodic_immediately_with_high_importance(text: str, label: str) -> None:
     decision = decide_consolidation(item(text, importance=0.2), ctx())
-    assert (decision.action, decision.target, decision.importance, decision.score) == \
-        ("immediate", "episodic", 0.75, 0.5)
+    assert (decision.action, decision.target, decision.importance, decision.score) == (
+        "immediate",
+        "episodic",
+        0.75,
+        0.5,
+    )
     assert decision.reasons[-1].startswith(label)
 
 
@@ -202,19 +251,31 @@ def test_nothing_special_stays_in_working_memory() -> None:
 
 # --- promotion -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("kind", "importance", "target"), [
-    ("working", 0.69, None), ("working", 0.7, "episodic"), ("working", 0.95, "episodic"),
-    ("episodic", 0.79, None), ("episodic", 0.8, "semantic"), ("semantic", 1.0, None), ("document", 0.9, None),
-])
+
+@pytest.mark.parametrize(
+    ("kind", "importance", "target"),
+    [
+        ("working", 0.69, None),
+        ("working", 0.7, "episodic"),
+        ("working", 0.95, "episodic"),
+        ("episodic", 0.79, None),
+        ("episodic", 0.8, "semantic"),
+        ("semantic", 1.0, None),
+        ("document", 0.9, None),
+    ],
+)
 def test_promotion_targets(kind: str, importance: float, target: str | None) -> None:
     assert promotion_target(kind, importance) == target
 
 
 def test_plan_promotions_over_arrays() -> None:
-    plan = plan_promotions(["a", "b", "c", "d"], ["working", "episodic", "episodic", "working"],
-                           np.array([0.7, 0.85, 0.5, 0.1]))
-    assert [(p.id, p.from_type, p.to_type) for p in plan] == [("a", "working", "episodic"),
-                                                             ("b", "episodic", "semantic")]
+    plan = plan_promotions(
+        ["a", "b", "c", "d"], ["working", "episodic", "episodic", "working"], np.array([0.7, 0.85, 0.5, 0.1])
+    )
+    assert [(p.id, p.from_type, p.to_type) for p in plan] == [
+        ("a", "working", "episodic"),
+        ("b", "episodic", "semantic"),
+    ]
     assert plan[1].reason == "importance 0.85 >= 0.8 (promotion rule)"
     with pytest.raises(InvalidInputError):
         plan_promotions(["a"], ["working", "episodic"], [0.9, 0.9])
@@ -222,11 +283,21 @@ def test_plan_promotions_over_arrays() -> None:
 
 # --- clusters and summaries -------------------------------------------------------------------------
 
+
 def test_clusters_by_shared_entities_ignore_small_groups_and_the_users_own_name() -> None:
     ids = [f"m{i}" for i in range(10)]
-    entities = [{"mei", "hyde park"}, {"mei", "hyde park"}, {"mei", "hyde park", "tom"}, {"mei", "tom"},
-                {"mei", "bakery"}, {"mei", "bakery"}, {"mei"}, {"mei", "piano"}, {"mei", "piano"},
-                {"mei", "piano", "chopin"}]
+    entities = [
+        {"mei", "hyde park"},
+        {"mei", "hyde park"},
+        {"mei", "hyde park", "tom"},
+        {"mei", "tom"},
+        {"mei", "bakery"},
+        {"mei", "bakery"},
+        {"mei"},
+        {"mei", "piano"},
+        {"mei", "piano"},
+        {"mei", "piano", "chopin"},
+    ]
     clusters = cluster_related(ids, entities=entities)
     assert [c.ids for c in clusters] == [("m0", "m1", "m2", "m3"), ("m7", "m8", "m9")]
     assert clusters[0].shared_entities == ("hyde park", "tom")
@@ -245,15 +316,19 @@ def test_clusters_by_embedding_similarity() -> None:
     vectors = np.stack([base, base + [0, 0.1, 0], other, base + [0, 0, 0.2], other + [0.05, 0, 0]])
     clusters = cluster_related(["r1", "r2", "x1", "r3", "x2"], embeddings=vectors)
     assert [c.ids for c in clusters] == [("r1", "r2", "r3")]
-    looser = cluster_related(["r1", "r2", "x1", "r3", "x2"], embeddings=vectors,
-                             settings=LifecycleSettings(cluster_min_size=2))
+    looser = cluster_related(
+        ["r1", "r2", "x1", "r3", "x2"], embeddings=vectors, settings=LifecycleSettings(cluster_min_size=2)
+    )
     assert [c.ids for c in looser] == [("r1", "r2", "r3"), ("x1", "x2")]
     with pytest.raises(InvalidInputError, match="shape"):
         cluster_related(["a", "b"], embeddings=np.zeros((3, 4)))
 
 
-RUNS = ["2024-01-08: went for a 5 km run in the park", "2024-01-10: ran 6 km before work",
-        "2024-01-13: long run, 10 km along the river"]
+RUNS = [
+    "2024-01-08: went for a 5 km run in the park",
+    "2024-01-10: ran 6 km before work",
+    "2024-01-13: long run, 10 km along the river",
+]
 
 
 class RecordingChat(FakeListChatModel):
@@ -273,23 +348,31 @@ class BrokenChat(RecordingChat):
         raise ConnectionError("connection refused")
 
 
-@pytest.mark.parametrize(("reply", "summary"), [
-    ("The user runs about three times a week.", "The user runs about three times a week."),
-    ("<think>three runs in one week</think>\nSummary: The user runs three times a week.",
-     "The user runs three times a week."),
-    ('```json\n{"summary": "The user runs regularly, 5-10 km."}\n```', "The user runs regularly, 5-10 km."),
-    ('"用户每周跑步三次。"', "用户每周跑步三次。"),
-    ("总结：用户每周跑步三次。", "用户每周跑步三次。"),
-    ("NONE", None),
-    ("none.", None),
-    ("无", None),
-    ("", None),
-    ("I'm sorry, but I can't help with that.", None),
-    ('{"facts": ["a", "b"]}', None),
-    ('{"summary": 42}', None),
-    ("{not json at all", None),
-    ("x" * 500, None),
-])
+@pytest.mark.parametrize(
+    ("reply", "summary"),
+    [
+        ("The user runs about three times a week.", "The user runs about three times a week."),
+        (
+            "<think>three runs in one week</think>\nSummary: The user runs three times a week.",
+            "The user runs three times a week.",
+        ),
+        (
+            '```json\n{"summary": "The user runs regularly, 5-10 km."}\n```',
+            "The user runs regularly, 5-10 km.",
+        ),
+        ('"用户每周跑步三次。"', "用户每周跑步三次。"),
+        ("总结：用户每周跑步三次。", "用户每周跑步三次。"),
+        ("NONE", None),
+        ("none.", None),
+        ("无", None),
+        ("", None),
+        ("I'm sorry, but I can't help with that.", None),
+        ('{"facts": ["a", "b"]}', None),
+        ('{"summary": 42}', None),
+        ("{not json at all", None),
+        ("x" * 500, None),
+    ],
+)
 def test_summaries_from_realistic_and_broken_replies(reply: str, summary: str | None) -> None:
     llm = RecordingChat(responses=[reply])
     assert summarize_cluster(llm, RUNS) == summary
@@ -321,6 +404,7 @@ async def test_async_summary() -> None:
 
 # --- forgetting score ------------------------------------------------------------------------------
 
+
 def seed_score(importance: float, count: float, idle: float, age: float, degree: float) -> float:
     """The source's IntelligentForgetting.calculate_forgetting_score (docs/design-notes.md#forgetting),
     one memory at a time."""
@@ -329,14 +413,24 @@ def seed_score(importance: float, count: float, idle: float, age: float, degree:
     return 0.30 * (1 - importance) + 0.25 * frequency + 0.25 * recency + 0.20 / (1 + degree * 0.2)
 
 
-CASES = [(0.5, 0, 0, 0, 0), (0.9, 20, 1, 5, 10), (0.1, 0, 100, 100, 0), (0.3, 2, 30, 200, 3),
-         (1.0, 50, 0, 0, 50)]
+CASES = [
+    (0.5, 0, 0, 0, 0),
+    (0.9, 20, 1, 5, 10),
+    (0.1, 0, 100, 100, 0),
+    (0.3, 2, 30, 200, 3),
+    (1.0, 50, 0, 0, 50),
+]
 
 
 def test_forgetting_score_matches_the_seed_formula_over_arrays() -> None:
     columns = np.array(CASES, dtype=float).T
-    scores = forgetting_scores(importance=columns[0], access_count=columns[1], days_since_access=columns[2],
-                               age_days=columns[3], degree=columns[4])
+    scores = forgetting_scores(
+        importance=columns[0],
+        access_count=columns[1],
+        days_since_access=columns[2],
+        age_days=columns[3],
+        degree=columns[4],
+    )
     assert scores.total == pytest.approx([seed_score(*case) for case in CASES])
     assert scores.importance[0] == 0.5 and scores.frequency[2] == pytest.approx(1.5)
     assert scores.recency[2] == pytest.approx(1 / (1 + math.exp(-2)))
@@ -345,9 +439,15 @@ def test_forgetting_score_matches_the_seed_formula_over_arrays() -> None:
 
 def test_higher_forgetting_score_means_forget_sooner() -> None:
     """The higher the score, the sooner to forget - every factor that makes a memory valuable lowers it."""
+
     def one(**overrides: float) -> float:
-        values: dict[str, Any] = {"importance": 0.5, "access_count": 2, "days_since_access": 10,
-                                  "age_days": 30, "degree": 2}
+        values: dict[str, Any] = {
+            "importance": 0.5,
+            "access_count": 2,
+            "days_since_access": 10,
+            "age_days": 30,
+            "degree": 2,
+        }
         values.update(overrides)
         arrays: dict[str, Any] = {k: [v] for k, v in values.items()}
         return float(forgetting_scores(**arrays).total[0])
@@ -359,25 +459,43 @@ def test_higher_forgetting_score_means_forget_sooner() -> None:
     assert one(degree=20) < one(degree=0)
 
 
-@pytest.mark.parametrize(("score", "action"), [
-    (0.95, "delete"), (0.8, "delete"), (0.79, "deprioritize"), (0.6, "deprioritize"), (0.59, "archive"),
-    (0.4, "archive"), (0.39, "keep"), (0.0, "keep"), (1.125, "delete"),
-])
+@pytest.mark.parametrize(
+    ("score", "action"),
+    [
+        (0.95, "delete"),
+        (0.8, "delete"),
+        (0.79, "deprioritize"),
+        (0.6, "deprioritize"),
+        (0.59, "archive"),
+        (0.4, "archive"),
+        (0.39, "keep"),
+        (0.0, "keep"),
+        (1.125, "delete"),
+    ],
+)
 def test_forget_action_thresholds(score: float, action: str) -> None:
     assert forget_actions([score])[0] == action
 
 
 def test_score_plan_actions_reasons_and_numbers_from_the_docstring() -> None:
     days = np.array([0, 44, 0, 77])
-    plan = plan_forgetting(["fresh", "neglected", "linked", "linked-old"], "score",
-                           importance=[0.5, 0.5, 0.5, 0.5], access_count=[0, 0, 0, 0],
-                           days_since_access=days, age_days=days, degree=[0, 0, 5, 5])
+    plan = plan_forgetting(
+        ["fresh", "neglected", "linked", "linked-old"],
+        "score",
+        importance=[0.5, 0.5, 0.5, 0.5],
+        access_count=[0, 0, 0, 0],
+        days_since_access=days,
+        age_days=days,
+        degree=[0, 0, 5, 5],
+    )
     # The two that score 0.8 would be deleted, but importance 0.5 only lets the score lower them.
     assert list(plan.actions) == ["deprioritize", "deprioritize", "archive", "deprioritize"]
     assert plan.scores is not None and plan.scores[0] == pytest.approx(0.612, abs=1e-3)
     entry = plan.entry(1)
-    assert entry.reason == ("forget score 0.80 >= 0.8, but importance >= 0.3: deprioritize (importance 0.50, "
-                            "0 accesses, idle 44 d, 44 d old, 0 links)")
+    assert entry.reason == (
+        "forget score 0.80 >= 0.8, but importance >= 0.3: deprioritize (importance 0.50, "
+        "0 accesses, idle 44 d, 44 d old, 0 links)"
+    )
     first = plan.entry(0)
     assert first.new_importance == pytest.approx(0.45)  # deprioritize: importance x 0.9
     assert plan.counts() == {"delete": 0, "deprioritize": 3, "archive": 1, "keep": 0}
@@ -388,19 +506,32 @@ def test_score_plan_actions_reasons_and_numbers_from_the_docstring() -> None:
 
 def test_importance_guards_what_the_score_deletes() -> None:
     """A score of 0.8+ deletes only an unimportant memory; an important one is kept."""
-    plan = plan_forgetting(["trivia", "note", "allergy"], "score", importance=[0.1, 0.5, 1.0],
-                           access_count=[0, 0, 0], days_since_access=[400, 400, 400],
-                           age_days=[400, 400, 400], degree=[0, 0, 0])
+    plan = plan_forgetting(
+        ["trivia", "note", "allergy"],
+        "score",
+        importance=[0.1, 0.5, 1.0],
+        access_count=[0, 0, 0],
+        days_since_access=[400, 400, 400],
+        age_days=[400, 400, 400],
+        degree=[0, 0, 0],
+    )
     assert plan.scores is not None and min(plan.scores) >= 0.8
     assert list(plan.actions) == ["delete", "deprioritize", "keep"]
     assert plan.entry(2).reason.startswith(
-        "forget score 0.82 >= 0.8, but importance >= 0.8 protects it: keep")
+        "forget score 0.82 >= 0.8, but importance >= 0.8 protects it: keep"
+    )
     assert plan.entry(2).new_importance is None  # protected: its importance is not lowered either
 
 
 def test_a_dry_run_is_the_plan_and_keeps_are_listed() -> None:
-    plan = plan_forgetting(["a", "b"], importance=[1.0, 0.0], access_count=[50, 0], days_since_access=[0, 90],
-                           age_days=[0, 400], degree=[40, 0])
+    plan = plan_forgetting(
+        ["a", "b"],
+        importance=[1.0, 0.0],
+        access_count=[50, 0],
+        days_since_access=[0, 90],
+        age_days=[0, 400],
+        degree=[40, 0],
+    )
     assert [(a.id, a.action) for a in plan] == [("a", "keep"), ("b", "delete")]
     assert [a.id for a in plan.changes()] == ["b"] and len(plan) == 2
     assert plan.entry(0).reason.startswith("forget score 0.") and "< 0.4" in plan.entry(0).reason
@@ -423,8 +554,13 @@ def test_time_strategy() -> None:
 
 
 def test_capacity_strategy_deletes_the_least_important_with_tiebreaks() -> None:
-    plan = plan_by_capacity(["a", "b", "c", "d", "e"], importance=[0.9, 0.2, 0.2, 0.5, 0.2], capacity=3,
-                            days_since_access=[0, 5, 50, 0, 5], age_days=[0, 10, 10, 0, 20])
+    plan = plan_by_capacity(
+        ["a", "b", "c", "d", "e"],
+        importance=[0.9, 0.2, 0.2, 0.5, 0.2],
+        capacity=3,
+        days_since_access=[0, 5, 50, 0, 5],
+        age_days=[0, 10, 10, 0, 20],
+    )
     # three at 0.2: c is idle longest; b and e tie on idle, e is older.
     assert plan.ids_for("delete") == ["c", "e"]
     assert "among the 2 least important" in plan.entry(2).reason
@@ -433,13 +569,16 @@ def test_capacity_strategy_deletes_the_least_important_with_tiebreaks() -> None:
     assert one.ids_for("delete") == ["a"]
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"strategy": "random"}, "strategy"),
-    ({"strategy": "score"}, "days_since_access"),
-    ({"strategy": "time"}, "age_days"),
-    ({"strategy": "capacity", "capacity": -1}, "capacity"),
-    ({"strategy": "importance", "threshold": "low"}, "threshold"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"strategy": "random"}, "strategy"),
+        ({"strategy": "score"}, "days_since_access"),
+        ({"strategy": "time"}, "age_days"),
+        ({"strategy": "capacity", "capacity": -1}, "capacity"),
+        ({"strategy": "importance", "threshold": "low"}, "threshold"),
+    ],
+)
 def test_bad_strategy_arguments(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
         plan_forgetting(["a"], importance=[0.5], **kwargs)
@@ -457,34 +596,50 @@ def test_array_length_and_nan_checks() -> None:
 def test_forgetting_plans_scale_to_100k_memories() -> None:
     rng = np.random.default_rng(0)
     n = 100_000
-    plan = plan_forgetting([f"m{i}" for i in range(n)], importance=rng.random(n),
-                           access_count=rng.integers(0, 20, n), days_since_access=rng.random(n) * 200,
-                           age_days=rng.random(n) * 400, degree=rng.integers(0, 10, n))
+    plan = plan_forgetting(
+        [f"m{i}" for i in range(n)],
+        importance=rng.random(n),
+        access_count=rng.integers(0, 20, n),
+        days_since_access=rng.random(n) * 200,
+        age_days=rng.random(n) * 400,
+        degree=rng.integers(0, 10, n),
+    )
     assert sum(plan.counts().values()) == n
 
 
 # --- tiers -----------------------------------------------------------------------------------------
+
 
 def test_access_score_formula() -> None:
     scores = access_score([0, 7, 30, 0], [0, 5, 20, 10])
     assert scores == pytest.approx([0.7, 0.7 * math.exp(-1) + 0.15, 0.7 * math.exp(-30 / 7) + 0.3, 1.0])
 
 
-@pytest.mark.parametrize(("tier", "importance", "accesses", "idle", "after"), [
-    ("hot", 0.5, 0, 6.9, "hot"),        # not idle long enough
-    ("hot", 0.5, 0, 7, "warm"),         # 7 days idle, importance < 0.7
-    ("hot", 0.7, 0, 100, "hot"),        # important memories stay hot
-    ("warm", 0.9, 2, 30, "cold"),       # 30 days idle, < 3 accesses (importance does not matter)
-    ("warm", 0.5, 3, 60, "warm"),       # used 3 times: stays warm
-    ("warm", 0.5, 0, 29, "warm"),
-    ("cold", 0.29, 0, 90, "deleted"),   # 90 days idle, importance < 0.3
-    ("cold", 0.3, 0, 400, "cold"),
-    ("cold", 0.1, 0, 89, "cold"),
-])
-def test_each_tier_rule_and_its_boundary(tier: str, importance: float, accesses: int, idle: float,
-                                        after: str) -> None:
-    plan = plan_tier_moves(["m"], tiers=[tier], importance=[importance], access_count=[accesses],
-                           days_since_access=[idle], cascade=False)
+@pytest.mark.parametrize(
+    ("tier", "importance", "accesses", "idle", "after"),
+    [
+        ("hot", 0.5, 0, 6.9, "hot"),  # not idle long enough
+        ("hot", 0.5, 0, 7, "warm"),  # 7 days idle, importance < 0.7
+        ("hot", 0.7, 0, 100, "hot"),  # important memories stay hot
+        ("warm", 0.9, 2, 30, "cold"),  # 30 days idle, < 3 accesses (importance does not matter)
+        ("warm", 0.5, 3, 60, "warm"),  # used 3 times: stays warm
+        ("warm", 0.5, 0, 29, "warm"),
+        ("cold", 0.29, 0, 90, "deleted"),  # 90 days idle, importance < 0.3
+        ("cold", 0.3, 0, 400, "cold"),
+        ("cold", 0.1, 0, 89, "cold"),
+    ],
+)
+def test_each_tier_rule_and_its_boundary(
+    tier: str, importance: float, accesses: int, idle: float, after: str
+) -> None:
+    plan = plan_tier_moves(
+        ["m"],
+        tiers=[tier],
+        importance=[importance],
+        access_count=[accesses],
+        days_since_access=[idle],
+        cascade=False,
+    )
     assert plan.to_tiers[0] == after
     moves = plan.moves()
     assert len(moves) == (tier != after)
@@ -493,8 +648,12 @@ def test_each_tier_rule_and_its_boundary(tier: str, importance: float, accesses:
 
 
 def test_cascade_applies_every_step_in_one_run_and_says_so() -> None:
-    kwargs: dict[str, Any] = {"tiers": ["hot"], "importance": [0.2], "access_count": [0],
-                              "days_since_access": [100]}
+    kwargs: dict[str, Any] = {
+        "tiers": ["hot"],
+        "importance": [0.2],
+        "access_count": [0],
+        "days_since_access": [100],
+    }
     (move,) = plan_tier_moves(["m"], **kwargs).moves()
     assert (move.from_tier, move.to_tier) == ("hot", "deleted")
     assert move.reason.count("->") == 3 and "100 d idle >= 90" in move.reason
@@ -504,9 +663,13 @@ def test_cascade_applies_every_step_in_one_run_and_says_so() -> None:
 
 
 def test_tier_plan_summary() -> None:
-    plan = plan_tier_moves(["a", "b", "c", "d"], tiers=["hot", "hot", "warm", "cold"],
-                           importance=[0.9, 0.5, 0.5, 0.5], access_count=[0, 0, 0, 9],
-                           days_since_access=[50, 10, 40, 200])
+    plan = plan_tier_moves(
+        ["a", "b", "c", "d"],
+        tiers=["hot", "hot", "warm", "cold"],
+        importance=[0.9, 0.5, 0.5, 0.5],
+        access_count=[0, 0, 0, 9],
+        days_since_access=[50, 10, 40, 200],
+    )
     assert plan.counts() == {"hot": 1, "warm": 1, "cold": 2, "deleted": 0}
     assert plan.ids_to("warm") == ["b"] and plan.ids_to("cold") == ["c"] and plan.ids_to("hot") == []
     assert [m.id for m in plan] == ["b", "c"]
@@ -515,10 +678,13 @@ def test_tier_plan_summary() -> None:
 
 
 def test_a_recall_that_reaches_warm_or_cold_memories_wakes_them() -> None:
-    plan = plan_wakeups(["a", "b", "c", "d"], tiers=["cold", "hot", "warm", "cold"],
-                        touched=[True, True, True, False])
-    assert [(m.id, m.from_tier, m.to_tier) for m in plan.moves()] == [("a", "cold", "hot"),
-                                                                      ("c", "warm", "hot")]
+    plan = plan_wakeups(
+        ["a", "b", "c", "d"], tiers=["cold", "hot", "warm", "cold"], touched=[True, True, True, False]
+    )
+    assert [(m.id, m.from_tier, m.to_tier) for m in plan.moves()] == [
+        ("a", "cold", "hot"),
+        ("c", "warm", "hot"),
+    ]
     assert plan.moves()[0].reason == "cold -> hot: reached by an associative recall"
 
 
@@ -538,45 +704,75 @@ def test_days_since_uses_the_fallback_for_never_accessed_memories() -> None:
 def test_tier_plans_scale_to_100k_memories() -> None:
     rng = np.random.default_rng(1)
     n = 100_000
-    plan = plan_tier_moves(list(range(n)), tiers=rng.choice(["hot", "warm", "cold"], n),
-                           importance=rng.random(n), access_count=rng.integers(0, 6, n),
-                           days_since_access=rng.random(n) * 150)
+    plan = plan_tier_moves(
+        list(range(n)),
+        tiers=rng.choice(["hot", "warm", "cold"], n),
+        importance=rng.random(n),
+        access_count=rng.integers(0, 6, n),
+        days_since_access=rng.random(n) * 150,
+    )
     assert sum(plan.counts().values()) == n
 
 
 # --- settings --------------------------------------------------------------------------------------
 
+
 def test_every_seed_number_is_in_the_settings() -> None:
     s = DEFAULT_SETTINGS
     assert (s.working_capacity, s.working_ttl_minutes) == (50, 60.0)
     assert (s.promote_working_to_episodic, s.promote_episodic_to_semantic) == (0.7, 0.8)
-    assert (s.mention_threshold, s.mention_score, s.related_knowledge_score, s.sentiment_score) == \
-        (3, 0.4, 0.3, 0.5)
+    assert (s.mention_threshold, s.mention_score, s.related_knowledge_score, s.sentiment_score) == (
+        3,
+        0.4,
+        0.3,
+        0.5,
+    )
     assert (s.age_score, s.age_threshold_minutes) == (0.2, 60)
     assert (s.consolidate_threshold, s.semantic_threshold) == (0.5, 0.6)
-    assert (s.forget_weight_importance, s.forget_weight_frequency, s.forget_weight_recency,
-            s.forget_weight_connectivity) == (0.30, 0.25, 0.25, 0.20)
+    assert (
+        s.forget_weight_importance,
+        s.forget_weight_frequency,
+        s.forget_weight_recency,
+        s.forget_weight_connectivity,
+    ) == (0.30, 0.25, 0.25, 0.20)
     assert (s.forget_recency_midpoint_days, s.forget_recency_steepness) == (60, 0.05)
-    assert (s.forget_access_rate, s.forget_idle_rate_per_day, s.forget_idle_cap,
-            s.forget_connectivity_rate) == (0.1, 0.02, 0.5, 0.2)
-    assert (s.forget_delete_threshold, s.forget_deprioritize_threshold,
-            s.forget_archive_threshold) == (0.8, 0.6, 0.4)
+    assert (
+        s.forget_access_rate,
+        s.forget_idle_rate_per_day,
+        s.forget_idle_cap,
+        s.forget_connectivity_rate,
+    ) == (0.1, 0.02, 0.5, 0.2)
+    assert (s.forget_delete_threshold, s.forget_deprioritize_threshold, s.forget_archive_threshold) == (
+        0.8,
+        0.6,
+        0.4,
+    )
     assert (s.forget_min_importance, s.forget_max_age_days) == (0.1, 30)
     assert (s.hot_to_warm_idle_days, s.warm_to_cold_idle_days, s.cold_delete_idle_days) == (7, 30, 90)
-    assert (s.hot_to_warm_max_importance, s.warm_to_cold_max_accesses,
-            s.cold_delete_max_importance) == (0.7, 3, 0.3)
+    assert (s.hot_to_warm_max_importance, s.warm_to_cold_max_accesses, s.cold_delete_max_importance) == (
+        0.7,
+        3,
+        0.3,
+    )
     assert (s.access_decay_days, s.access_count_saturation, s.access_time_weight) == (7, 10, 0.7)
     assert s.access_count_weight == pytest.approx(0.3) and s.duplicate_similarity == 0.9
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.working_capacity = 10  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("field", "value", "error"), [
-    ("working_capacity", 0, InvalidInputError), ("working_capacity", 2.5, InvalidTypeError),
-    ("working_ttl_minutes", -1, InvalidInputError), ("duplicate_similarity", 1.5, InvalidInputError),
-    ("forget_delete_threshold", 0.5, InvalidInputError), ("age_score", "0.2", InvalidTypeError),
-    ("mention_threshold", True, InvalidTypeError), ("cluster_similarity", float("nan"), InvalidInputError),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("working_capacity", 0, InvalidInputError),
+        ("working_capacity", 2.5, InvalidTypeError),
+        ("working_ttl_minutes", -1, InvalidInputError),
+        ("duplicate_similarity", 1.5, InvalidInputError),
+        ("forget_delete_threshold", 0.5, InvalidInputError),
+        ("age_score", "0.2", InvalidTypeError),
+        ("mention_threshold", True, InvalidTypeError),
+        ("cluster_similarity", float("nan"), InvalidInputError),
+    ],
+)
 def test_settings_are_checked(field: str, value: Any, error: type[Exception]) -> None:
     with pytest.raises(error, match=field):
         LifecycleSettings(**{field: value})

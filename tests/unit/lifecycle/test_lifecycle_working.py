@@ -60,7 +60,8 @@ def test_observe_returns_the_stored_item(wm: WorkingMemory, clock: FakeClock) ->
 
 
 def test_default_capacity_is_fifty_and_the_lowest_priority_goes(
-        wm: WorkingMemory, clock: FakeClock, drops: list[tuple[str, str]]) -> None:
+    wm: WorkingMemory, clock: FakeClock, drops: list[tuple[str, str]]
+) -> None:
     wm.observe("user", "turn 0 is trivia", importance=0.5)
     unimportant = wm.observe("user", "turn 1 is small talk", importance=0.1)
     for index in range(2, 50):
@@ -96,7 +97,8 @@ def test_priority_follows_the_documented_formula(wm: WorkingMemory, clock: FakeC
 
 
 def test_items_expire_sixty_minutes_after_their_last_mention(
-        wm: WorkingMemory, clock: FakeClock, drops: list[tuple[str, str]]) -> None:
+    wm: WorkingMemory, clock: FakeClock, drops: list[tuple[str, str]]
+) -> None:
     first = wm.observe("user", "my flight lands at six")
     clock.advance(minutes=30)
     second = wm.observe("user", "the hotel is near the station")
@@ -120,7 +122,8 @@ def test_a_mention_restarts_the_ttl_so_items_can_outlive_an_hour(wm: WorkingMemo
 
 
 def test_reads_purge_expired_items_and_report_them(
-        wm: WorkingMemory, clock: FakeClock, drops: list[tuple[str, str]]) -> None:
+    wm: WorkingMemory, clock: FakeClock, drops: list[tuple[str, str]]
+) -> None:
     wm.observe("user", "something said long ago")
     clock.advance(hours=2)
     assert wm.items() == [] and wm.context() == ""
@@ -128,14 +131,18 @@ def test_reads_purge_expired_items_and_report_them(
     assert wm.expire() == []
 
 
-@pytest.mark.parametrize(("first", "again"), [
-    ("I run 5 km every morning.", "i run 5 km every morning"),
-    ("I run 5 km every morning.", "  I  run 5 km, every morning!! "),
-    ("我住在北京。", "我住在 北京"),
-    ("ＡＢＣ ｃｏｒｐ hired me", "abc corp hired me"),  # full-width letters (NFKC)
-])
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("I run 5 km every morning.", "i run 5 km every morning"),
+        ("I run 5 km every morning.", "  I  run 5 km, every morning!! "),
+        ("我住在北京。", "我住在 北京"),
+        ("ＡＢＣ ｃｏｒｐ hired me", "abc corp hired me"),  # full-width letters (NFKC)
+    ],
+)
 def test_the_same_fact_again_counts_a_mention_instead_of_adding_an_item(
-        wm: WorkingMemory, clock: FakeClock, first: str, again: str) -> None:
+    wm: WorkingMemory, clock: FakeClock, first: str, again: str
+) -> None:
     original = wm.observe("user", first, importance=0.4)
     clock.advance(minutes=5)
     repeated = wm.observe("assistant", again, importance=0.7, metadata={"turn": 2})
@@ -145,14 +152,18 @@ def test_the_same_fact_again_counts_a_mention_instead_of_adding_an_item(
     assert len(wm) == 1
 
 
-@pytest.mark.parametrize(("first", "later"), [
-    ("My sister Lin moved to Berlin last autumn.", "Lin sent me photos of her flat."),
-    ("I'm reading The Three-Body Problem.", "The Three-Body Problem has a great ending."),
-    ("我在读《三体》", "《三体》的结局太震撼了"),
-    ("I bought the book \"Project Hail Mary\".", "Finished \"Project Hail Mary\" last night."),
-])
+@pytest.mark.parametrize(
+    ("first", "later"),
+    [
+        ("My sister Lin moved to Berlin last autumn.", "Lin sent me photos of her flat."),
+        ("I'm reading The Three-Body Problem.", "The Three-Body Problem has a great ending."),
+        ("我在读《三体》", "《三体》的结局太震撼了"),
+        ('I bought the book "Project Hail Mary".', 'Finished "Project Hail Mary" last night.'),
+    ],
+)
 def test_an_entity_mentioned_again_counts_for_the_items_that_name_it(
-        wm: WorkingMemory, clock: FakeClock, first: str, later: str) -> None:
+    wm: WorkingMemory, clock: FakeClock, first: str, later: str
+) -> None:
     original = wm.observe("user", first)
     clock.advance(minutes=1)
     newer = wm.observe("user", later)
@@ -161,11 +172,14 @@ def test_an_entity_mentioned_again_counts_for_the_items_that_name_it(
     assert current.mention_count == 2 and current.last_seen == newer.created_at
 
 
-@pytest.mark.parametrize(("first", "later"), [
-    ("I ran 5 km today.", "The shop is 5 km away."),  # quantities recur by chance
-    ("My appointment is on 2024-03-01.", "The invoice is dated 2024-03-01."),
-    ("I had pasta for lunch.", "The weather is nice."),
-])
+@pytest.mark.parametrize(
+    ("first", "later"),
+    [
+        ("I ran 5 km today.", "The shop is 5 km away."),  # quantities recur by chance
+        ("My appointment is on 2024-03-01.", "The invoice is dated 2024-03-01."),
+        ("I had pasta for lunch.", "The weather is nice."),
+    ],
+)
 def test_dates_quantities_and_unrelated_turns_do_not_count(wm: WorkingMemory, first: str, later: str) -> None:
     wm.observe("user", first)
     wm.observe("user", later)
@@ -191,13 +205,16 @@ def test_decide_reviews_every_live_item_at_the_clocks_now(wm: WorkingMemory, clo
     clock.advance(minutes=31)
     decisions = {item.text: decision for item, decision in wm.decide(known_entities={"berlin"})}
     assert set(decisions) == {"Lin is flying in from Berlin.", "Lin lands at six."}  # the others expired
-    assert (decisions["Lin is flying in from Berlin."].action,
-            decisions["Lin is flying in from Berlin."].target) == ("consolidate", "episodic")  # known + > 1 h
+    assert (
+        decisions["Lin is flying in from Berlin."].action,
+        decisions["Lin is flying in from Berlin."].target,
+    ) == ("consolidate", "episodic")  # known + > 1 h
     assert decisions["Lin lands at six."].action == "keep"
 
 
-@pytest.mark.parametrize("text", ["Please remember that my passport expires in May.",
-                                  "记住，我的车停在B2层。"])
+@pytest.mark.parametrize(
+    "text", ["Please remember that my passport expires in May.", "记住，我的车停在B2层。"]
+)
 def test_remember_cues_mark_items(wm: WorkingMemory, text: str) -> None:
     assert wm.observe("user", text).remember
     assert wm.observe("user", "plain chat", remember=True).remember
@@ -205,7 +222,8 @@ def test_remember_cues_mark_items(wm: WorkingMemory, text: str) -> None:
 
 
 def test_context_takes_the_highest_priority_items_within_budget_in_conversation_order(
-        wm: WorkingMemory, clock: FakeClock) -> None:
+    wm: WorkingMemory, clock: FakeClock
+) -> None:
     low = wm.observe("user", "small talk about the weather being grey again today", importance=0.1)
     clock.advance(minutes=1)
     high = wm.observe("user", "I am allergic to penicillin", importance=0.9)
@@ -236,16 +254,20 @@ def test_context_rejects_a_bad_budget(wm: WorkingMemory, budget: object) -> None
         wm.context(budget)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("role", "text", "importance", "error"), [
-    ("user", "", None, InvalidInputError),
-    ("user", "?!  …", None, InvalidInputError),
-    ("", "hello", None, InvalidInputError),
-    ("user", 42, None, InvalidTypeError),
-    ("user", "hello", 1.5, InvalidInputError),
-    ("user", "hello", True, InvalidInputError),
-])
-def test_observe_rejects_bad_input(wm: WorkingMemory, role: str, text: object, importance: object,
-                                   error: type[Exception]) -> None:
+@pytest.mark.parametrize(
+    ("role", "text", "importance", "error"),
+    [
+        ("user", "", None, InvalidInputError),
+        ("user", "?!  …", None, InvalidInputError),
+        ("", "hello", None, InvalidInputError),
+        ("user", 42, None, InvalidTypeError),
+        ("user", "hello", 1.5, InvalidInputError),
+        ("user", "hello", True, InvalidInputError),
+    ],
+)
+def test_observe_rejects_bad_input(
+    wm: WorkingMemory, role: str, text: object, importance: object, error: type[Exception]
+) -> None:
     with pytest.raises(error):
         wm.observe(role, text, importance=importance)  # type: ignore[arg-type]
     assert wm.items() == []

@@ -44,7 +44,8 @@ def test_cited_numbers_become_memory_ids_and_the_prompt_is_grounded() -> None:
         "Context:\n[1] (2024-03-15) Calvin bought a Ferrari 488 in Tokyo.\n"
         "[2] (2024-04-02 08:30) Calvin drinks green tea every morning.\n"
         "[3] (undated) The Ferrari 488 has a 3.9-litre twin-turbo V8.\n\n"
-        f"Question: {QUESTION}")
+        f"Question: {QUESTION}"
+    )
 
 
 def test_chinese_question_full_width_brackets_and_source_labels() -> None:
@@ -63,13 +64,16 @@ async def test_async_answer_matches_sync() -> None:
     assert answer.citations == ["mem-ferrari"] and answer.answered
 
 
-@pytest.mark.parametrize("reply", [
-    "I don't know.",
-    "The context does not mention what Calvin's sister does.",
-    "I do not have enough information to answer that.",
-    "我不知道。",
-    "上下文中没有提到他的妹妹。",
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I don't know.",
+        "The context does not mention what Calvin's sister does.",
+        "I do not have enough information to answer that.",
+        "我不知道。",
+        "上下文中没有提到他的妹妹。",
+    ],
+)
 def test_a_model_that_does_not_know_says_so_and_cites_nothing(reply: str) -> None:
     answer = answer_question(ScriptedChatModel(replies=[reply]), "What does Calvin's sister do?", CONTEXT)
     assert answer.text == reply and not answer.answered and answer.citations == []
@@ -95,20 +99,24 @@ def test_an_answer_sharing_no_words_with_the_context_cites_nothing() -> None:
 
 
 def test_citations_to_entries_that_do_not_exist_are_removed() -> None:
-    answer = answer_question(ScriptedChatModel(replies=["He bought a Ferrari 488 [1][7], see also [12]."]),
-                             QUESTION, CONTEXT)
+    answer = answer_question(
+        ScriptedChatModel(replies=["He bought a Ferrari 488 [1][7], see also [12]."]), QUESTION, CONTEXT
+    )
     assert answer.citations == ["mem-ferrari"]
     assert answer.text == "He bought a Ferrari 488 [1], see also."
 
 
-@pytest.mark.parametrize("reply, ids", [
-    ("A Ferrari [1, 3].", ["mem-ferrari", "doc-manual#4"]),
-    ("A Ferrari [1-3].", ["mem-ferrari", "mem-tea", "doc-manual#4"]),
-    ("A Ferrari [^3] [source 1].", ["doc-manual#4", "mem-ferrari"]),
-    ("A Ferrari (source 2).", ["mem-tea"]),
-    ("A Ferrari, per mem-ferrari.", ["mem-ferrari"]),
-    ("一辆法拉利【1、3】。", ["mem-ferrari", "doc-manual#4"]),
-])
+@pytest.mark.parametrize(
+    "reply, ids",
+    [
+        ("A Ferrari [1, 3].", ["mem-ferrari", "doc-manual#4"]),
+        ("A Ferrari [1-3].", ["mem-ferrari", "mem-tea", "doc-manual#4"]),
+        ("A Ferrari [^3] [source 1].", ["doc-manual#4", "mem-ferrari"]),
+        ("A Ferrari (source 2).", ["mem-tea"]),
+        ("A Ferrari, per mem-ferrari.", ["mem-ferrari"]),
+        ("一辆法拉利【1、3】。", ["mem-ferrari", "doc-manual#4"]),
+    ],
+)
 def test_citation_shapes(reply: str, ids: list[str]) -> None:
     items = [ContextItem(*entry) for entry in CONTEXT]
     assert cite(reply, items)[1] == ids
@@ -130,13 +138,17 @@ def test_an_empty_reply_is_retried(caplog: pytest.LogCaptureFixture) -> None:
     assert [type(m) for m in model.seen[1]] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
 
 
-@pytest.mark.parametrize("replies, problem", [
-    (["", "  "], "the reply is empty"),
-    (["<think>Let me think about the Ferrari.</think>", ""], "the reply is empty"),
-    ([timeout(), timeout()], "TimeoutError: Request timed out after 60 s"),
-])
-def test_a_failing_model_gives_an_error_not_an_exception(replies: list[str | Exception], problem: str,
-                                                         caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    "replies, problem",
+    [
+        (["", "  "], "the reply is empty"),
+        (["<think>Let me think about the Ferrari.</think>", ""], "the reply is empty"),
+        ([timeout(), timeout()], "TimeoutError: Request timed out after 60 s"),
+    ],
+)
+def test_a_failing_model_gives_an_error_not_an_exception(
+    replies: list[str | Exception], problem: str, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.WARNING, logger="ripplemem.llm.answer"):
         answer = answer_question(ScriptedChatModel(replies=replies), QUESTION, CONTEXT)
     assert answer.text == "" and not answer.answered and answer.citations == []
@@ -151,8 +163,10 @@ async def test_async_timeout_gives_an_error() -> None:
 
 def test_thinking_is_stripped_from_the_answer() -> None:
     reply = "<think>Entry 1 says Ferrari.</think>\nCalvin bought a Ferrari 488 [1]."
-    assert answer_question(ScriptedChatModel(replies=[reply]), QUESTION, CONTEXT).text == \
-        "Calvin bought a Ferrari 488 [1]."
+    assert (
+        answer_question(ScriptedChatModel(replies=[reply]), QUESTION, CONTEXT).text
+        == "Calvin bought a Ferrari 488 [1]."
+    )
 
 
 def test_context_past_the_token_budget_is_left_out() -> None:
@@ -177,8 +191,14 @@ def test_today_is_given_for_relative_dates() -> None:
 
 
 def test_context_items_come_from_recall_hits() -> None:
-    memory = Memory(id="m-42", user_id="alice", type="episodic", content="Alice adopted a cat named Miso.",
-                    created_at=datetime(2024, 1, 5, 9, 0), source="turn-7")
+    memory = Memory(
+        id="m-42",
+        user_id="alice",
+        type="episodic",
+        content="Alice adopted a cat named Miso.",
+        created_at=datetime(2024, 1, 5, 9, 0),
+        source="turn-7",
+    )
     item = ContextItem.from_hit(Hit(memory=memory, score=0.9))
     assert item == ContextItem("m-42", memory.content, datetime(2024, 1, 5, 9, 0), "turn-7")
     answer = answer_question(ScriptedChatModel(replies=["Miso [1]."]), "What is my cat called?", [item])
@@ -190,13 +210,16 @@ def test_without_a_model_the_error_says_how_to_pass_one() -> None:
         answer_question(None, QUESTION, CONTEXT)
 
 
-@pytest.mark.parametrize("context, error", [
-    ("Calvin bought a Ferrari", InvalidTypeError),
-    ([("m1",)], InvalidTypeError),
-    ([("", "text", None)], InvalidInputError),
-    ([("m1", "text", "2024-03-15")], InvalidTypeError),
-    ([{"id": "m1", "text": "x"}], InvalidTypeError),
-])
+@pytest.mark.parametrize(
+    "context, error",
+    [
+        ("Calvin bought a Ferrari", InvalidTypeError),
+        ([("m1",)], InvalidTypeError),
+        ([("", "text", None)], InvalidInputError),
+        ([("m1", "text", "2024-03-15")], InvalidTypeError),
+        ([{"id": "m1", "text": "x"}], InvalidTypeError),
+    ],
+)
 def test_bad_context_is_refused_before_any_call(context: object, error: type[Exception]) -> None:
     model = ScriptedChatModel(replies=[])
     with pytest.raises(error):

@@ -177,12 +177,16 @@ def test_mentions_of_one_entity_merge_and_self_relations_go() -> None:
     assert result.relations == [Relation("Calvin", "bought", "Ferrari 488", 0.9)]
 
 
-@pytest.mark.parametrize("reply", [
-    '<think>The user wants {entities}. Calvin is a person.</think>\n{"entities": [{"name": "Calvin", '
-    '"type": "person"}], "relations": []}',
-    '{"entities": [{"name": "Calvin", "type": "person"},], "relations": [],}',
-    'Here is the JSON:\n{"entities": [{"name": "Calvin", "type": "person"}]}\nLet me know if you need more.',
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '<think>The user wants {entities}. Calvin is a person.</think>\n{"entities": [{"name": "Calvin", '
+        '"type": "person"}], "relations": []}',
+        '{"entities": [{"name": "Calvin", "type": "person"},], "relations": [],}',
+        'Here is the JSON:\n{"entities": [{"name": "Calvin", "type": "person"}]}\n'
+        "Let me know if you need more.",
+    ],
+)
 def test_thinking_trailing_commas_and_surrounding_prose_are_tolerated(reply: str) -> None:
     model = RecordingChatModel(responses=[reply])
     result = LLMExtractor(model).extract(CALVIN)
@@ -191,9 +195,11 @@ def test_thinking_trailing_commas_and_surrounding_prose_are_tolerated(reply: str
 
 
 def test_caps_keep_relations_between_kept_entities_only() -> None:
-    reply = ('{"entities": [{"name": "Calvin", "type": "person"}, {"name": "Tokyo", "type": "place"}], '
-             '"relations": [{"subject": "Calvin", "predicate": "visited", "object": "Tokyo"}, '
-             '{"subject": "Calvin", "predicate": "bought", "object": "Ferrari 488"}]}')
+    reply = (
+        '{"entities": [{"name": "Calvin", "type": "person"}, {"name": "Tokyo", "type": "place"}], '
+        '"relations": [{"subject": "Calvin", "predicate": "visited", "object": "Tokyo"}, '
+        '{"subject": "Calvin", "predicate": "bought", "object": "Ferrari 488"}]}'
+    )
     extractor = LLMExtractor(RecordingChatModel(responses=[reply]), max_entities=2, max_relations=5)
     result = extractor.extract(CALVIN)
     assert [e.canonical for e in result.entities] == ["calvin", "tokyo"]
@@ -214,11 +220,13 @@ def test_extract_many_batches_and_retries_only_the_bad_reply() -> None:
 
 def test_extract_many_in_threads_isolates_a_failing_call() -> None:
     overloaded = "Mel ran 5 km around Central Park."
-    model = ByTextChatModel(script={
-        CALVIN: ["{'entities': []}", CALVIN_JSON],
-        LIU: [LIU_FENCED],
-        overloaded: [RuntimeError("429 Too Many Requests")],
-    })
+    model = ByTextChatModel(
+        script={
+            CALVIN: ["{'entities': []}", CALVIN_JSON],
+            LIU: [LIU_FENCED],
+            overloaded: [RuntimeError("429 Too Many Requests")],
+        }
+    )
     results = LLMExtractor(model).extract_many([CALVIN, overloaded, LIU], max_concurrency=3)
     assert "ferrari 488" in _facts(results[0])[0] and results[0].error is None
     assert results[1].entities == [] and results[1].error is not None and "429" in results[1].error
@@ -262,12 +270,14 @@ def test_core_imports_without_langchain() -> None:
 
 
 def test_coerce_relations_accepts_tuples_lists_dicts_and_relations() -> None:
-    relations = coerce_relations([
-        ("Calvin", "bought", "Ferrari 488"),
-        ["Calvin", "livesIn", "Tokyo", 0.8],
-        {"subject": "刘慈欣", "predicate": "wrote", "object": "三体", "confidence": 1},
-        Relation(" Mel ", "Is Friends With", "Caroline"),
-    ])
+    relations = coerce_relations(
+        [
+            ("Calvin", "bought", "Ferrari 488"),
+            ["Calvin", "livesIn", "Tokyo", 0.8],
+            {"subject": "刘慈欣", "predicate": "wrote", "object": "三体", "confidence": 1},
+            Relation(" Mel ", "Is Friends With", "Caroline"),
+        ]
+    )
     assert relations == [
         Relation("Calvin", "bought", "Ferrari 488", 1.0),
         Relation("Calvin", "lives_in", "Tokyo", 0.8),
@@ -277,24 +287,35 @@ def test_coerce_relations_accepts_tuples_lists_dicts_and_relations() -> None:
     assert coerce_relations(None) == [] and coerce_relations(()) == []
 
 
-@pytest.mark.parametrize(("value", "error", "message"), [
-    ([("Calvin", "bought")], InvalidInputError, r"relations\[0\]: expected \(subject, predicate, object"),
-    ([("Calvin", "bought", "Ferrari", 0.5, "x")], InvalidInputError, "got 5 item"),
-    ([("Calvin", "bought", "  ")], InvalidInputError, r"relations\[0\]: object must not be empty"),
-    ([("a", "b", "c"), ("", "b", "c")], InvalidInputError, r"relations\[1\]: subject must not be empty"),
-    ([("Calvin", "bought", "Ferrari", 1.5)], InvalidInputError, r"confidence must be in \[0, 1\], got 1.5"),
-    ([("Calvin", "bought", "Ferrari", True)], InvalidTypeError, "confidence must be a number"),
-    ([("Calvin", "!!", "Ferrari")], InvalidInputError, "predicate '!!' has no letters or digits"),
-    ([("Calvin", "bought", 488)], InvalidTypeError, "object must be a string, got int"),
-    ([{"subject": "Calvin", "predicate": "bought"}], InvalidInputError, "missing key.*object"),
-    ([{"subject": "a", "predicate": "b", "object": "c", "confidance": 1}], InvalidInputError,
-     "unknown key.*confidance"),
-    (["Calvin bought a Ferrari"], InvalidTypeError, r"relations\[0\]: expected a Relation.*got str"),
-    ("Calvin bought a Ferrari", InvalidTypeError, "relations must be a list of relations, got str"),
-    (Relation("a", "b", "c"), InvalidTypeError, "wrap a single relation in a list"),
-    (42, InvalidTypeError, "relations must be a list of relations, got int"),
-])
-def test_coerce_relations_rejects_bad_items_by_position(value: Any, error: type[Exception],
-                                                        message: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        ([("Calvin", "bought")], InvalidInputError, r"relations\[0\]: expected \(subject, predicate, object"),
+        ([("Calvin", "bought", "Ferrari", 0.5, "x")], InvalidInputError, "got 5 item"),
+        ([("Calvin", "bought", "  ")], InvalidInputError, r"relations\[0\]: object must not be empty"),
+        ([("a", "b", "c"), ("", "b", "c")], InvalidInputError, r"relations\[1\]: subject must not be empty"),
+        (
+            [("Calvin", "bought", "Ferrari", 1.5)],
+            InvalidInputError,
+            r"confidence must be in \[0, 1\], got 1.5",
+        ),
+        ([("Calvin", "bought", "Ferrari", True)], InvalidTypeError, "confidence must be a number"),
+        ([("Calvin", "!!", "Ferrari")], InvalidInputError, "predicate '!!' has no letters or digits"),
+        ([("Calvin", "bought", 488)], InvalidTypeError, "object must be a string, got int"),
+        ([{"subject": "Calvin", "predicate": "bought"}], InvalidInputError, "missing key.*object"),
+        (
+            [{"subject": "a", "predicate": "b", "object": "c", "confidance": 1}],
+            InvalidInputError,
+            "unknown key.*confidance",
+        ),
+        (["Calvin bought a Ferrari"], InvalidTypeError, r"relations\[0\]: expected a Relation.*got str"),
+        ("Calvin bought a Ferrari", InvalidTypeError, "relations must be a list of relations, got str"),
+        (Relation("a", "b", "c"), InvalidTypeError, "wrap a single relation in a list"),
+        (42, InvalidTypeError, "relations must be a list of relations, got int"),
+    ],
+)
+def test_coerce_relations_rejects_bad_items_by_position(
+    value: Any, error: type[Exception], message: str
+) -> None:
     with pytest.raises(error, match=message):
         coerce_relations(value)

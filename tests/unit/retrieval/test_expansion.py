@@ -24,8 +24,10 @@ from ripplemem.retrieval.expansion import (
 )
 
 QUERY = "How do I configure the API key?"
-REWRITES_JSON = ('["How can I set up the API key?", "Where do I put my API credentials?", '
-                 '"What are the steps to add an API key to the settings?"]')
+REWRITES_JSON = (
+    '["How can I set up the API key?", "Where do I put my API credentials?", '
+    '"What are the steps to add an API key to the settings?"]'
+)
 REWRITES_CHATTY = """Sure! Here are three ways to phrase it:
 
 1. How can I set up the API key?
@@ -35,24 +37,34 @@ REWRITES_CHATTY = """Sure! Here are three ways to phrase it:
 Let me know if you need more variations."""
 ZH_QUERY = "如何配置API密钥？"
 ZH_REWRITES = "以下是改写：\n1、怎样设置API密钥？\n2、在哪里填写API凭证？\n3、API密钥的配置步骤是什么？"
-PASSAGE = ("To configure the API key, open Settings > Credentials, paste the key into the API key "
-           "field and press Save. The key is stored encrypted and used for every request.")
+PASSAGE = (
+    "To configure the API key, open Settings > Credentials, paste the key into the API key "
+    "field and press Save. The key is stored encrypted and used for every request."
+)
 ZH_PASSAGE = "配置API密钥时，打开“设置 > 凭证”，把密钥粘贴到API密钥一栏，然后点击保存。"
 PROSE = "Configuring an API key is usually done in the settings page of the service you are using."
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records
-            if r.name == "ripplemem.retrieval.expansion" and r.levelno == logging.WARNING]
+    return [
+        r
+        for r in caplog.records
+        if r.name == "ripplemem.retrieval.expansion" and r.levelno == logging.WARNING
+    ]
 
 
 # -- MQE -------------------------------------------------------------------------------------------
 
+
 def test_mqe_json_reply_gives_the_query_first_then_its_rewrites() -> None:
     model = ScriptedChatModel(replies=[REWRITES_JSON])
     queries = QueryExpander(model, n_queries=3).mqe(QUERY)
-    assert queries == [QUERY, "How can I set up the API key?", "Where do I put my API credentials?",
-                       "What are the steps to add an API key to the settings?"]
+    assert queries == [
+        QUERY,
+        "How can I set up the API key?",
+        "Where do I put my API credentials?",
+        "What are the steps to add an API key to the settings?",
+    ]
     [conversation] = model.seen
     system, user = conversation
     assert isinstance(system, SystemMessage) and "JSON array of 3 strings" in system.content
@@ -63,8 +75,10 @@ def test_mqe_json_reply_gives_the_query_first_then_its_rewrites() -> None:
 def test_mqe_numbered_list_inside_chatty_prose_is_read() -> None:
     model = ScriptedChatModel(replies=[REWRITES_CHATTY])
     assert QueryExpander(model).mqe(QUERY)[1:] == [
-        "How can I set up the API key?", "Where do I put my API credentials?",
-        "What are the steps to add an API key to the settings?"]
+        "How can I set up the API key?",
+        "Where do I put my API credentials?",
+        "What are the steps to add an API key to the settings?",
+    ]
 
 
 def test_chinese_query_is_rewritten_in_chinese_and_the_prompt_asks_for_chinese() -> None:
@@ -80,36 +94,44 @@ async def test_async_mqe_matches_sync() -> None:
 
 
 def test_rewrites_that_repeat_the_query_or_each_other_are_dropped_and_capped_at_n() -> None:
-    reply = ('["how do i configure the API key", "How can I set up the API key?", '
-             '"HOW CAN I SET UP THE API KEY", "Where do API credentials go?", "API key setup steps"]')
+    reply = (
+        '["how do i configure the API key", "How can I set up the API key?", '
+        '"HOW CAN I SET UP THE API KEY", "Where do API credentials go?", "API key setup steps"]'
+    )
     queries = QueryExpander(ScriptedChatModel(replies=[reply]), n_queries=2).mqe(QUERY)
     assert queries == [QUERY, "How can I set up the API key?", "Where do API credentials go?"]
 
 
-@pytest.mark.parametrize("reply", [
-    '```json\n{"queries": ["How can I set up the API key?", "Where do API credentials go?"]}\n```',
-    '<think>The user wants rewrites. 1. keep it short</think>["How can I set up the API key?", '
-    '"Where do API credentials go?"]',
-    "- How can I set up the API key?\n- Where do API credentials go?",
-    "**1.** How can I set up the API key?\n**2.** Where do API credentials go?",
-    "Query 1: How can I set up the API key?\nQuery 2: Where do API credentials go?",
-    "['How can I set up the API key?', 'Where do API credentials go?']",  # a Python list
-    '["How can I set up the API key?", "Where do API credentials go?"',  # cut off by max_tokens
-    "How can I set up the API key?\nWhere do API credentials go?",  # one question per line
-    '[{"query": "How can I set up the API key?"}, {"query": "Where do API credentials go?"}]',
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '```json\n{"queries": ["How can I set up the API key?", "Where do API credentials go?"]}\n```',
+        '<think>The user wants rewrites. 1. keep it short</think>["How can I set up the API key?", '
+        '"Where do API credentials go?"]',
+        "- How can I set up the API key?\n- Where do API credentials go?",
+        "**1.** How can I set up the API key?\n**2.** Where do API credentials go?",
+        "Query 1: How can I set up the API key?\nQuery 2: Where do API credentials go?",
+        "['How can I set up the API key?', 'Where do API credentials go?']",  # a Python list
+        '["How can I set up the API key?", "Where do API credentials go?"',  # cut off by max_tokens
+        "How can I set up the API key?\nWhere do API credentials go?",  # one question per line
+        '[{"query": "How can I set up the API key?"}, {"query": "Where do API credentials go?"}]',
+    ],
+)
 def test_list_shapes_models_really_produce_are_parsed(reply: str) -> None:
     assert parse_queries(reply, QUERY, 3) == ["How can I set up the API key?", "Where do API credentials go?"]
 
 
-@pytest.mark.parametrize("reply, problem", [
-    ("", "empty"),
-    ("   \n  ", "empty"),
-    (PROSE, "no list of queries"),
-    ("I'm sorry, I can't help with that.\nPlease ask something else.", "no list of queries"),
-    ('{"queries": [1, 2]', "no list of queries"),
-    ('["How do I configure the API key?"]', "differs from the query"),
-])
+@pytest.mark.parametrize(
+    "reply, problem",
+    [
+        ("", "empty"),
+        ("   \n  ", "empty"),
+        (PROSE, "no list of queries"),
+        ("I'm sorry, I can't help with that.\nPlease ask something else.", "no list of queries"),
+        ('{"queries": [1, 2]', "no list of queries"),
+        ('["How do I configure the API key?"]', "differs from the query"),
+    ],
+)
 def test_junk_replies_are_rejected_with_a_reason(reply: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         parse_queries(reply, QUERY, 3)
@@ -117,7 +139,8 @@ def test_junk_replies_are_rejected_with_a_reason(reply: str, problem: str) -> No
 
 @pytest.mark.parametrize("junk", ["", PROSE, '{"queries": ["How can I', "[]"])
 def test_junk_falls_back_to_the_original_query_with_a_warning(
-        junk: str, caplog: pytest.LogCaptureFixture) -> None:
+    junk: str, caplog: pytest.LogCaptureFixture
+) -> None:
     model = ScriptedChatModel(replies=[junk, junk])
     with caplog.at_level(logging.WARNING, logger="ripplemem.retrieval.expansion"):
         queries = QueryExpander(model, max_retries=1).mqe(QUERY)
@@ -166,6 +189,7 @@ def test_no_retries_means_one_call() -> None:
 
 # -- HyDE ------------------------------------------------------------------------------------------
 
+
 def test_hyde_returns_the_passage_without_its_preamble() -> None:
     model = ScriptedChatModel(replies=["Here is a hypothetical passage:\n\n" + PASSAGE])
     assert QueryExpander(model).hyde(QUERY) == PASSAGE
@@ -191,8 +215,9 @@ def test_a_refusal_is_retried_and_the_passage_used() -> None:
 
 
 @pytest.mark.parametrize("junk", ["", "抱歉，我无法回答这个问题。", QUERY, timeout()])
-def test_hyde_junk_falls_back_to_the_query_itself(junk: str | Exception,
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_hyde_junk_falls_back_to_the_query_itself(
+    junk: str | Exception, caplog: pytest.LogCaptureFixture
+) -> None:
     model = ScriptedChatModel(replies=[junk, junk])
     with caplog.at_level(logging.WARNING, logger="ripplemem.retrieval.expansion"):
         assert QueryExpander(model).hyde(QUERY) == QUERY
@@ -207,11 +232,14 @@ def test_passage_is_cut_at_a_sentence_end() -> None:
 
 def test_a_json_wrapped_passage_and_times_in_prose_survive() -> None:
     assert parse_passage('{"passage": "' + PASSAGE + '"}', QUERY) == PASSAGE
-    assert parse_passage("Okay, so the meeting was at 3:00 pm on Friday.", QUERY) == \
-        "Okay, so the meeting was at 3:00 pm on Friday."
+    assert (
+        parse_passage("Okay, so the meeting was at 3:00 pm on Friday.", QUERY)
+        == "Okay, so the meeting was at 3:00 pm on Friday."
+    )
 
 
 # -- both, and the expand() seam ------------------------------------------------------------------------
+
 
 def _both_model(mqe: list[str | Exception], hyde: list[str | Exception]) -> ByPromptChatModel:
     return ByPromptChatModel(script={"rewrite search queries": mqe, "write the passage": hyde})
@@ -221,8 +249,13 @@ def test_both_searches_the_query_its_rewrites_and_the_passage() -> None:
     model = _both_model([REWRITES_JSON], [PASSAGE])
     expander = QueryExpander(model)
     expansion = expander.expansion(QUERY, "both")
-    assert expansion.queries == [QUERY, "How can I set up the API key?", "Where do I put my API credentials?",
-                                 "What are the steps to add an API key to the settings?", PASSAGE]
+    assert expansion.queries == [
+        QUERY,
+        "How can I set up the API key?",
+        "Where do I put my API credentials?",
+        "What are the steps to add an API key to the settings?",
+        PASSAGE,
+    ]
     assert expansion.passage == PASSAGE and not expansion.problems
     assert len(model.seen) == 2
 
@@ -284,6 +317,7 @@ def test_bad_settings_are_refused() -> None:
 
 # -- pooling and rank fusion --------------------------------------------------------------------------
 
+
 def test_pool_is_four_times_k_but_at_least_twenty() -> None:
     assert [candidate_pool_size(k) for k in (1, 5, 6, 10, 50)] == [20, 20, 24, 40, 200]
     with pytest.raises(InvalidInputError):
@@ -325,16 +359,20 @@ NOTES = {
 def _keyword_search(query: str, pool: int) -> list[str]:
     """A tiny BM25 stand-in: notes ranked by shared keywords, best first."""
     words = set(keyword_tokens(query, drop_stopwords=True))
-    scored = [(len(words & set(keyword_tokens(text, drop_stopwords=True))), key)
-              for key, text in NOTES.items()]
+    scored = [
+        (len(words & set(keyword_tokens(text, drop_stopwords=True))), key) for key, text in NOTES.items()
+    ]
     return [key for score, key in sorted(scored, reverse=True) if score > 0][:pool]
 
 
 def test_a_rewrite_finds_a_note_the_original_wording_misses() -> None:
     original = "Where do I set my secret token?"
     assert "n1" not in _keyword_search(original, 20)
-    expander = QueryExpander(ScriptedChatModel(
-        replies=['["Where do I put my API credentials?", "How do I configure the credentials?"]']))
+    expander = QueryExpander(
+        ScriptedChatModel(
+            replies=['["Where do I put my API credentials?", "How do I configure the credentials?"]']
+        )
+    )
     pooled = candidate_search(expander.mqe(original), _keyword_search, k=2)
     assert pooled[0][0] == "n1"
 

@@ -98,25 +98,29 @@ def test_rule_routing_table(query: str, label: str, target: str) -> None:
     assert decision.order[0] in ("memory", "documents") and len(decision.reasons) >= 2
 
 
-@pytest.mark.parametrize("query, memory_count, document_count, target, order", [
-    # few memories: a memory-first query also reads the documents, memory first
-    ("What did I eat yesterday?", 5, 300, "both", ("memory", "documents")),
-    ("上周讨论了什么?", 3, 300, "both", ("memory", "documents")),
-    ("What did I eat yesterday?", 20, 300, "memory", ("memory",)),  # at the threshold it is rich
-    # no memories at all: documents only, even for personal queries
-    ("What is my favourite colour?", 0, 300, "documents", ("documents",)),
-    ("我的生日是哪天？", 0, 300, "documents", ("documents",)),
-    # no documents: memory only, even for encyclopaedic queries
-    ("What is Transformer?", 250, 0, "memory", ("memory",)),
-    ("什么是Transformer?", 0, 0, "memory", ("memory",)),
-    # documents-first queries ignore memory richness
-    ("What is Transformer?", 3, 300, "documents", ("documents",)),
-    # unclear queries merge both, documents first (the routing source: rag, memory, merge)
-    ("深度学习原理是什么?", 250, 300, "both", ("documents", "memory")),
-    ("深度学习原理是什么?", 4, 300, "both", ("documents", "memory")),
-])
-def test_how_rich_the_store_is_changes_the_route(query: str, memory_count: int, document_count: int,
-                                                  target: str, order: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "query, memory_count, document_count, target, order",
+    [
+        # few memories: a memory-first query also reads the documents, memory first
+        ("What did I eat yesterday?", 5, 300, "both", ("memory", "documents")),
+        ("上周讨论了什么?", 3, 300, "both", ("memory", "documents")),
+        ("What did I eat yesterday?", 20, 300, "memory", ("memory",)),  # at the threshold it is rich
+        # no memories at all: documents only, even for personal queries
+        ("What is my favourite colour?", 0, 300, "documents", ("documents",)),
+        ("我的生日是哪天？", 0, 300, "documents", ("documents",)),
+        # no documents: memory only, even for encyclopaedic queries
+        ("What is Transformer?", 250, 0, "memory", ("memory",)),
+        ("什么是Transformer?", 0, 0, "memory", ("memory",)),
+        # documents-first queries ignore memory richness
+        ("What is Transformer?", 3, 300, "documents", ("documents",)),
+        # unclear queries merge both, documents first (the routing source: rag, memory, merge)
+        ("深度学习原理是什么?", 250, 300, "both", ("documents", "memory")),
+        ("深度学习原理是什么?", 4, 300, "both", ("documents", "memory")),
+    ],
+)
+def test_how_rich_the_store_is_changes_the_route(
+    query: str, memory_count: int, document_count: int, target: str, order: tuple[str, ...]
+) -> None:
     decision = route(query, memory_count=memory_count, document_count=document_count)
     assert (decision.target, decision.order) == (target, order), decision.reasons
 
@@ -124,7 +128,8 @@ def test_how_rich_the_store_is_changes_the_route(query: str, memory_count: int, 
 def test_reasons_say_why_in_words_a_person_can_read() -> None:
     decision = route("What did I eat yesterday?", memory_count=5, document_count=300)
     assert decision.reasons[0].startswith(
-        "memory first (rules: personal reference 'I'; relative time 'yesterday')")
+        "memory first (rules: personal reference 'I'; relative time 'yesterday')"
+    )
     assert "memory is sparse (5 memories, under 20)" in decision.reasons[1]
     none = route("什么是Transformer?", memory_count=0, document_count=10)
     assert "the user has no memories yet" in none.reasons[-1]
@@ -177,8 +182,13 @@ def test_bad_counts_are_refused() -> None:
 
 
 def test_check_route_accepts_auto_targets_and_none() -> None:
-    assert [check_route(v) for v in ("auto", "memory", "documents", "both", None)] == \
-        ["auto", "memory", "documents", "both", None]
+    assert [check_route(v) for v in ("auto", "memory", "documents", "both", None)] == [
+        "auto",
+        "memory",
+        "documents",
+        "both",
+        None,
+    ]
     expected = "route must be 'auto', 'memory', 'documents', 'both' or None"
     with pytest.raises(InvalidInputError, match=expected):
         check_route("rag")
@@ -196,8 +206,10 @@ async def test_rule_router_async() -> None:
 
 # -- LLM router --------------------------------------------------------------------------------------
 
-GOOD = ('{"personal": false, "temporal": false, "named_entity": true, "factual": true, '
-        '"route": "documents", "confidence": 0.92, "reason": "Asks what a named model is."}')
+GOOD = (
+    '{"personal": false, "temporal": false, "named_entity": true, "factual": true, '
+    '"route": "documents", "confidence": 0.92, "reason": "Asks what a named model is."}'
+)
 
 
 def test_llm_router_uses_the_models_class() -> None:
@@ -213,9 +225,11 @@ def test_llm_router_uses_the_models_class() -> None:
 
 
 def test_llm_reply_in_a_fence_after_thinking_with_string_flags() -> None:
-    reply = ('<think>The user asks about their own past.</think>\n```json\n'
-             '{"personal": "yes", "temporal": "true", "named_entity": 0, "factual": false, '
-             '"route": "memory"}\n```')
+    reply = (
+        "<think>The user asks about their own past.</think>\n```json\n"
+        '{"personal": "yes", "temporal": "true", "named_entity": 0, "factual": false, '
+        '"route": "memory"}\n```'
+    )
     cls = LLMRouter(ScriptedChatModel(replies=[reply])).classify("上次我们聊了什么？")
     assert (cls.label, cls.personal, cls.temporal, cls.named_entity) == ("memory_primary", True, True, False)
     assert cls.confidence == 0.7  # none given
@@ -227,14 +241,17 @@ def test_llm_reply_without_a_route_is_decided_from_its_flags() -> None:
     assert cls.label == "memory_primary" and cls.source == "llm"
 
 
-@pytest.mark.parametrize("junk", [
-    "",
-    "This query is about the user's personal life, so search memory.",
-    '{"personal": true, "route": "memory"',  # cut off
-    '{"answer": "memory"}',
-    '{"personal": "maybe", "route": "memory"}',
-    '{"route": "the internet"}',
-])
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "",
+        "This query is about the user's personal life, so search memory.",
+        '{"personal": true, "route": "memory"',  # cut off
+        '{"answer": "memory"}',
+        '{"personal": "maybe", "route": "memory"}',
+        '{"route": "the internet"}',
+    ],
+)
 def test_broken_llm_output_falls_back_to_the_rules(junk: str, caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedChatModel(replies=[junk, junk])
     with caplog.at_level(logging.WARNING, logger="ripplemem.retrieval.route_rules"):

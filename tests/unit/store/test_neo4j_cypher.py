@@ -18,8 +18,7 @@ ROOT = Path(__file__).resolve().parents[3]
 CHECKER = ROOT / "tests" / "cypher" / "check_cypher.mjs"
 PARSER = ROOT / "tests" / "cypher" / "node_modules" / "@neo4j-cypher" / "language-support"
 # The modules that send Cypher to the driver.
-SENDERS = [ROOT / "ripplemem" / "store" / "neo4j" / name
-           for name in ("index.py", "graph.py", "backend.py")]
+SENDERS = [ROOT / "ripplemem" / "store" / "neo4j" / name for name in ("index.py", "graph.py", "backend.py")]
 SCOPE_LABELS = (":Memory", ":Entity", ":RippleNode")
 
 
@@ -48,10 +47,18 @@ def _parse(statements: dict[str, str]) -> dict[str, dict]:
     if node is None:
         pytest.skip("Cypher syntax check: no `node` on PATH (install Node.js 20+)")
     if not PARSER.is_dir():
-        pytest.skip("Cypher syntax check: Neo4j's parser is not installed; run `make install` "
-                    "(npm ci in tests/cypher)")
-    done = subprocess.run([node, str(CHECKER)], input=json.dumps(statements), capture_output=True,
-                          text=True, timeout=120, check=True)
+        pytest.skip(
+            "Cypher syntax check: Neo4j's parser is not installed; run `make install` "
+            "(npm ci in tests/cypher)"
+        )
+    done = subprocess.run(
+        [node, str(CHECKER)],
+        input=json.dumps(statements),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -63,8 +70,18 @@ def parsed() -> dict[str, dict]:
 
 def test_the_backend_has_a_statement_for_every_job() -> None:
     """The collection below is not empty by accident: vectors, full text, mirror, pull, spread."""
-    for name in ("SET_VECTORS", "QUERY_VECTORS", "QUERY_KEYWORDS", "MERGE_MEMORIES", "MERGE_EDGES[RELATES]",
-                 "DELETE_NODES", "SCOPE_EDGES", "SPREAD", "SCHEMA[0]", "vector_index_statement(384)"):
+    for name in (
+        "SET_VECTORS",
+        "QUERY_VECTORS",
+        "QUERY_KEYWORDS",
+        "MERGE_MEMORIES",
+        "MERGE_EDGES[RELATES]",
+        "DELETE_NODES",
+        "SCOPE_EDGES",
+        "SPREAD",
+        "SCHEMA[0]",
+        "vector_index_statement(384)",
+    ):
         assert name in STATEMENTS
 
 
@@ -78,9 +95,9 @@ BROKEN = {
     "unclosed map": "MATCH (m:Memory {user_id: $user_id) RETURN m",
     "misspelt keyword": "MATCH (m:Memory) WHERE m.user_id = $user_id RETRUN m.id",
     "no such procedure": "CALL db.index.vector.queryNode('ripplemem_memory_embedding', $k, $v) YIELD node "
-                         "RETURN node",
+    "RETURN node",
     "argument missing": "CALL db.index.vector.queryNodes('ripplemem_memory_embedding', $k) YIELD node "
-                        "RETURN node",
+    "RETURN node",
     "ends in MATCH": "MATCH (m:Memory) WHERE m.user_id = $user_id",
     "no such function": "MATCH (m:Memory) RETURN vector.similarity.cosin(m.embedding, $v) AS score",
 }
@@ -131,8 +148,11 @@ def _cypher_names(node: ast.expr, loops: dict[str, list[str]]) -> list[str]:
         return _cypher_names(node.value, loops)
     if isinstance(node, ast.Tuple):
         return [name for element in node.elts for name in _cypher_names(element, loops)]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr == "vector_index_statement":
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "vector_index_statement"
+    ):
         return ["vector_index_statement(384)"]
     if isinstance(node, ast.Name) and node.id in loops:
         return loops[node.id]
@@ -182,7 +202,8 @@ def _is_statement(node: ast.expr) -> bool:
     if isinstance(node, ast.Starred):
         node = node.value
     return isinstance(node, ast.Name) or (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "statement")
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "statement"
+    )
 
 
 def test_cypher_reaches_the_driver_only_through_statement() -> None:
@@ -190,9 +211,12 @@ def test_cypher_reaches_the_driver_only_through_statement() -> None:
     for path in SENDERS:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("read", "write", "write_count", "stream")
-                    and _receiver(node.func.value) in ("_conn", "connection")):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("read", "write", "write_count", "stream")
+                and _receiver(node.func.value) in ("_conn", "connection")
+            ):
                 continue
             where = f"{path.name}:{node.lineno}"
             (arg,) = node.args
@@ -202,5 +226,8 @@ def test_cypher_reaches_the_driver_only_through_statement() -> None:
                 elements = [arg.elt] if isinstance(arg, ast.ListComp) else arg.elts
                 assert all(_is_statement(e) for e in elements), where
             else:  # a list built by a method that returns statement(...) results
-                assert isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) \
-                    and arg.func.attr == "statements", where
+                assert (
+                    isinstance(arg, ast.Call)
+                    and isinstance(arg.func, ast.Attribute)
+                    and arg.func.attr == "statements"
+                ), where
