@@ -189,8 +189,14 @@ class KeywordIndex:
             held: list[set[str] | None] = [None if p is None else set() for p in positions]
             wanted = np.array([-1 if p is None else p for p in positions], dtype=np.int64)
             for term in dict.fromkeys(terms):
+                # A term's postings are in ascending position order (positions only grow, folds
+                # sort stably and renumber monotonically): a binary search per wanted memory, not
+                # a sort of postings that run to the tens of thousands for a common word.
                 docs = self._term_postings(term)[0]
-                for i in np.flatnonzero(np.isin(wanted, docs)):
+                if not docs.size:
+                    continue
+                at = np.minimum(np.searchsorted(docs, wanted), docs.size - 1)
+                for i in np.flatnonzero(docs[at] == wanted):
                     held[int(i)].add(term)  # type: ignore[union-attr]
             return held
 

@@ -3,6 +3,8 @@ deletes and compaction."""
 
 from __future__ import annotations
 
+import random
+
 from ripplemem.index.bm25 import KeywordIndex, index_terms, query_terms
 
 DOCS = {
@@ -55,6 +57,28 @@ def test_which_query_terms_each_memory_holds_comes_from_the_postings() -> None:
     ]
     assert held[2] == set(terms) and held[0] == {"carolin"}
     assert held[3] is None  # not indexed here: the caller reads the text itself
+
+
+def test_holding_agrees_with_the_texts_through_replacements_removals_and_compaction() -> None:
+    """holding reads postings by binary search, which needs them in position order: after texts are
+    replaced, removed (compaction included) and added again, it still says what each text holds."""
+    rng = random.Random(5)
+    words = ["tea", "green", "hike", "berlin", "lin", "train", "knee", "clinic", "june", "cat"]
+    texts = {f"m{i}": " ".join(rng.sample(words, 4)) for i in range(1500)}
+    index = _fresh(texts)
+    for step in range(6):
+        changed = {f"m{rng.randrange(2000)}": " ".join(rng.sample(words, 3)) for _ in range(300)}
+        index.add([(key, index_terms(text)) for key, text in changed.items()])  # replaces or adds
+        texts.update(changed)
+        gone = rng.sample(sorted(texts), 700 if step == 2 else 50)  # step 2 triggers compaction
+        index.remove(gone)
+        for key in gone:
+            texts.pop(key)
+        terms = query_terms("green tea on the train to Berlin")
+        sample = rng.sample(sorted(texts), 60)
+        assert index.holding(terms, sample) == [
+            {t for t in terms if t in index_terms(texts[k])} for k in sample
+        ]
 
 
 def test_compaction_keeps_every_live_posting() -> None:
