@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,24 +17,6 @@ from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.store.archive import decode_segment
 from ripplemem.types import Memory
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    """Time starts on 2025-01-01 and moves only when a test says so."""
-    return ManualClock()
-
-
-@pytest.fixture
-def mem(
-    backend: dict[str, Any], tmp_path: Path, embedder: Embedder, clock: ManualClock
-) -> Iterator[RippleMem]:
-    """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
-    handle = RippleMem(
-        tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
-    )
-    yield handle
-    handle.close()
 
 
 def touch(mem: RippleMem, memory: Memory, times: int = 1) -> None:

@@ -4,37 +4,15 @@ controlled clock, with reports, history and dry runs."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from internals import engine_of
 from manual_clock import ManualClock
 
-from ripplemem import RippleMem, StoreOptions
-from ripplemem.embedding.embedders import Embedder
+from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.store.history_table import read_history
 from ripplemem.types import Memory
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    """Time starts on 2025-01-01 and moves only when a test says so."""
-    return ManualClock()
-
-
-@pytest.fixture
-def mem(
-    backend: dict[str, Any], tmp_path: Path, embedder: Embedder, clock: ManualClock
-) -> Iterator[RippleMem]:
-    """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
-    handle = RippleMem(
-        tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
-    )
-    yield handle
-    handle.close()
 
 
 def touch(mem: RippleMem, memory: Memory, times: int) -> None:
