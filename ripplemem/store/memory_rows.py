@@ -153,11 +153,14 @@ def fts_query(text: str) -> str | None:
 def index_metadata(
     user_id: str, agent_id: str | None, session_id: str | None, memory_type: str, when: float | None
 ) -> dict[str, Any]:
-    """What a vector index keeps beside each vector so it can filter without SQLite."""
-    return {
-        "user_id": user_id,
-        "agent_id": agent_id or "",
-        "session_id": session_id or "",
-        "type": memory_type,
-        "when": float(when or 0.0),
-    }
+    """What a vector index keeps beside each vector so it can filter without SQLite.
+
+    An unset agent or session is left out (readers take a missing key as ""): every metadata
+    field costs a Chroma write about a tenth of its time, and no filter asks for an empty value.
+    """
+    meta: dict[str, Any] = {"user_id": user_id, "type": memory_type, "when": float(when or 0.0)}
+    if agent_id:
+        meta["agent_id"] = agent_id
+    if session_id:
+        meta["session_id"] = session_id
+    return meta

@@ -246,3 +246,25 @@ if text_index.name.startswith("chroma"):
 store.set_meta("vector_index", index.name)
 """
     assert sorted(line for line, _ in index_branches(old)) == [2, 4, 5, 6, 8]
+
+
+@pytest.mark.parametrize("kind", ["numpy", "chroma"])
+def test_a_batch_of_neighbour_lookups_answers_each_vector_in_its_place(tmp_path: Path, kind: str) -> None:
+    """query_many over more vectors than one Chroma call takes (its calls run side by side) gives,
+    row by row, what one query per vector gives: a batch write links each memory to its own
+    neighbours, never to another item's."""
+    rng = np.random.default_rng(7)
+    stored = rng.standard_normal((1200, 16)).astype(np.float32)
+    stored /= np.linalg.norm(stored, axis=1, keepdims=True)
+    index: VectorIndex = NumpyIndex() if kind == "numpy" else ChromaIndex(str(tmp_path))
+    try:
+        ids = [f"m{i}" for i in range(len(stored))]
+        index.add("u", ids, stored, [{"type": "episodic", "when": 0.0}] * len(ids))
+        # Noisy copies of stored vectors: each query's nearest neighbour is the one it was made from.
+        queries = stored[:700] + 0.01 * rng.standard_normal((700, 16)).astype(np.float32)
+        batched = index.query_many("u", queries, 3)
+        single = [index.query("u", vector, 3) for vector in queries]
+    finally:
+        index.close()
+    assert [[i for i, _ in row] for row in batched] == [[i for i, _ in row] for row in single]
+    assert [row[0][0] for row in batched] == ids[:700]
