@@ -115,7 +115,7 @@ class VectorIndex(Protocol):
         ...
 
 
-class _UserMatrix:
+class UserMatrix:
     """One user's vectors in a growable float32 matrix, with filter columns beside it."""
 
     def __init__(self, dim: int) -> None:
@@ -129,6 +129,7 @@ class _UserMatrix:
         self.when = np.zeros(16, dtype=np.float64)
 
     def add(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
+        """Add (or replace) vectors with their filter columns."""
         self.remove([i for i in ids if i in self.position])
         need = self.size + len(ids)
         if need > len(self.matrix):
@@ -150,6 +151,7 @@ class _UserMatrix:
         self.size = need
 
     def remove(self, ids: Sequence[str]) -> None:
+        """Remove vectors by id (unknown ids are ignored)."""
         # Swap-remove keeps rows contiguous so a query is one matrix-vector product.
         for memory_id in ids:
             row = self.position.pop(memory_id, None)
@@ -167,7 +169,43 @@ class _UserMatrix:
                 column.pop()
             self.size = last
 
+    def top_k(self, vector: np.ndarray, k: int, flt: VectorFilter | None = None) -> list[tuple[str, float]]:
+        """Exact top-k (id, cosine) among the vectors passing the filter."""
+        if self.size == 0:
+            return []
+        # einsum, not BLAS: a BLAS matrix-vector product runs on every core and its threads then
+        # spin, which doubled the next query embedding's time (ONNX needs the same cores).
+        scores = np.einsum("ij,j->i", self.matrix[: self.size], np.asarray(vector, dtype=np.float32))
+        mask = self.mask(flt or VectorFilter())
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        count = int(self.size if mask is None else mask.sum())
+        k = min(k, count)
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        top = top[np.argsort(-scores[top])]
+        return [(self.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def top_k_many(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Exact top-k for each row of `vectors`, in one matrix product."""
+        if self.size == 0 or k <= 0 or not len(vectors):
+            return [[] for _ in range(len(vectors))]
+        scores = np.asarray(vectors, dtype=np.float32) @ self.matrix[: self.size].T
+        k = min(k, self.size)
+        top = (
+            np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            if k < self.size
+            else np.tile(np.arange(self.size), (len(scores), 1))
+        )
+        found = []
+        for row, columns in zip(scores, top, strict=True):
+            columns = columns[np.argsort(-row[columns])]
+            found.append([(self.ids[i], float(row[i])) for i in columns])
+        return found
+
     def mask(self, flt: VectorFilter) -> np.ndarray | None:
+        """Which rows pass the filter, or None when it passes every row."""
         if flt == VectorFilter():
             return None
         keep = np.ones(self.size, dtype=bool)
@@ -194,7 +232,7 @@ class NumpyIndex:
     on_damage: Callable[[], None] | None = None  # nothing on disk to break
 
     def __init__(self) -> None:
-        self._users: dict[str, _UserMatrix] = {}
+        self._users: dict[str, UserMatrix] = {}
         self._lock = threading.RLock()
 
     def add(
@@ -206,7 +244,7 @@ class NumpyIndex:
         with self._lock:
             users = self._users.get(user_id)
             if users is None:
-                users = self._users[user_id] = _UserMatrix(vectors.shape[1])
+                users = self._users[user_id] = UserMatrix(vectors.shape[1])
             users.add(ids, vectors, metadatas)
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
@@ -221,38 +259,13 @@ class NumpyIndex:
         """Exact top-k by cosine similarity."""
         with self._lock:
             users = self._users.get(user_id)
-            if users is None or users.size == 0:
-                return []
-            scores = users.matrix[: users.size] @ np.asarray(vector, dtype=np.float32)
-            mask = users.mask(flt or VectorFilter())
-            if mask is not None:
-                scores = np.where(mask, scores, -np.inf)
-            count = int(users.size if mask is None else mask.sum())
-            k = min(k, count)
-            if k <= 0:
-                return []
-            top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-            top = top[np.argsort(-scores[top])]
-            return [(users.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+            return [] if users is None else users.top_k(vector, k, flt)
 
     def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """Exact top-k for each row of `vectors`, in one matrix product."""
         with self._lock:
             users = self._users.get(user_id)
-            if users is None or users.size == 0 or k <= 0 or not len(vectors):
-                return [[] for _ in range(len(vectors))]
-            scores = np.asarray(vectors, dtype=np.float32) @ users.matrix[: users.size].T
-            k = min(k, users.size)
-            top = (
-                np.argpartition(-scores, k - 1, axis=1)[:, :k]
-                if k < users.size
-                else np.tile(np.arange(users.size), (len(scores), 1))
-            )
-            found = []
-            for row, columns in zip(scores, top, strict=True):
-                columns = columns[np.argsort(-row[columns])]
-                found.append([(users.ids[i], float(row[i])) for i in columns])
-            return found
+            return [[] for _ in range(len(vectors))] if users is None else users.top_k_many(vectors, k)
 
     def count(self, user_id: str) -> int:
         """How many vectors one user has."""

@@ -19,7 +19,7 @@ import numpy as np
 from ripplemem.core.choices import Isolation, literal_values
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
 from ripplemem.store.process_lock import ProcessLock
-from ripplemem.store.vectors.base import NumpyIndex, VectorFilter, VectorIndex
+from ripplemem.store.vectors.base import NumpyIndex, UserMatrix, VectorFilter, VectorIndex
 from ripplemem.store.vectors.chroma_files import (
     CHROMA_DIRNAME,
     LOCK_FILENAME,
@@ -29,6 +29,7 @@ from ripplemem.store.vectors.chroma_files import (
     remove_dropped_segments,
 )
 from ripplemem.store.vectors.chroma_health import find_damage
+from ripplemem.store.vectors.exact_mirror import ExactMirrors, Rows
 
 COLLECTION_PREFIX = "rm_"
 # isolation="filter": every user's vectors in this one collection, each tagged with its user id.
@@ -68,6 +69,26 @@ def _where(flt: VectorFilter | None, user_id: str | None = None) -> dict[str, An
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+_NO_ROWS: Rows = ([], np.zeros((0, 0), dtype=np.float32), [])
+
+
+def _read_all(collection: Any) -> Rows:
+    """Every id, vector and metadata of a collection, read a page at a time."""
+    ids: list[str] = []
+    vectors: list[np.ndarray] = []
+    metadatas: list[dict[str, Any]] = []
+    while True:
+        page = collection.get(include=["embeddings", "metadatas"], limit=_MAX_BATCH, offset=len(ids))
+        ids.extend(page["ids"])
+        if len(page["ids"]):
+            vectors.append(np.asarray(page["embeddings"], dtype=np.float32))
+        metadatas.extend(dict(meta or {}) for meta in page["metadatas"])
+        if len(page["ids"]) < _MAX_BATCH:
+            break
+    matrix = np.concatenate(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+    return ids, matrix, metadatas
 
 
 class ChromaIndex:
@@ -115,6 +136,9 @@ class ChromaIndex:
             ) from exc
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         self._collections: dict[str, Any] = {}
+        # Small per-user collections are also held in memory and searched exactly (exact_mirror);
+        # not on a server, where other clients' writes would go unseen.
+        self._exact = ExactMirrors()
         self._lock = threading.RLock()
         self._process_lock: ProcessLock | None = None
         self._reopen: Callable[[], Any] | None = None
@@ -167,6 +191,7 @@ class ChromaIndex:
     def _open_checked(self, verify: str) -> None:
         """Check the files before Chroma loads them, then open the client on what is sound."""
         assert self._process_lock is not None and self._reopen is not None
+        self._exact.forget()
         found = find_damage(self._directory, verify)
         if verify == "probe":
             self._process_lock.mark_written()  # Chroma may have applied its log in the probe
@@ -217,6 +242,7 @@ class ChromaIndex:
     def _refresh(self) -> None:
         # Another process wrote: drop our in-memory HNSW copies and load what is on disk now.
         self._collections.clear()
+        self._exact.forget()
         close = getattr(self._client, "close", None)
         if close is not None:
             close()
@@ -291,8 +317,9 @@ class ChromaIndex:
                     metadatas=clean[start:stop],
                 )
 
-        with self._guard(write=True):
+        with self._guard(write=True), self._mirrored_write(user_id):
             self._on(user_id, upsert, None, create=True)
+            self._exact.added(user_id, ids, vectors, clean)
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Remove vectors of one user."""
@@ -304,8 +331,9 @@ class ChromaIndex:
             for start in range(0, len(ids), _MAX_BATCH):
                 collection.delete(ids=list(ids[start : start + _MAX_BATCH]), where=where)
 
-        with self._guard(write=True):
+        with self._guard(write=True), self._mirrored_write(user_id):
             self._on(user_id, remove, None)
+            self._exact.removed(user_id, ids)
 
     def _nearest(
         self,
@@ -344,6 +372,9 @@ class ChromaIndex:
         embeddings = [np.asarray(vector, dtype=np.float32)]
         where = _where(flt, self._scope(user_id))
         with self._guard():
+            mirror = self._mirror(user_id)
+            if mirror is not None:
+                return mirror.top_k(embeddings[0], k, flt)
             return self._on(user_id, lambda c: self._nearest(c, user_id, embeddings, k, where)[0], [])
 
     def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
@@ -372,7 +403,30 @@ class ChromaIndex:
             return [row for part in parts for row in part]
 
         with self._guard():
+            mirror = self._mirror(user_id)
+            if mirror is not None:
+                return mirror.top_k_many(vectors, k)
             return self._on(user_id, nearest, nothing)
+
+    def _mirror(self, user_id: str) -> UserMatrix | None:
+        """The in-memory copy of the user's collection while it is small, else None (call under
+        the guard)."""
+        if self.remote or self.isolation == "filter":
+            return None
+        return self._exact.find(
+            user_id,
+            count=lambda: self._on(user_id, lambda collection: int(collection.count()), 0),
+            read=lambda: self._on(user_id, _read_all, _NO_ROWS),
+        )
+
+    @contextmanager
+    def _mirrored_write(self, user_id: str) -> Iterator[None]:
+        """A write that fails part way may have reached Chroma in part: the mirror is read again."""
+        try:
+            yield
+        except BaseException:
+            self._exact.forget(user_id)
+            raise
 
     def count(self, user_id: str) -> int:
         """How many vectors one user has."""
@@ -421,6 +475,7 @@ class ChromaIndex:
         """Delete every vector of this store (its collections only), keeping its isolation."""
         with self._guard(write=True):
             self._collections.clear()
+            self._exact.forget()
             for name in self._own_names():
                 self._client.delete_collection(name)
             remove_dropped_segments(self._directory)
@@ -440,6 +495,7 @@ class ChromaIndex:
                 self._on(user_id, lambda collection: collection.delete(where={"user_id": user_id}), None)
                 return
             self._collections.pop(user_id, None)
+            self._exact.forget(user_id)
             name = collection_name(user_id, self._prefix)
             # An absent collection raises NotFoundError or ValueError by chromadb version.
             with contextlib.suppress(Exception):
@@ -477,6 +533,7 @@ class ChromaIndex:
                     with contextlib.suppress(Exception):  # already gone, or the server went away
                         self._client.delete_collection(name)
             self._collections.clear()
+            self._exact.forget()
             if self._process_lock is not None:
                 close = getattr(self._client, "close", None)
                 if close is not None:
