@@ -6,11 +6,9 @@ every collection name keeps stores that share the server apart."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -20,6 +18,18 @@ from ripplemem.core.choices import Isolation, literal_values
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
 from ripplemem.store.process_lock import ProcessLock
 from ripplemem.store.vectors.base import NumpyIndex, UserMatrix, VectorFilter, VectorIndex
+from ripplemem.store.vectors.chroma_calls import (
+    COLLECTION_PREFIX,
+    NO_ROWS,
+    all_ids,
+    collection_name,
+    delete,
+    nearest,
+    nearest_many,
+    read_all,
+    upsert,
+    where_clause,
+)
 from ripplemem.store.vectors.chroma_files import (
     CHROMA_DIRNAME,
     LOCK_FILENAME,
@@ -29,9 +39,8 @@ from ripplemem.store.vectors.chroma_files import (
     remove_dropped_segments,
 )
 from ripplemem.store.vectors.chroma_health import find_damage
-from ripplemem.store.vectors.exact_mirror import ExactMirrors, Rows
+from ripplemem.store.vectors.exact_mirror import ExactMirrors
 
-COLLECTION_PREFIX = "rm_"
 # isolation="filter": every user's vectors in this one collection, each tagged with its user id.
 # Not under COLLECTION_PREFIX, so consistency checks never take it for a departed user's collection.
 SHARED_COLLECTION = "ripplemem_shared"
@@ -40,55 +49,7 @@ ISOLATIONS = literal_values(Isolation)
 # two processes at once (vectors written by one are lost when the other persists its stale copy).
 # Every operation on an on-disk index therefore holds the inter-process lock LOCK_FILENAME, and a
 # process whose copy is stale (another process wrote since) reopens its client first.
-_MAX_BATCH = 5000
-_QUERY_BATCH = 256
-_QUERY_THREADS = max(1, min(4, os.cpu_count() or 1))
 _T = TypeVar("_T")
-
-
-def collection_name(user_id: str, prefix: str = COLLECTION_PREFIX) -> str:
-    """A valid Chroma collection name for a user (a hash: user ids may hold any character)."""
-    return prefix + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
-
-
-def _where(flt: VectorFilter | None, user_id: str | None = None) -> dict[str, Any] | None:
-    """Chroma's where clause for a filter; with user_id (shared collection) the user is always in it."""
-    clauses: list[dict[str, Any]] = [] if user_id is None else [{"user_id": user_id}]
-    if flt is None:
-        flt = VectorFilter()
-    if flt.agent_id is not None:
-        clauses.append({"agent_id": flt.agent_id})
-    if flt.session_id is not None:
-        clauses.append({"session_id": flt.session_id})
-    if flt.types:
-        clauses.append({"type": {"$in": list(flt.types)}})
-    if flt.since is not None:
-        clauses.append({"when": {"$gte": flt.since}})
-    if flt.until is not None:
-        clauses.append({"when": {"$lt": flt.until}})
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-_NO_ROWS: Rows = ([], np.zeros((0, 0), dtype=np.float32), [])
-
-
-def _read_all(collection: Any) -> Rows:
-    """Every id, vector and metadata of a collection, read a page at a time."""
-    ids: list[str] = []
-    vectors: list[np.ndarray] = []
-    metadatas: list[dict[str, Any]] = []
-    while True:
-        page = collection.get(include=["embeddings", "metadatas"], limit=_MAX_BATCH, offset=len(ids))
-        ids.extend(page["ids"])
-        if len(page["ids"]):
-            vectors.append(np.asarray(page["embeddings"], dtype=np.float32))
-        metadatas.extend(dict(meta or {}) for meta in page["metadatas"])
-        if len(page["ids"]) < _MAX_BATCH:
-            break
-    matrix = np.concatenate(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
-    return ids, matrix, metadatas
 
 
 class ChromaIndex:
@@ -308,60 +269,19 @@ class ChromaIndex:
         if self.isolation == "filter":
             clean = [{**m, "user_id": user_id} for m in clean]
 
-        def upsert(collection: Any) -> None:
-            for start in range(0, len(ids), _MAX_BATCH):
-                stop = start + _MAX_BATCH
-                collection.upsert(
-                    ids=list(ids[start:stop]),
-                    embeddings=np.asarray(vectors[start:stop]),
-                    metadatas=clean[start:stop],
-                )
-
         with self._guard(write=True), self._mirrored_write(user_id):
-            self._on(user_id, upsert, None, create=True)
+            self._on(user_id, lambda collection: upsert(collection, ids, vectors, clean), None, create=True)
             self._exact.added(user_id, ids, vectors, clean)
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Remove vectors of one user."""
         if not len(ids):
             return
-        where = _where(None, self._scope(user_id))
-
-        def remove(collection: Any) -> None:
-            for start in range(0, len(ids), _MAX_BATCH):
-                collection.delete(ids=list(ids[start : start + _MAX_BATCH]), where=where)
+        where = where_clause(None, self._scope(user_id))
 
         with self._guard(write=True), self._mirrored_write(user_id):
-            self._on(user_id, remove, None)
+            self._on(user_id, lambda collection: delete(collection, ids, where), None)
             self._exact.removed(user_id, ids)
-
-    def _nearest(
-        self,
-        collection: Any,
-        user_id: str,
-        embeddings: list[np.ndarray],
-        k: int,
-        where: dict[str, Any] | None,
-    ) -> list[list[tuple[str, float]]]:
-        """(id, cosine) of the k nearest for each embedding; empty lists when nothing is stored."""
-        try:
-            # Chroma >= 1.0 returns fewer rows when k exceeds what it holds: no count() round trip
-            # first (2-3 ms at 10k vectors, more per user under filter isolation).
-            result = collection.query(
-                query_embeddings=embeddings, n_results=k, where=where, include=["distances"]
-            )
-        except Exception:
-            # An older server may refuse n_results > count: ask for at most what it holds.
-            total = self._count(collection, user_id)
-            if total == 0:
-                return [[] for _ in embeddings]
-            result = collection.query(
-                query_embeddings=embeddings, n_results=min(k, total), where=where, include=["distances"]
-            )
-        return [
-            [(memory_id, 1.0 - float(distance)) for memory_id, distance in zip(ids, distances, strict=True)]
-            for ids, distances in zip(result["ids"], result["distances"], strict=True)
-        ]
 
     def query(
         self, user_id: str, vector: np.ndarray, k: int, flt: VectorFilter | None = None
@@ -370,43 +290,29 @@ class ChromaIndex:
         if k <= 0:
             return []
         embeddings = [np.asarray(vector, dtype=np.float32)]
-        where = _where(flt, self._scope(user_id))
+        where = where_clause(flt, self._scope(user_id))
         with self._guard():
             mirror = self._mirror(user_id)
             if mirror is not None:
                 return mirror.top_k(embeddings[0], k, flt)
-            return self._on(user_id, lambda c: self._nearest(c, user_id, embeddings, k, where)[0], [])
+            return self._on(
+                user_id, lambda c: nearest(c, embeddings, k, where, self._counter(c, user_id))[0], []
+            )
 
     def query_many(self, user_id: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """Approximate top-k for each row of `vectors`, in batched queries."""
         nothing: list[list[tuple[str, float]]] = [[] for _ in range(len(vectors))]
         if k <= 0 or not len(vectors):
             return nothing
-        where = _where(None, self._scope(user_id))
-
-        def nearest(collection: Any) -> list[list[tuple[str, float]]]:
-            batches = [
-                [np.asarray(v, dtype=np.float32) for v in vectors[start : start + _QUERY_BATCH]]
-                for start in range(0, len(vectors), _QUERY_BATCH)
-            ]
-
-            def answer(batch: list[np.ndarray]) -> list[list[tuple[str, float]]]:
-                return self._nearest(collection, user_id, batch, k, where)
-
-            # Chroma answers one query call on one core and releases the GIL meanwhile: a batch
-            # write's neighbour lookups take half the time split over two calls at once.
-            if len(batches) == 1 or _QUERY_THREADS == 1:
-                parts = [answer(batch) for batch in batches]
-            else:
-                with ThreadPoolExecutor(max_workers=min(_QUERY_THREADS, len(batches))) as pool:
-                    parts = list(pool.map(answer, batches))
-            return [row for part in parts for row in part]
+        where = where_clause(None, self._scope(user_id))
 
         with self._guard():
             mirror = self._mirror(user_id)
             if mirror is not None:
                 return mirror.top_k_many(vectors, k)
-            return self._on(user_id, nearest, nothing)
+            return self._on(
+                user_id, lambda c: nearest_many(c, vectors, k, where, self._counter(c, user_id)), nothing
+            )
 
     def _mirror(self, user_id: str) -> UserMatrix | None:
         """The in-memory copy of the user's collection while it is small, else None (call under
@@ -416,7 +322,7 @@ class ChromaIndex:
         return self._exact.find(
             user_id,
             count=lambda: self._on(user_id, lambda collection: int(collection.count()), 0),
-            read=lambda: self._on(user_id, _read_all, _NO_ROWS),
+            read=lambda: self._on(user_id, read_all, NO_ROWS),
         )
 
     @contextmanager
@@ -436,21 +342,16 @@ class ChromaIndex:
     def _count(self, collection: Any, user_id: str) -> int:
         if self.isolation != "filter":
             return int(collection.count())
-        return len(self._ids(collection, user_id))
+        return len(all_ids(collection, where_clause(None, self._scope(user_id))))
+
+    def _counter(self, collection: Any, user_id: str) -> Callable[[], int]:
+        return lambda: self._count(collection, user_id)
 
     def ids(self, user_id: str) -> set[str]:
         """The ids of every vector one user has (for consistency checks)."""
         with self._guard():
-            return self._on(user_id, lambda collection: self._ids(collection, user_id), set())
-
-    def _ids(self, collection: Any, user_id: str) -> set[str]:
-        found: set[str] = set()
-        where = _where(None, self._scope(user_id))
-        while True:
-            page = collection.get(where=where, include=[], limit=_MAX_BATCH, offset=len(found))["ids"]
-            found.update(page)
-            if len(page) < _MAX_BATCH:
-                return found
+            where = where_clause(None, self._scope(user_id))
+            return self._on(user_id, lambda collection: all_ids(collection, where), set())
 
     def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
         """This store's per-user collections of no user in `user_ids`, with their vector counts

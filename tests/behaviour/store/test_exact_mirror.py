@@ -95,7 +95,7 @@ def test_a_write_that_fails_part_way_leaves_the_mirror_as_chroma_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Chroma takes a large write in parts; when a later part fails, the parts it took are found."""
-    monkeypatch.setattr("ripplemem.store.vectors.chroma._MAX_BATCH", 100)
+    monkeypatch.setattr("ripplemem.store.vectors.chroma_calls.MAX_BATCH", 100)
     vectors, ids = unit_rows(250, 6), [f"m{i}" for i in range(250)]
     index = ChromaIndex(str(tmp_path))
     try:

@@ -22,7 +22,8 @@ import pytest
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.store.reconcile import PENDING_DIRNAME
 from ripplemem.store.sqlite import DB_FILENAME
-from ripplemem.store.vectors.chroma import CHROMA_DIRNAME, collection_name
+from ripplemem.store.vectors.chroma import CHROMA_DIRNAME
+from ripplemem.store.vectors.chroma_calls import collection_name
 from ripplemem.store.vectors.chroma_files import vector_segments
 from ripplemem.store.vectors.chroma_health import index_damage
 
