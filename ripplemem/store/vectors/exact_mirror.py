@@ -21,6 +21,9 @@ from ripplemem.store.vectors.base import UserMatrix
 EXACT_MAX_VECTORS = 16_000
 # At most this many collections are mirrored at once (about 25 MB each at the limit, MiniLM).
 MIRRORED_COLLECTIONS = 8
+# A collection is read into memory at its third query among the recent ones: reading 10k vectors
+# costs ~0.1 s, so a server recalling for many users in turn must not read one per recall.
+QUERIES_BEFORE_MIRROR = 3
 
 Rows = tuple[Sequence[str], np.ndarray, Sequence[dict[str, Any]]]
 
@@ -35,21 +38,31 @@ def _unit_rows(vectors: np.ndarray) -> np.ndarray:
 class ExactMirrors:
     """In-memory copies of small collections, by collection key, least recently used out first.
 
-    A key is in one of three states: unknown (not read yet), mirrored (a UserMatrix), or too large
-    (None: Chroma answers). Callers hold the index's lock around every call.
+    A key is in one of three states: unknown (not read yet: Chroma answers), mirrored (a
+    UserMatrix), or too large (None: Chroma answers). Callers hold the index's lock around every
+    call.
     """
 
     def __init__(self, max_vectors: int | None = None, max_collections: int | None = None) -> None:
         self.max_vectors = EXACT_MAX_VECTORS if max_vectors is None else max_vectors
         self.max_collections = MIRRORED_COLLECTIONS if max_collections is None else max_collections
         self._mirrors: OrderedDict[str, UserMatrix | None] = OrderedDict()
+        # Queries of collections not mirrored yet, for the most recently queried few.
+        self._queries: OrderedDict[str, int] = OrderedDict()
 
     def find(self, key: str, count: Callable[[], int], read: Callable[[], Rows]) -> UserMatrix | None:
-        """The mirror of a collection, read on first use when it holds at most max_vectors
-        (`count` and `read` ask Chroma); None when it is larger."""
+        """The mirror of a collection, read at its QUERIES_BEFORE_MIRROR-th recent query when it
+        holds at most max_vectors (`count` and `read` ask Chroma); None when it is larger or not
+        read yet."""
         if key in self._mirrors:
             self._mirrors.move_to_end(key)
             return self._mirrors[key]
+        self._queries[key] = self._queries.pop(key, 0) + 1
+        while len(self._queries) > 4 * self.max_collections:
+            self._queries.popitem(last=False)
+        if self._queries[key] < QUERIES_BEFORE_MIRROR:
+            return None
+        del self._queries[key]
         mirror: UserMatrix | None = None
         if count() <= self.max_vectors:
             ids, vectors, metadatas = read()
@@ -86,8 +99,10 @@ class ExactMirrors:
         """Drop one collection's mirror (read again on next use), or every mirror."""
         if key is None:
             self._mirrors.clear()
+            self._queries.clear()
         else:
             self._mirrors.pop(key, None)
+            self._queries.pop(key, None)
 
 
 class _EmptyMirror(UserMatrix):

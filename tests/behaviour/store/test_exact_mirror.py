@@ -34,6 +34,12 @@ def metas(n: int) -> list[dict[str, object]]:
     ]
 
 
+def warm(index: ChromaIndex, user_id: str) -> None:
+    """Query as often as it takes for the index to read the collection into its mirror."""
+    for _ in range(exact_mirror.QUERIES_BEFORE_MIRROR):
+        index.query(user_id, unit_rows(1, 99)[0], 1)
+
+
 def exact(vectors: np.ndarray, ids: list[str], query: np.ndarray, k: int) -> list[str]:
     order = np.argsort(-(vectors @ query), kind="stable")[:k]
     return [ids[i] for i in order]
@@ -44,6 +50,7 @@ def test_a_small_collection_answers_the_exact_neighbours_and_filters_as_chroma_d
     index = ChromaIndex(str(tmp_path))
     try:
         index.add("u", ids, vectors, metas(400))
+        warm(index, "u")
         queries = unit_rows(20, 2)
         assert [[i for i, _ in index.query("u", q, 10)] for q in queries] == [
             exact(vectors, ids, q, 10) for q in queries
@@ -65,7 +72,7 @@ def test_a_write_through_another_handle_is_seen_by_the_next_query(tmp_path: Path
     try:
         first.add("u", ids, vectors, metas(100))
         probe = unit_rows(1, 4)[0]
-        assert first.query("u", probe, 1)[0][0] != "new"  # the mirror is read now
+        warm(first, "u")
         second.add("u", ["new"], probe[None, :], [{"type": "episodic", "when": 0.0}])
         assert first.query("u", probe, 1)[0][0] == "new"
         second.delete("u", ["new"])
@@ -83,7 +90,8 @@ def test_a_collection_grown_past_the_mirror_limit_still_answers_right(
     index = ChromaIndex(str(tmp_path))
     try:
         index.add("u", ids[:40], vectors[:40], metas(40))
-        assert index.query("u", vectors[3], 1)[0][0] == "m3"  # mirrored, 40 vectors
+        warm(index, "u")  # mirrored, 40 vectors
+        assert index.query("u", vectors[3], 1)[0][0] == "m3"
         index.add("u", ids[40:], vectors[40:], metas(80))  # 120: past the limit
         assert [index.query("u", v, 1)[0][0] for v in vectors] == ids
         assert [row[0][0] for row in index.query_many("u", vectors, 3)] == ids
@@ -100,7 +108,7 @@ def test_a_write_that_fails_part_way_leaves_the_mirror_as_chroma_is(
     index = ChromaIndex(str(tmp_path))
     try:
         index.add("u", ["seed"], unit_rows(1, 7), metas(1))
-        index.query("u", vectors[0], 1)  # the mirror is read now
+        warm(index, "u")
         calls = {"n": 0}
         upsert = Collection.upsert
 
