@@ -365,7 +365,7 @@ class SQLiteStore:
                 chunk = list(memory_ids[start : start + 500])
                 for memory_id, blob in self._conn.execute(
                     f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(chunk))}) "
-                    "AND user_id = ? AND embedding IS NOT NULL",
+                    "AND +user_id = ? AND embedding IS NOT NULL",
                     [*chunk, user_id],
                 ):
                     found[memory_id] = np.frombuffer(blob, dtype=np.float32)
