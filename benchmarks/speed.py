@@ -68,13 +68,28 @@ def _env(embedder: str) -> dict[str, str]:
 
 
 def spawn(python: str, system: str, task: list[str], embedder: str) -> dict[str, Any]:
-    """Run one worker; its JSON, or {"error": why} when it failed."""
+    """Run one worker, passing on its progress lines ("# ..." on stderr); its JSON, or
+    {"error": why} when it failed."""
     command = [python, os.path.join(HERE, "speed_systems.py"), system, *task]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=_env(embedder))
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        reason = [line for line in done.stderr.strip().splitlines() if line.strip()][-1:] or ["no output"]
-        return {"error": f"{system} exited {done.returncode}: {reason[0][:300]}"}
+    # stdout goes to a file, so a chatty library cannot fill a pipe while stderr is being read.
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        subprocess.Popen(
+            command, stdout=out, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(embedder)
+        ) as worker,
+    ):
+        assert worker.stderr is not None
+        errors: list[str] = []
+        for line in worker.stderr:
+            if line.startswith("# "):
+                print(line, end="", file=sys.stderr, flush=True)
+            elif line.strip():
+                errors = [line.strip()]
+        worker.wait()
+        out.seek(0)
+        lines = out.read().strip().splitlines()
+    if worker.returncode != 0 or not lines:
+        return {"error": f"{system} exited {worker.returncode}: {(errors or ['no output'])[0][:300]}"}
     return json.loads(lines[-1])
 
 

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -263,13 +264,20 @@ def speed(system: str, n: int, n_queries: int, k: int, cache: str | None, tmp: s
         batches = EmbedCache(cache, texts).chunks()
     else:
         batches = ((texts[s : s + 10_000], None) for s in range(0, n, 10_000))
-    meter, ingest = contention_meter(), 0.0
+    meter, ingest, done = contention_meter(), 0.0, 0
     for batch, vectors in batches:
         if vectors is not None:
             replay.load(batch, vectors)  # type: ignore[union-attr]
         started = time.perf_counter()
         store.add([{"content": text} for text in batch])
-        ingest += time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        ingest, done = ingest + seconds, done + len(batch)
+        if n >= 100_000:  # progress of a long ingest, passed on by speed.py
+            print(
+                f"# {system}: {done:,}/{n:,} ingested, {len(batch) / seconds:,.0f}/s",
+                file=sys.stderr,
+                flush=True,
+            )
     queries = make_queries(n_queries)
     out: dict[str, Any] = {
         "ingest_per_s": n / ingest,
