@@ -81,7 +81,7 @@ def gather_pool(
     keyword_scores = dict(keyword_hits)
     ids = list(dict.fromkeys([i for i, _ in dense_hits] + [i for i, _ in keyword_hits]))
     rows, _ = store.fetch_rows(ids, flt)
-    cosines = _cosines(rows, dict(dense_hits), query_vector, flt.user_id, store)
+    cosines = _cosines(rows, dict(dense_hits), query_vector, flt, store)
     keyword = np.array([keyword_scores.get(row["id"], 0.0) for row in rows], dtype=np.float64)
     return CandidatePool(rows=rows, dense=cosines, keyword=keyword)
 
@@ -90,20 +90,19 @@ def _cosines(
     rows: list[Any],
     dense: dict[str, float],
     query_vector: np.ndarray | None,
-    user_id: str,
+    flt: MemoryFilter,
     store: SQLiteStore,
 ) -> np.ndarray:
     """Each candidate's cosine with the query: the vector index's for the ones it found, from the
     stored vector for the ones only BM25 found (0 for an archived memory, whose vector is away)."""
-    cosines = np.array([dense.get(row["id"], np.nan) for row in rows], dtype=np.float64)
-    unknown = [row["id"] for row, cosine in zip(rows, cosines, strict=True) if np.isnan(cosine)]
-    if not unknown:
-        return cosines
-    stored = store.embeddings_of(unknown, user_id) if query_vector is not None else {}
-    query = np.asarray(query_vector, dtype=np.float32)
-    for position in np.flatnonzero(np.isnan(cosines)):
-        vector = stored.get(rows[position]["id"])
-        cosines[position] = 0.0 if vector is None else float(vector @ query)
+    cosines = np.array([dense.get(row["id"], 0.0) for row in rows], dtype=np.float64)
+    unknown = [position for position, row in enumerate(rows) if row["id"] not in dense]
+    if unknown and query_vector is not None:
+        found, vectors = store.fetch_rows([rows[i]["id"] for i in unknown], flt, with_embeddings=True)
+        if vectors is not None:
+            scores = vectors @ np.asarray(query_vector, dtype=np.float32)
+            by_id = {row["id"]: float(score) for row, score in zip(found, scores, strict=True)}
+            cosines[unknown] = [by_id.get(rows[i]["id"], 0.0) for i in unknown]
     return cosines
 
 

@@ -357,20 +357,6 @@ class SQLiteStore:
             return None
         return np.frombuffer(row[0], dtype=np.float32)
 
-    def embeddings_of(self, memory_ids: Sequence[str], user_id: str) -> dict[str, np.ndarray]:
-        """The stored vectors of some of a user's memories, by id (archived ones have none here)."""
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for start in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[start : start + 500])
-                for memory_id, blob in self._conn.execute(
-                    f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(chunk))}) "
-                    "AND +user_id = ? AND embedding IS NOT NULL",
-                    [*chunk, user_id],
-                ):
-                    found[memory_id] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
     def fetch(
         self, memory_ids: Sequence[str], flt: MemoryFilter, with_embeddings: bool = False
     ) -> tuple[list[Memory], np.ndarray | None]:
