@@ -24,8 +24,9 @@ chroma also run end to end with the live model, checking that formula. mem0 must
 (its embedder is built from its config), so it runs live, up to ``--mem0-max`` memories.
 
 Recall: k=10, p50/p95 over ``--queries`` queries, each embedded live (the model is part of recall
-latency). "other procs" is the CPU other processes used meanwhile (from /proc/stat): above ~0.3
-cores on a 2-core machine the numbers are contended. With ``--repeat R`` every speed run is
+latency). "disk" is the size of the system's folder after the run. "other procs" is the CPU other
+processes used meanwhile (from /proc/stat): above ~0.3 cores on a 2-core machine the numbers are
+contended. With ``--repeat R`` every speed run is
 repeated R times, interleaved, and medians are printed.
 
 Quality: LoCoMo evidence recall@10 (benchmarks/locomo.py's loader and metric; one store or user
@@ -147,7 +148,7 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     if errors:
         return errors[0]
     out = dict(runs[0])
-    for key in ("ingest_per_s", "rss_mb", "other_cores"):
+    for key in ("ingest_per_s", "rss_mb", "disk_mb", "other_cores"):
         out[key] = statistics.median(r[key] for r in runs)
     out["modes"] = {
         mode: {key: statistics.median(r["modes"][mode][key] for r in runs) for key in ("p50_ms", "p95_ms")}

@@ -29,13 +29,13 @@ def print_speed(sizes: dict[int, dict[str, Any]]) -> None:
         )
         print(
             "| system | mode | embedding | store-only ingest/s | ingest/s incl. embedding "
-            "| recall p50 (ms) | recall p95 (ms) | peak RSS (MB) | other procs (cores) |"
+            "| recall p50 (ms) | recall p95 (ms) | peak RSS (MB) | disk (MB) | other procs (cores) |"
         )
-        print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for (system, live), result in found["runs"].items():
             name = LABEL[system]
             if "error" in result:
-                print(f"| {name} | - | {'live' if live else 'cached'} | {result['error']} ||||||")
+                print(f"| {name} | - | {'live' if live else 'cached'} | {result['error']} |||||||")
                 continue
             if live:
                 how, store = f"live: {result['runtime']}", "-"
@@ -48,10 +48,11 @@ def print_speed(sizes: dict[int, dict[str, Any]]) -> None:
             for mode, latency in result["modes"].items():
                 print(
                     f"| {name} | {mode} | {how} | {store} | {total} | {latency['p50_ms']:.2f} "
-                    f"| {latency['p95_ms']:.2f} | {result['rss_mb']:,.0f} | {result['other_cores']:.2f} |"
+                    f"| {latency['p95_ms']:.2f} | {result['rss_mb']:,.0f} | {result['disk_mb']:,.0f} "
+                    f"| {result['other_cores']:.2f} |"
                 )
         for system, why in found["skipped"].items():
-            print(f"| {LABEL[system]} | - | - | {why} ||||||")
+            print(f"| {LABEL[system]} | - | - | {why} |||||||")
         print()
 
 

@@ -12,6 +12,7 @@ per LoCoMo conversation, one for the synthetic memories.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -54,6 +55,16 @@ def _peak_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _disk_mb(folder: str) -> float:
+    """Megabytes of every file under `folder` (the system's store on disk after the run)."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):  # a file removed while walking (a checkpointed WAL)
+                total += os.path.getsize(os.path.join(root, name))
+    return total / 2**20
 
 
 def _cpu_snapshot() -> tuple[float, float, float]:
@@ -297,7 +308,7 @@ def speed(system: str, n: int, n_queries: int, k: int, cache: str | None, tmp: s
         mode: {"p50_ms": 1000 * statistics.median(values), "p95_ms": 1000 * _percentile(values, 0.95)}
         for mode, values in latencies.items()
     }
-    out.update(rss_mb=_peak_rss_mb(), other_cores=meter())
+    out.update(rss_mb=_peak_rss_mb(), other_cores=meter(), disk_mb=_disk_mb(tmp))
     return out
 
 
