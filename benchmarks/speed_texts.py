@@ -136,13 +136,17 @@ WARM_UP = "warm up the model"
 
 
 def make_texts(n: int, seed: int = 7) -> list[str]:
-    """n realistic short memories: templates x names x objects x places x times, seeded."""
+    """n realistic short memories: templates x names x objects x places x times, seeded, each with
+    its own number. The combinations repeat (half of a million draws are repeats), and RippleMem
+    keeps one memory of texts alike in words and numbers while plain Chroma keeps every copy: with
+    a number each, every system holds all n."""
     rng = random.Random(seed)
     return [
         rng.choice(TEMPLATES).format(
             name=rng.choice(NAMES), obj=rng.choice(OBJECTS), place=rng.choice(PLACES), time=rng.choice(TIMES)
         )
-        for _ in range(n)
+        + f" (#{number})"
+        for number in range(1, n + 1)
     ]
 
 
