@@ -24,10 +24,11 @@ chroma also run end to end with the live model, checking that formula. mem0 must
 (its embedder is built from its config), so it runs live, up to ``--mem0-max`` memories.
 
 Recall: k=10, p50/p95 over ``--queries`` queries, each embedded live (the model is part of recall
-latency). "disk" is the size of the system's folder after the run. "other procs" is the CPU other
-processes used meanwhile (from /proc/stat): above ~0.3 cores on a 2-core machine the numbers are
-contended. With ``--repeat R`` every speed run is
-repeated R times, interleaved, and medians are printed.
+latency). "memories held" is the system's vector count after the ingest (every text is distinct,
+so each should hold all n). "disk" is the size of the system's folder after the run. "other
+procs" is the CPU other processes used meanwhile (from /proc/stat): above ~0.3 cores on a 2-core
+machine the numbers are contended. With ``--repeat R`` every speed run is repeated R times,
+interleaved, and medians are printed.
 
 Quality: LoCoMo evidence recall@10 (benchmarks/locomo.py's loader and metric; one store or user
 per conversation) for every system in the same run; ``--no-locomo`` skips it and

@@ -28,14 +28,14 @@ def print_speed(sizes: dict[int, dict[str, Any]]) -> None:
             f"{embedding['per_s']:,.0f} texts/s (other procs {embedding['other_cores']:.2f} cores)\n"
         )
         print(
-            "| system | mode | embedding | store-only ingest/s | ingest/s incl. embedding "
+            "| system | mode | embedding | memories held | store-only ingest/s | ingest/s incl. embedding "
             "| recall p50 (ms) | recall p95 (ms) | peak RSS (MB) | disk (MB) | other procs (cores) |"
         )
-        print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for (system, live), result in found["runs"].items():
             name = LABEL[system]
             if "error" in result:
-                print(f"| {name} | - | {'live' if live else 'cached'} | {result['error']} |||||||")
+                print(f"| {name} | - | {'live' if live else 'cached'} | {result['error']} ||||||||")
                 continue
             if live:
                 how, store = f"live: {result['runtime']}", "-"
@@ -45,14 +45,15 @@ def print_speed(sizes: dict[int, dict[str, Any]]) -> None:
                 how = f"cached vectors replayed{extra}"
                 store = f"{result['ingest_per_s']:,.0f}"
                 total = f"{combined(embedding['per_s'], result['ingest_per_s']):,.0f}"
+            held = "-" if result.get("held") is None else f"{result['held']:,}"
             for mode, latency in result["modes"].items():
                 print(
-                    f"| {name} | {mode} | {how} | {store} | {total} | {latency['p50_ms']:.2f} "
+                    f"| {name} | {mode} | {how} | {held} | {store} | {total} | {latency['p50_ms']:.2f} "
                     f"| {latency['p95_ms']:.2f} | {result['rss_mb']:,.0f} | {result['disk_mb']:,.0f} "
                     f"| {result['other_cores']:.2f} |"
                 )
         for system, why in found["skipped"].items():
-            print(f"| {LABEL[system]} | - | - | {why} |||||||")
+            print(f"| {LABEL[system]} | - | - | {why} ||||||||")
         print()
 
 

@@ -37,10 +37,12 @@ Search = Callable[[str, int], list[dict[str, Any]]]  # (query, k) -> metadata of
 
 @dataclass
 class Store:
-    """One scope of one system: add a batch of items, and search it in one or more modes."""
+    """One scope of one system: add a batch of items, search it in one or more modes, and count
+    the memories it holds (None where the system cannot say cheaply)."""
 
     add: Callable[[list[Item]], None]
     searches: dict[str, Search]
+    held: Callable[[], int] | None = None
 
 
 # -- measuring ---------------------------------------------------------------------------------
@@ -120,7 +122,9 @@ def _ripplemem(tmp: str, embedder: Any, index: str, record_access: bool) -> Call
         def add(items: list[Item]) -> None:
             handle.add_many(items)
 
-        return Store(add, {mode: search(mode) for mode in ("hybrid", "ripple")})
+        return Store(
+            add, {mode: search(mode) for mode in ("hybrid", "ripple")}, lambda: handle.stats()["vectors"]
+        )
 
     return open_scope
 
@@ -159,7 +163,7 @@ def _chroma(tmp: str, embedder: Any) -> Callable[[str], Store]:
             )
             return [meta or {} for meta in found["metadatas"][0]]
 
-        return Store(add, {"chroma": search})
+        return Store(add, {"chroma": search}, collection.count)
 
     return open_scope
 
@@ -189,6 +193,7 @@ def _inmemory(embedder: Any) -> Callable[[str], Store]:
                 [Document(item["content"], metadata=item.get("metadata") or {}) for item in items]
             ),
             {"inmemory": search},
+            lambda: len(store.store),
         )
 
     return open_scope
@@ -308,7 +313,12 @@ def speed(system: str, n: int, n_queries: int, k: int, cache: str | None, tmp: s
         mode: {"p50_ms": 1000 * statistics.median(values), "p95_ms": 1000 * _percentile(values, 0.95)}
         for mode, values in latencies.items()
     }
-    out.update(rss_mb=_peak_rss_mb(), other_cores=meter(), disk_mb=_disk_mb(tmp))
+    out.update(
+        rss_mb=_peak_rss_mb(),
+        other_cores=meter(),
+        disk_mb=_disk_mb(tmp),
+        held=None if store.held is None else store.held(),
+    )
     return out
 
 
