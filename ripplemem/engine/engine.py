@@ -199,7 +199,6 @@ class Engine:
         self.media = ModalityIndexes(self)
         # Working items already written to long-term memory (by observe's immediate path).
         self.consolidated_working_ids: set[str] = set()
-        self._data_version = self.store.data_version()
         try:
             self._check_embedding_model()
             self._check_server_kept(vector_index)
@@ -348,15 +347,13 @@ class Engine:
         self.media.remove(user_id, node_ids)
 
     def _drop_caches_if_changed_elsewhere(self) -> None:
-        # Another process (or connection) committed to the store: in-memory indexes may be stale,
-        # so they are dropped and reloaded lazily. Our own commits do not change data_version.
-        version = self.store.data_version()
-        if version != self._data_version:
+        # Another process (or connection) changed the store's content: in-memory indexes may be
+        # stale, so they are dropped and reloaded lazily. A recall elsewhere does not count.
+        if self.store.changed_elsewhere():
             with self.write_lock:
                 self._keyword_indexes.clear()
                 self._graphs.clear()
                 self._entity_vectors.clear()
-                self._data_version = version
                 self._index_stale = self._index is not None and not self._index.persistent
                 self.media.mark_stale()
 

@@ -228,7 +228,7 @@ def reinforce_edges(
         return
     # One statement per direction, so each uses the (user_id, src, dst, ...) primary key.
     both = [(a, b) for a, b in pairs] + [(b, a) for a, b in pairs]
-    with store.transaction() as conn:
+    with store.transaction(content=False) as conn:  # a record of use: other processes keep their graphs
         conn.executemany(
             "UPDATE edges SET weight = MIN(?, weight + ?), last_activated = ?, activations = activations + 1 "
             "WHERE user_id = ? AND src = ? AND dst = ?",

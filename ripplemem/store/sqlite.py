@@ -16,6 +16,7 @@ import numpy as np
 
 from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import SchemaVersionError, StoreError
+from ripplemem.store.content_version import ContentVersion, bump
 from ripplemem.store.disk_errors import storage_failure
 from ripplemem.store.memory_rows import (
     READABLE_EPOCHS,
@@ -70,6 +71,8 @@ class SQLiteStore:
         self.on_write: Callable[[sqlite3.Connection], None] | None = None
         self._configure()
         self._migrate()
+        with self._lock:
+            self._content = ContentVersion(self._conn)
 
     # -- connection and schema ------------------------------------------------------------
     def _configure(self) -> None:
@@ -83,7 +86,7 @@ class SQLiteStore:
             raise StoreError(f"cannot write the SQLite store at {self.path!r}: {exc}") from exc
 
     def _migrate(self) -> None:
-        with self.transaction() as conn:
+        with self.transaction(content=False) as conn:
             has_meta = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
             ).fetchone()
@@ -104,15 +107,20 @@ class SQLiteStore:
                 )
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic write (BEGIN IMMEDIATE ... COMMIT), rolled back on any error."""
+    def transaction(self, *, content: bool = True) -> Iterator[sqlite3.Connection]:
+        """One atomic write (BEGIN IMMEDIATE ... COMMIT), rolled back on any error. content=False
+        is for records of use only (access counts, edge reinforcement): other processes keep their
+        caches over it (ripplemem.store.content_version)."""
         with self._lock:
             self._begin_immediate()
             try:
                 if self.on_write is not None:
                     self.on_write(self._conn)
                 yield self._conn
+                version = bump(self._conn) if content else None
                 self._conn.execute("COMMIT")
+                if version is not None:
+                    self._content.committed(version)
             except BaseException as exc:
                 if self._conn.in_transaction:  # a failed COMMIT may have ended it already
                     self._conn.execute("ROLLBACK")
@@ -294,7 +302,7 @@ class SQLiteStore:
         ids = list(memory_ids)
         if not ids:
             return
-        with self.transaction() as conn:
+        with self.transaction(content=False) as conn:
             conn.execute(
                 f"UPDATE memories SET access_count = access_count + 1, last_accessed = ? "
                 f"WHERE +user_id = ? AND id IN ({','.join('?' * len(ids))})",
@@ -512,10 +520,11 @@ class SQLiteStore:
         ):
             yield [(r["id"], r["tokens"]) for r in rows]
 
-    def data_version(self) -> int:
-        """SQLite's data_version: it changes when another connection commits to the file."""
+    def changed_elsewhere(self) -> bool:
+        """True once after another connection committed a content write to the file (records of
+        use, such as a recall's access counts, do not count)."""
         with self._lock:
-            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            return self._content.changed_elsewhere(self._conn)
 
     def user_ids(self) -> builtins.list[str]:
         """Every user with at least one memory."""
