@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ripplemem.store.memory_rows import MemoryFilter
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.types import Memory
 
 # ours: MiniLM cosine between a question or note and a chunk of the section it is about is
@@ -36,7 +36,7 @@ class Topic:
         return self.touched_by > 0
 
 
-def document_topics(store: SQLiteStore, scope_id: str) -> list[Topic]:
+def document_topics(store: RowStore, scope_id: str) -> list[Topic]:
     """The topics of every document stored under a scope (a knowledge base or the user's own
     document memories), in the order their first chunk was stored."""
     chunks = store.list(MemoryFilter(user_id=scope_id, types=("document",)), _ALL, 0, False)
@@ -66,7 +66,7 @@ def _title(chunk: Memory, source: str) -> str:
 
 
 def measure_coverage(
-    store: SQLiteStore,
+    store: RowStore,
     scope_id: str,
     topics: list[Topic],
     learning: np.ndarray | None,
@@ -88,7 +88,7 @@ def measure_coverage(
         topic.touched_by = int((best >= threshold).sum())
 
 
-def memory_vectors(store: SQLiteStore, user_id: str, ids: set[str]) -> np.ndarray | None:
+def memory_vectors(store: RowStore, user_id: str, ids: set[str]) -> np.ndarray | None:
     """The stored vectors of some of a user's memories (None when none has one)."""
     rows = [
         vector

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ripplemem.store.analysis_rows import MemoryRow, active_memories, all_entities
 from ripplemem.store.graph_tables import EdgeRow, EntityRow, is_entity, iter_edges
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 
 @dataclass
@@ -70,7 +70,7 @@ class GraphSnapshot:
         return counts
 
 
-def load_graph(store: SQLiteStore, user_id: str) -> GraphSnapshot:
+def load_graph(store: RowStore, user_id: str) -> GraphSnapshot:
     """Read every entity, active memory and edge of a user (edges of inactive memories left out)."""
     entities = {e.id: e for e in all_entities(store, user_id)}
     memories = {m.id: m for m in active_memories(store, user_id)}

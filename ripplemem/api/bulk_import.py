@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -27,7 +26,8 @@ from ripplemem.engine.items import build_memory
 from ripplemem.engine.writes import write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError, StoreError
 from ripplemem.lifecycle.reembed import ProgressCallback, progress_reporter
-from ripplemem.store.sqlite import read_meta, write_meta
+from ripplemem.store.connection import Connection
+from ripplemem.store.rows import read_meta, write_meta
 from ripplemem.types import Memory, Scope
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def _write(
         done=last,
     )
 
-    def record(conn: sqlite3.Connection) -> None:
+    def record(conn: Connection) -> None:
         recorded = read_meta(conn, key)
         if (json.loads(recorded)["offset"] if recorded else 0) != before:
             raise StoreError(

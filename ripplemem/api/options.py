@@ -16,6 +16,8 @@ from ripplemem.embedding.framework import EmbedderSpec
 from ripplemem.engine.engine import Clock, Engine, WorkingDrop
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.store.neo4j.connection import neo4j_options
+from ripplemem.store.postgres.options import postgres_options
+from ripplemem.store.postgres.uri import redacted
 from ripplemem.store.vectors.chroma_server import server_option
 
 
@@ -29,6 +31,9 @@ class StoreOptions:
     as the store holds. ``chroma_url`` keeps the vectors on a Chroma server (rows stay in SQLite),
     ``chroma_headers`` go with every request. ``backend="neo4j"`` with ``uri``, ``auth`` and
     ``database`` serves vectors and the graph from Neo4j; SQLite stays the ledger.
+    ``backend="postgres"`` with ``uri="postgresql://..."`` keeps the whole store (rows, graph,
+    history, vectors) in one PostgreSQL database, shared by every process on every host; ``schema``
+    names its tables' schema ("ripplemem"), ``pool_size`` caps its connections per process (4).
     """
 
     vector_index: VectorIndexName = "auto"
@@ -39,6 +44,16 @@ class StoreOptions:
     uri: str | None = None
     auth: tuple[str, str] | None = field(default=None, repr=False)
     database: str | None = None
+    schema: str | None = None
+    pool_size: int | None = None
+
+    def __repr__(self) -> str:
+        shown = [
+            f"{f.name}={redacted(value) if f.name == 'uri' and isinstance(value, str) else value!r}"
+            for f in fields(self)
+            if f.repr and (value := getattr(self, f.name)) != f.default
+        ]
+        return f"StoreOptions({', '.join(shown)})"
 
 
 STORE_ARGUMENTS = tuple(f.name for f in fields(StoreOptions))
@@ -89,5 +104,6 @@ def open_engine(
             vector_index=options.vector_index,
             chroma_url=options.chroma_url,
         ),
+        postgres=postgres_options(options.backend, options.uri, options.schema, options.pool_size, path=path),
         on_working_drop=on_working_drop,
     )

@@ -39,8 +39,8 @@ VectorIndexName = Literal["auto", "chroma", "numpy"]
 Isolation = Literal["collection", "filter"]
 """One Chroma collection per user, or one shared collection filtered by user."""
 
-BackendName = Literal["embedded", "neo4j"]
-"""Where vectors and the graph live besides the SQLite ledger."""
+BackendName = Literal["embedded", "neo4j", "postgres"]
+"""Where the store lives: a local SQLite ledger (with Neo4j for vectors and graph), or PostgreSQL whole."""
 
 ImportFormat = Literal["auto", "jsonl", "text"]
 """import_file(format=...): by the file's suffix, JSON lines, or one memory per text line."""

@@ -38,7 +38,7 @@ from ripplemem.lifecycle.rules.conflicts import ConflictVerdict, clear_text_cach
 from ripplemem.lifecycle.rules.settings import LifecycleSettings
 from ripplemem.lifecycle.rules.statements import Statement, parse_statement
 from ripplemem.store.memory_rows import MemoryFilter
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.types import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|[零〇一二两三四五六七八九十百千万]+(?=[月日号点个次岁年天周])")
@@ -235,7 +235,7 @@ class _Judging:
 
 
 def plan_writes(
-    store: SQLiteStore,
+    store: RowStore,
     user_id: str,
     memories: Sequence[Memory],
     vectors: np.ndarray,

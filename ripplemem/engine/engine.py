@@ -39,6 +39,8 @@ from ripplemem.store.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
 from ripplemem.store.modality_index import ModalityIndexes
 from ripplemem.store.neo4j.backend import Neo4jBackend, check_backend_kept
 from ripplemem.store.neo4j.connection import Neo4jOptions
+from ripplemem.store.postgres.options import PostgresOptions
+from ripplemem.store.postgres.rows import PostgresStore
 from ripplemem.store.reconcile import (
     CheckReport,
     MarkedWriteLock,
@@ -46,6 +48,7 @@ from ripplemem.store.reconcile import (
     reconcile_on_open,
     sync_index,
 )
+from ripplemem.store.rows import RowStore
 from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.store.vectors.base import NumpyIndex, VectorIndex
 from ripplemem.store.vectors.chroma import ISOLATIONS, ChromaIndex
@@ -94,7 +97,7 @@ def open_vector_index(
     kind: str,
     path: str | None,
     isolation: str | None = None,
-    server: tuple[Any, SQLiteStore] | None = None,
+    server: tuple[Any, RowStore] | None = None,
     verify: str = "files",
 ) -> VectorIndex:
     """Open the named vector index; 'auto' is Chroma on disk (numpy if chromadb is missing)
@@ -116,7 +119,7 @@ def open_vector_index(
     return ChromaIndex(path, isolation=isolation, verify=verify)
 
 
-def rebuild_index(index: VectorIndex, store: SQLiteStore) -> int:
+def rebuild_index(index: VectorIndex, store: RowStore) -> int:
     """Fill an index from the vectors SQLite keeps, replacing what it held; returns the count."""
     index.drop_all()  # also vectors of users erased while the index was not in use
     total = 0
@@ -144,6 +147,7 @@ class Engine:
         chroma: ChromaServer | None = None,
         neo4j: Neo4jOptions | None = None,
         on_working_drop: WorkingDrop | None = None,
+        postgres: PostgresOptions | None = None,
     ) -> None:
         if chroma is not None and vector_index == "numpy":
             raise InvalidInputError(
@@ -162,7 +166,11 @@ class Engine:
         # the first write (settle_embedder).
         self._auto = AutoEmbedder(self._recorded_model) if is_auto(embedder) else None
         self.embedder = CheckedEmbedder(self._auto or resolve_embedder(as_embedder(embedder)))
-        self.store = SQLiteStore(self.path)
+        self.store: RowStore = (
+            SQLiteStore(self.path)
+            if postgres is None
+            else PostgresStore(postgres.uri, schema=postgres.schema, pool_size=postgres.pool_size)
+        )
         self.embedder.dimension = self.store.embedding_dimension()
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
         self.archive = VectorArchive(self.path)

@@ -5,7 +5,6 @@ by default.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +14,7 @@ import numpy as np
 from ripplemem.config import GraphSettings
 from ripplemem.core.relations import Relation
 from ripplemem.language.entities import ExtractedEntity, canonical_name, extract_entities, has_cjk
+from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import (
     EdgeRow,
     EntityRow,
@@ -77,7 +77,7 @@ class _Batch:
 
 
 def build_graph_rows(
-    conn: sqlite3.Connection,
+    conn: Connection,
     memories: Sequence[Memory],
     vectors: np.ndarray,
     neighbours: Sequence[Sequence[tuple[str, float]]],
@@ -122,7 +122,7 @@ def _mentions(batch: _Batch, memory: Memory, extra: GraphInput) -> None:
         batch.edge(subject, obj, "RELATES", confidence=relation.confidence, predicate=relation.predicate)
 
 
-def _known_cjk_mentions(conn: sqlite3.Connection, batch: _Batch, memories: Sequence[Memory]) -> None:
+def _known_cjk_mentions(conn: Connection, batch: _Batch, memories: Sequence[Memory]) -> None:
     """Chinese names are often written without quotes and tagged as common nouns (三体 after
     《三体》): a CJK memory that contains an entity name the user already has mentions it."""
     chinese = [m for m in memories if has_cjk(m.content)]
@@ -136,7 +136,7 @@ def _known_cjk_mentions(conn: sqlite3.Connection, batch: _Batch, memories: Seque
                 batch.edge(memory.id, node, "MENTIONS")
 
 
-def _next_edges(conn: sqlite3.Connection, batch: _Batch, memories: Sequence[Memory]) -> None:
+def _next_edges(conn: Connection, batch: _Batch, memories: Sequence[Memory]) -> None:
     batch_ids = [m.id for m in memories]
     previous: dict[str, str | None] = {}
     for memory in memories:
@@ -175,7 +175,7 @@ def _similar_edges(
             batch.edge(other, memory.id, "SIMILAR", weight=float(cos))
 
 
-def _alias_edges(conn: sqlite3.Connection, batch: _Batch, new_ids: set[str], settings: GraphSettings) -> None:
+def _alias_edges(conn: Connection, batch: _Batch, new_ids: set[str], settings: GraphSettings) -> None:
     """ALIAS by normalisation: 'frank' meets 'frank ocean' (new entities only, either direction)."""
     for node in new_ids:
         entity = batch.entities[node]

@@ -9,12 +9,12 @@ under "belief", unless the caller set that key.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.engine.conflicting import Link, WritePlan
+from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import EdgeRow, insert_edges
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.memory_rows import to_epoch
@@ -52,7 +52,7 @@ def merge_within_batch(plan: WritePlan, memories: Sequence[Memory]) -> None:
 
 
 def apply_revisions(
-    conn: sqlite3.Connection,
+    conn: Connection,
     user_id: str,
     plan: WritePlan,
     memories: Sequence[Memory],

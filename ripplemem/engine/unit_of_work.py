@@ -5,7 +5,6 @@ the caches."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
@@ -13,9 +12,10 @@ from typing import Protocol
 import numpy as np
 
 from ripplemem.store.archive import VectorArchive
+from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import EdgeRow
 from ripplemem.store.modality_index import ModalityIndexes
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.types import Memory
 
@@ -23,7 +23,7 @@ from ripplemem.types import Memory
 class WriteTarget(Protocol):
     """What a unit of work writes to and keeps in step: the parts of ``Engine`` it reaches."""
 
-    store: SQLiteStore
+    store: RowStore
     archive: VectorArchive
     media: ModalityIndexes
 
@@ -59,7 +59,7 @@ class UnitOfWork:
         self._changes: list[Callable[[], None]] = []
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> RowStore:
         """The SQLite ledger."""
         return self._engine.store
 
@@ -78,11 +78,11 @@ class UnitOfWork:
         """The cold tier's vector segments."""
         return self._engine.archive
 
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+    def transaction(self) -> AbstractContextManager[Connection]:
         """A SQLite transaction: committed when the block ends, rolled back if it raises."""
         return self._engine.store.transaction()
 
-    def read(self) -> AbstractContextManager[sqlite3.Connection]:
+    def read(self) -> AbstractContextManager[Connection]:
         """A read-only SQLite connection."""
         return self._engine.store.read()
 

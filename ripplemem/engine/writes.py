@@ -4,7 +4,6 @@ graph), the vector index and the in-memory indexes together, or not at all."""
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -19,6 +18,7 @@ from ripplemem.engine.revising import apply_revisions, merge_within_batch
 from ripplemem.engine.unit_of_work import UnitOfWork
 from ripplemem.errors import EmbedderOutputError
 from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
+from ripplemem.store.connection import Connection
 from ripplemem.store.disk_errors import storage_failure
 from ripplemem.store.graph_tables import (
     EntityRow,
@@ -51,7 +51,7 @@ def write_batch(
     *,
     llm: Any = None,
     cause: str = "add",
-    on_commit: Callable[[sqlite3.Connection], None] | None = None,
+    on_commit: Callable[[Connection], None] | None = None,
 ) -> list[Memory]:
     """Embed and store new memories of one user with their graph rows; returns, per item, the memory
     now holding it.

@@ -32,7 +32,7 @@ from ripplemem.store.lifecycle_rows import (
     set_tier,
     stored_vectors,
 )
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 TIER_CAUSE = "tiers"
 
@@ -147,7 +147,7 @@ def run_tier_moves(engine: Engine, user_id: str, agent_id: str | None, dry_run: 
     return report
 
 
-def rearchive_store(store: SQLiteStore) -> int:
+def rearchive_store(store: RowStore) -> int:
     """After re-embedding a store: cold memories' new vectors (now in SQLite) go into new segments
     and their old-model segments are removed. Returns how many were re-archived."""
     archive = VectorArchive(store.path)

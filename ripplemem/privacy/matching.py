@@ -20,7 +20,7 @@ from ripplemem.store.graph_tables import (
     rarely_mentioned,
     user_entities,
 )
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 # A match's entities lead to the other memories mentioning them, unless the entity is a hub
 # (the user's own name, "today"): followed only when it is mentioned by at most this many memories.
@@ -46,7 +46,7 @@ def is_description(text: str) -> bool:
     return len(words) >= 2 or any(ord(c) >= 0x2E80 for c in text)
 
 
-def exact_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
+def exact_matches(store: RowStore, user_id: str, text: str) -> list[str]:
     """The user's memories (any status) holding the text in their content or metadata, any case."""
     wanted = text.casefold()
     escaped = {wanted, json.dumps(wanted)[1:-1], json.dumps(wanted, ensure_ascii=False)[1:-1]}
@@ -58,14 +58,14 @@ def exact_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
         ]
 
 
-def keyword_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
+def keyword_matches(store: RowStore, user_id: str, text: str) -> list[str]:
     """The user's memories (any status) holding every one of the text's first MAX_KEYWORDS keywords."""
     terms = list(dict.fromkeys(keyword_tokens(text, drop_stopwords=True)))[:MAX_KEYWORDS]
     with store.read() as conn:
         return keyword_match_ids(conn, user_id, terms)
 
 
-def entity_matches(store: SQLiteStore, user_id: str, text: str) -> list[str]:
+def entity_matches(store: RowStore, user_id: str, text: str) -> list[str]:
     """The user's memories mentioning an entity whose name (or canonical name) the text contains as
     whole words: the text's word runs of each name length, looked up in one set."""
     words = _WORD_RE.findall(text.casefold())
@@ -101,7 +101,7 @@ def dense_matches(vectors: dict[str, np.ndarray], query: np.ndarray, floor: floa
     return [ids[i] for i in order[:taken]]
 
 
-def through_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[str]:
+def through_entities(store: RowStore, user_id: str, ids: Sequence[str]) -> list[str]:
     """Memories sharing a specific (non-hub) entity with one of the matched memories."""
     with store.read() as conn:
         mentioned = list(dict.fromkeys(mentioned_entities(conn, user_id, ids)))

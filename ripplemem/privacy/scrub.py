@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ from ripplemem.engine.writes import delete_memories
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.targets import EraseTargets
 from ripplemem.store.archive import user_digest
+from ripplemem.store.connection import Connection
 from ripplemem.store.erase_rows import count_keyword_rows, count_user_rows, merge_keyword_segments
 from ripplemem.store.history_table import (
     delete_history,
@@ -93,7 +93,7 @@ def _chunks(values: Sequence[Any], size: int) -> Iterator[list[Any]]:
         yield list(values[start : start + size])
 
 
-def _delete_history(conn: sqlite3.Connection, targets: EraseTargets) -> int:
+def _delete_history(conn: Connection, targets: EraseTargets) -> int:
     """The change log of the erased memories, and any other event of the user quoting their text
     or the request text (one pass over the user's log)."""
     if targets.mode == "user":
@@ -106,7 +106,7 @@ def _delete_history(conn: sqlite3.Connection, targets: EraseTargets) -> int:
     return gone + delete_history_rows(conn, quoting)
 
 
-def _drop_grants(conn: sqlite3.Connection, user_id: str, shared: Sequence[str]) -> int:
+def _drop_grants(conn: Connection, user_id: str, shared: Sequence[str]) -> int:
     """The user's grants to bases others still read; their name leaves those bases' records too."""
     gone = sum(remove_grant(conn, kb, user_id) for kb in shared)
     rename_user(conn, user_id, ERASED_USER)

@@ -5,7 +5,6 @@ of the store; it runs outside the write lock (other users' writes go on meanwhil
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.scrub import text_needles
 from ripplemem.privacy.targets import EraseTargets
 from ripplemem.store import erase_rows
+from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import (
     count_edges_touching,
     count_entities_named,
@@ -103,7 +103,7 @@ def _texts(targets: EraseTargets) -> list[str]:
     return list(dict.fromkeys([*targets.contents, *([targets.request] if targets.request else [])]))
 
 
-def _row_residues(conn: sqlite3.Connection, targets: EraseTargets, result: Verification) -> list[str]:
+def _row_residues(conn: Connection, targets: EraseTargets, result: Verification) -> list[str]:
     """The SQLite layers, probed in batches; returns the names of the erased memories' entities
     that no row holds any more (the raw scan looks for them)."""
     user_id, ids = targets.user_id, targets.memory_ids
@@ -137,7 +137,7 @@ def _holding(texts: Needles, values: Iterable[str]) -> int:
     return sum(1 for value in values if value and texts.scan_text(value))
 
 
-def _request_residues(conn: sqlite3.Connection, user_id: str, request: Needles) -> int:
+def _request_residues(conn: Connection, user_id: str, request: Needles) -> int:
     """The user's memories (content or metadata) and entities that still hold the request text."""
     return _holding(request, erase_rows.memory_text_blobs(conn, user_id)) + _holding(
         request, entity_texts(conn, user_id)

@@ -12,7 +12,7 @@ from ripplemem.language.answer_types import asks_when, is_question, names_time
 from ripplemem.retrieval.hybrid import CandidatePool, Fusion
 from ripplemem.store.graph_tables import next_in_session
 from ripplemem.store.memory_rows import MemoryFilter
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 
 def with_rows(
@@ -20,7 +20,7 @@ def with_rows(
     relevance: np.ndarray,
     ids: list[str],
     flt: MemoryFilter,
-    store: SQLiteStore,
+    store: RowStore,
     query_vector: np.ndarray,
     fusion: Fusion,
 ) -> tuple[CandidatePool, np.ndarray]:
@@ -48,7 +48,7 @@ def answers_inherit(
     found: CandidatePool,
     relevance: np.ndarray,
     flt: MemoryFilter,
-    store: SQLiteStore,
+    store: RowStore,
     query_vector: np.ndarray,
     fusion: Fusion,
     settings: GraphSettings,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ripplemem.config import GRAPH_SUPPORTED
 from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.store.graph_tables import edges_between, get_entities, is_entity
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.types import GraphNode, Hit, Subgraph, SubgraphEdge
 
 _SNIPPET_CHARS = 60
@@ -39,7 +39,7 @@ def explain_hits(
     seeds: dict[str, float],
     activation: dict[str, float],
     graph: ScopeGraph,
-    store: SQLiteStore,
+    store: RowStore,
     user_id: str,
 ) -> Subgraph:
     """Fill each hit's path (from a seed; every hit but an unlifted seed) and say it in `why` for

@@ -12,7 +12,7 @@ from ripplemem.engine.engine import Engine
 from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.language.entities import canonical_name
 from ripplemem.store.graph_tables import EdgeRow, edges_between, edges_of, entity_id, get_entities, is_entity
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.types import GraphNode
 
 _MAX_VISITED = 50_000
@@ -74,7 +74,7 @@ class Community:
         return ", ".join(node.label for node in self.entities[:3]) or "(no named entities)"
 
 
-def resolve_node(store: SQLiteStore, user_id: str, graph: ScopeGraph, name_or_id: str) -> str | None:
+def resolve_node(store: RowStore, user_id: str, graph: ScopeGraph, name_or_id: str) -> str | None:
     """A node id for a memory id or an entity name ('Frank Ocean', '《三体》'), if the user has it."""
     if not is_entity(name_or_id) and store.contents([name_or_id], user_id):
         return name_or_id
@@ -82,7 +82,7 @@ def resolve_node(store: SQLiteStore, user_id: str, graph: ScopeGraph, name_or_id
     return candidate if candidate in graph or get_entities(store, user_id, [candidate]) else None
 
 
-def describe(store: SQLiteStore, user_id: str, nodes: list[str]) -> dict[str, GraphNode]:
+def describe(store: RowStore, user_id: str, nodes: list[str]) -> dict[str, GraphNode]:
     """Readable GraphNodes for node ids."""
     entities = get_entities(store, user_id, [n for n in nodes if is_entity(n)])
     contents = store.contents([n for n in nodes if not is_entity(n)], user_id)
@@ -95,7 +95,7 @@ def describe(store: SQLiteStore, user_id: str, nodes: list[str]) -> dict[str, Gr
     return described
 
 
-def neighbors_of(store: SQLiteStore, user_id: str, node: str, limit: int) -> list[Neighbor]:
+def neighbors_of(store: RowStore, user_id: str, node: str, limit: int) -> list[Neighbor]:
     """The node's neighbours, strongest edges first."""
     edges = sorted(edges_of(store, user_id, node), key=lambda e: -e.weight)
     others = [e.dst if e.src == node else e.src for e in edges]
@@ -146,7 +146,7 @@ def shortest_paths(graph: ScopeGraph, start: str, goal: str, max_hops: int, limi
     return sorted(paths, key=strength, reverse=True)[:limit]
 
 
-def to_connection(store: SQLiteStore, user_id: str, graph: ScopeGraph, path: list[str]) -> Connection:
+def to_connection(store: RowStore, user_id: str, graph: ScopeGraph, path: list[str]) -> Connection:
     """A path of node ids as a Connection with edge types and labels."""
     described = describe(store, user_id, path)
     edges: dict[frozenset[str], EdgeRow] = {}

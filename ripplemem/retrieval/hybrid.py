@@ -18,7 +18,7 @@ from ripplemem.index.bm25 import KeywordIndex, query_terms
 from ripplemem.retrieval.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.memory_rows import MemoryFilter, row_to_memory, stored_epoch
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Memory, Recall
 
@@ -33,7 +33,7 @@ def vector_filter(flt: MemoryFilter) -> VectorFilter:
 
 
 def keyword_search(
-    query: str, flt: MemoryFilter, limit: int, store: SQLiteStore, keywords: KeywordIndex | None
+    query: str, flt: MemoryFilter, limit: int, store: RowStore, keywords: KeywordIndex | None
 ) -> list[tuple[str, float]]:
     """BM25 (memory id, score) pairs best first: the in-memory index when the filter is only the
     user, SQLite's FTS5 (which can apply every filter in SQL) otherwise."""
@@ -67,7 +67,7 @@ def gather_pool(
     flt: MemoryFilter,
     pool: int,
     mode: str,
-    store: SQLiteStore,
+    store: RowStore,
     index: VectorIndex,
     keywords: KeywordIndex | None,
 ) -> CandidatePool:
@@ -91,7 +91,7 @@ def _cosines(
     dense: dict[str, float],
     query_vector: np.ndarray | None,
     flt: MemoryFilter,
-    store: SQLiteStore,
+    store: RowStore,
 ) -> np.ndarray:
     """Each candidate's cosine with the query: the vector index's for the ones it found, from the
     stored vector for the ones only BM25 found (0 for an archived memory, whose vector is away)."""
@@ -159,7 +159,7 @@ def _why(dense: float, keyword: float) -> str:
 
 def _scoring_columns(rows: list[Any]) -> dict[str, list[Any]]:
     """The columns scoring reads, as lists (rows from fetch_rows share one column order)."""
-    # By position: a sqlite3.Row finds a name by comparing it with each column name in turn,
+    # By position: a Row finds a name by comparing it with each column name in turn,
     # and those lookups were about a third of score_pool's time.
     names = ("type", "importance", "created_at", "event_time", "last_accessed", "access_count")
     keys = rows[0].keys()
@@ -247,7 +247,7 @@ def hybrid_recall(
     mode: str,
     now: float,
     *,
-    store: SQLiteStore,
+    store: RowStore,
     index: VectorIndex,
     embedder: Embedder,
     settings: Settings,

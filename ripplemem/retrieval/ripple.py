@@ -21,7 +21,7 @@ from ripplemem.retrieval.hybrid import CandidatePool, Fusion, gather_pool, score
 from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.graph_tables import entity_id, is_entity
 from ripplemem.store.memory_rows import MemoryFilter
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.types import Recall
 
@@ -30,7 +30,7 @@ from ripplemem.types import Recall
 class RippleParts:
     """Everything ripple recall reads: the store, indexes, graph, model and settings."""
 
-    store: SQLiteStore
+    store: RowStore
     index: VectorIndex
     embedder: Embedder
     settings: Settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ripplemem.store.graph_tables import EntityRow
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class MemoryRow:
     metadata: str
 
 
-def all_entities(store: SQLiteStore, user_id: str) -> list[EntityRow]:
+def all_entities(store: RowStore, user_id: str) -> list[EntityRow]:
     """Every entity of the user, oldest first."""
     with store.read() as conn:
         rows = conn.execute(
@@ -35,7 +35,7 @@ def all_entities(store: SQLiteStore, user_id: str) -> list[EntityRow]:
     return [EntityRow(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def active_memories(store: SQLiteStore, user_id: str) -> list[MemoryRow]:
+def active_memories(store: RowStore, user_id: str) -> list[MemoryRow]:
     """Every active memory of the user, in time order (event time, else when stored)."""
     with store.read() as conn:
         rows = conn.execute(

@@ -11,32 +11,38 @@ graph when it next reloads (after a content write, or at the next open); SQLite 
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Callable
+
+from ripplemem.store.connection import Connection
 
 KEY = "content_version"
 
 
-def bump(conn: sqlite3.Connection) -> int:
+def bump(conn: Connection) -> int:
     """Count one content write, inside its transaction; returns the new version."""
-    conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", (KEY,))
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, '0') ON CONFLICT (key) DO NOTHING", (KEY,))
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", (KEY,))
     return _read(conn)
 
 
-def _read(conn: sqlite3.Connection) -> int:
+def _read(conn: Connection) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
     return 0 if row is None else int(row[0])
 
 
-def _data_version(conn: sqlite3.Connection) -> int:
+def sqlite_data_version(conn: Connection) -> int:
+    """SQLite's count of other connections' commits to the file (any commit: a cheap first look)."""
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 class ContentVersion:
     """One connection's view of the content version: what it has seen, and what it missed."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._data_version = _data_version(conn)
+    def __init__(self, conn: Connection, any_commit: Callable[[Connection], int] | None = None) -> None:
+        # any_commit: a counter of every commit elsewhere, read before the meta row (None: PostgreSQL
+        # has none that is cheaper than reading the row itself).
+        self._any_commit = any_commit
+        self._data_version = None if any_commit is None else any_commit(conn)
         self._seen = _read(conn)
         self._missed = False
 
@@ -46,12 +52,13 @@ class ContentVersion:
             self._missed = True
         self._seen = version
 
-    def changed_elsewhere(self, conn: sqlite3.Connection) -> bool:
+    def changed_elsewhere(self, conn: Connection) -> bool:
         """True once after another connection committed a content write (usage records do not count)."""
-        version = _data_version(conn)
-        if version == self._data_version and not self._missed:
-            return False  # nobody else committed anything (our own commits leave data_version)
-        self._data_version = version
+        if self._any_commit is not None:
+            version = self._any_commit(conn)
+            if version == self._data_version and not self._missed:
+                return False  # nobody else committed anything (our own commits leave data_version)
+            self._data_version = version
         current = _read(conn)
         changed = self._missed or current != self._seen
         self._seen, self._missed = current, False

@@ -8,10 +8,10 @@ for reads (several reads then see the store without another thread's write in be
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
 from ripplemem.store.memory_rows import scope_token
 
@@ -19,14 +19,14 @@ from ripplemem.store.memory_rows import scope_token
 USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants", "modality_vectors")
 
 
-def user_memory_ids(conn: sqlite3.Connection, user_id: str) -> list[str]:
+def user_memory_ids(conn: Connection, user_id: str) -> list[str]:
     """Ids of all the user's memories (any status), oldest row first."""
     rows = conn.execute("SELECT id FROM memories WHERE user_id = ? ORDER BY rowid", (user_id,))
     return [r[0] for r in rows]
 
 
 def memory_places(
-    conn: sqlite3.Connection, user_id: str, ids: Sequence[str] | None
+    conn: Connection, user_id: str, ids: Sequence[str] | None
 ) -> list[tuple[int, str, str, str | None]]:
     """(rowid, id, content, archive segment) of the user's memories with these ids, or of all of
     them (oldest row first) when ``ids`` is None."""
@@ -37,7 +37,7 @@ def memory_places(
 
 
 def memory_vectors(
-    conn: sqlite3.Connection, user_id: str, ids: Sequence[str] | None
+    conn: Connection, user_id: str, ids: Sequence[str] | None
 ) -> list[tuple[str, bytes | None, str | None]]:
     """(id, stored vector bytes, archive segment) of the user's memories with these ids, or of all."""
     rows = _memory_rows(conn, "SELECT id, embedding, archive_segment FROM memories", user_id, ids)
@@ -45,7 +45,7 @@ def memory_vectors(
 
 
 def _memory_rows(
-    conn: sqlite3.Connection, select: str, user_id: str, ids: Sequence[str] | None, order: str = ""
+    conn: Connection, select: str, user_id: str, ids: Sequence[str] | None, order: str = ""
 ) -> Iterator[Any]:
     """The rows a SELECT on the memories table gives for the user's memories with these ids (in
     chunks, unordered), or for all of them (``order`` appended)."""
@@ -58,12 +58,12 @@ def _memory_rows(
     )
 
 
-def memory_texts(conn: sqlite3.Connection, user_id: str) -> Iterator[tuple[str, str, str]]:
+def memory_texts(conn: Connection, user_id: str) -> Iterator[tuple[str, str, str]]:
     """(id, content, metadata JSON) of every memory of the user (any status), read as the caller iterates."""
     return iter(conn.execute("SELECT id, content, metadata FROM memories WHERE user_id = ?", (user_id,)))
 
 
-def memory_text_blobs(conn: sqlite3.Connection, user_id: str) -> Iterator[str]:
+def memory_text_blobs(conn: Connection, user_id: str) -> Iterator[str]:
     """Each memory of the user as one text, its content and metadata JSON joined by a NUL."""
     return (
         r[0]
@@ -73,7 +73,7 @@ def memory_text_blobs(conn: sqlite3.Connection, user_id: str) -> Iterator[str]:
     )
 
 
-def keyword_match_ids(conn: sqlite3.Connection, user_id: str, terms: Sequence[str]) -> list[str]:
+def keyword_match_ids(conn: Connection, user_id: str, terms: Sequence[str]) -> list[str]:
     """Ids of the user's memories (any status) whose keyword index holds every one of the terms."""
     if not terms:
         return []
@@ -89,19 +89,19 @@ def keyword_match_ids(conn: sqlite3.Connection, user_id: str, terms: Sequence[st
     ]
 
 
-def count_user_rows(conn: sqlite3.Connection, table: str, user_id: str) -> int:
+def count_user_rows(conn: Connection, table: str, user_id: str) -> int:
     """How many rows of the user one of USER_TABLES holds."""
     if table not in USER_TABLES:
         raise ValueError(f"{table!r} is not a table of user rows; expected one of {USER_TABLES}")
     return int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?", (user_id,)).fetchone()[0])
 
 
-def count_keyword_rows(conn: sqlite3.Connection, rowids: Sequence[int]) -> int:
+def count_keyword_rows(conn: Connection, rowids: Sequence[int]) -> int:
     """How many of these memory rowids the keyword index still holds."""
     return count_in(conn, "SELECT COUNT(*) FROM memories_fts WHERE rowid IN ({})", rowids)
 
 
-def count_unbacked_keyword_rows(conn: sqlite3.Connection, rowids: Sequence[int]) -> int:
+def count_unbacked_keyword_rows(conn: Connection, rowids: Sequence[int]) -> int:
     """How many of these rowids the keyword index holds with no memory row behind them."""
     return count_in(
         conn,
@@ -111,7 +111,7 @@ def count_unbacked_keyword_rows(conn: sqlite3.Connection, rowids: Sequence[int])
     )
 
 
-def count_orphan_keyword_rows(conn: sqlite3.Connection, user_id: str) -> int:
+def count_orphan_keyword_rows(conn: Connection, user_id: str) -> int:
     """How many keyword-index rows of the user no memory row backs (what is left of deleted text)."""
     row = conn.execute(
         "SELECT COUNT(*) FROM memories_fts f WHERE memories_fts MATCH ? AND NOT EXISTS "
@@ -121,19 +121,19 @@ def count_orphan_keyword_rows(conn: sqlite3.Connection, user_id: str) -> int:
     return int(row[0])
 
 
-def count_memories_by_id(conn: sqlite3.Connection, ids: Sequence[str]) -> int:
+def count_memories_by_id(conn: Connection, ids: Sequence[str]) -> int:
     """How many of these memory ids are still stored (of any user)."""
     return count_in(conn, "SELECT COUNT(*) FROM memories WHERE id IN ({})", ids)
 
 
-def count_memories_by_content(conn: sqlite3.Connection, user_id: str, contents: Sequence[str]) -> int:
+def count_memories_by_content(conn: Connection, user_id: str, contents: Sequence[str]) -> int:
     """How many of the user's memories have exactly one of these contents."""
     return count_in(
         conn, "SELECT COUNT(*) FROM memories WHERE user_id = ? AND content IN ({})", contents, [user_id]
     )
 
 
-def text_held_anywhere(conn: sqlite3.Connection, text: str) -> bool:
+def text_held_anywhere(conn: Connection, text: str) -> bool:
     """Whether any memory (any user, content or metadata) or entity (name or aliases) contains the text."""
     return (
         conn.execute(
@@ -145,6 +145,6 @@ def text_held_anywhere(conn: sqlite3.Connection, text: str) -> bool:
     )
 
 
-def merge_keyword_segments(conn: sqlite3.Connection) -> None:
+def merge_keyword_segments(conn: Connection) -> None:
     """Merge the keyword index's FTS5 segments (deleted tokens stay in old segments until merged)."""
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 EDGE_TYPES = ("MENTIONS", "RELATES", "NEXT", "SIMILAR", "ALIAS", "SUMMARIZES", "SUPERSEDES", "CONTRADICTS")
 ENTITY_PREFIX = "ent_"
@@ -59,23 +59,24 @@ class EdgeRow:
 
 
 def insert_entities(
-    conn: sqlite3.Connection, user_id: str, agent_id: str | None, entities: Iterable[EntityRow], now: float
+    conn: Connection, user_id: str, agent_id: str | None, entities: Iterable[EntityRow], now: float
 ) -> None:
     """Create entities that do not exist yet (an existing canonical name keeps its first spelling)."""
     conn.executemany(
-        "INSERT OR IGNORE INTO entities (id, user_id, agent_id, name, canonical, type, aliases, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, '[]', ?)",
+        "INSERT INTO entities (id, user_id, agent_id, name, canonical, type, aliases, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, '[]', ?) ON CONFLICT DO NOTHING",
         [(e.id, user_id, agent_id, e.name, e.canonical, e.type, now) for e in entities],
     )
 
 
-def insert_edges(conn: sqlite3.Connection, user_id: str, edges: Iterable[EdgeRow]) -> None:
+def insert_edges(conn: Connection, user_id: str, edges: Iterable[EdgeRow]) -> None:
     """Create edges; an edge that exists already keeps the larger weight and confidence."""
     conn.executemany(
         "INSERT INTO edges (src, dst, type, user_id, predicate, weight, confidence, created_at, "
         "last_activated, activations) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (user_id, src, dst, type, predicate) DO UPDATE SET "
-        "weight = MAX(weight, excluded.weight), confidence = MAX(confidence, excluded.confidence)",
+        "weight = MAX(edges.weight, excluded.weight), "
+        "confidence = MAX(edges.confidence, excluded.confidence)",
         [
             (
                 e.src,
@@ -94,7 +95,7 @@ def insert_edges(conn: sqlite3.Connection, user_id: str, edges: Iterable[EdgeRow
     )
 
 
-def existing_entity_ids(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) -> set[str]:
+def existing_entity_ids(conn: Connection, user_id: str, ids: Sequence[str]) -> set[str]:
     """Which of these entity ids the user already has."""
     found: set[str] = set()
     for start in range(0, len(ids), 500):
@@ -109,7 +110,7 @@ def existing_entity_ids(conn: sqlite3.Connection, user_id: str, ids: Sequence[st
     return found
 
 
-def entities_containing_word(conn: sqlite3.Connection, user_id: str, word: str) -> list[EntityRow]:
+def entities_containing_word(conn: Connection, user_id: str, word: str) -> list[EntityRow]:
     """The user's multi-word entities with `word` as one of their words ('frank' -> 'frank ocean')."""
     pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = conn.execute(
@@ -120,7 +121,7 @@ def entities_containing_word(conn: sqlite3.Connection, user_id: str, word: str) 
     return [EntityRow(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def known_cjk_entities(conn: sqlite3.Connection, user_id: str) -> list[tuple[str, str]]:
+def known_cjk_entities(conn: Connection, user_id: str) -> list[tuple[str, str]]:
     """(canonical name, id) of the user's entities whose names contain CJK characters."""
     rows = conn.execute(
         "SELECT canonical, id FROM entities WHERE user_id = ? AND length(canonical) BETWEEN 2 AND 30 "
@@ -131,7 +132,7 @@ def known_cjk_entities(conn: sqlite3.Connection, user_id: str) -> list[tuple[str
 
 
 def last_memory_in_session(
-    conn: sqlite3.Connection, user_id: str, session_id: str, exclude: Sequence[str]
+    conn: Connection, user_id: str, session_id: str, exclude: Sequence[str]
 ) -> str | None:
     """The most recently stored active memory of a session, other than the excluded ids."""
     marks = ",".join("?" * len(exclude)) or "''"
@@ -150,13 +151,13 @@ _EDGE_PAGE = (
 _AFTER = "AND (src, dst, type, predicate) > (?, ?, ?, ?) "
 
 
-def iter_edges(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Iterator[list[EdgeRow]]:
+def iter_edges(store: RowStore, user_id: str, batch: int = 20_000) -> Iterator[list[EdgeRow]]:
     """Stream every edge of a user, batch by batch."""
     for rows in iter_edge_rows(store, user_id, batch):
         yield [EdgeRow(*r) for r in rows]
 
 
-def iter_edge_rows(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Iterator[list[Sequence[Any]]]:
+def iter_edge_rows(store: RowStore, user_id: str, batch: int = 20_000) -> Iterator[list[Sequence[Any]]]:
     """Every edge of a user as rows in EdgeRow's field order, batch by batch (loading the in-memory
     graph reads them as columns).
 
@@ -178,7 +179,7 @@ def iter_edge_rows(store: SQLiteStore, user_id: str, batch: int = 20_000) -> Ite
         yield rows
 
 
-def edges_between(store: SQLiteStore, user_id: str, nodes: Sequence[str]) -> list[EdgeRow]:
+def edges_between(store: RowStore, user_id: str, nodes: Sequence[str]) -> list[EdgeRow]:
     """Every edge of the user whose two ends are both among `nodes`."""
     if not nodes:
         return []
@@ -193,7 +194,7 @@ def edges_between(store: SQLiteStore, user_id: str, nodes: Sequence[str]) -> lis
     return [EdgeRow(*r) for r in rows]
 
 
-def edges_of(store: SQLiteStore, user_id: str, node: str) -> list[EdgeRow]:
+def edges_of(store: RowStore, user_id: str, node: str) -> list[EdgeRow]:
     """Every edge of the user touching `node`, in either direction."""
     with store.read() as conn:
         rows = conn.execute(
@@ -204,7 +205,7 @@ def edges_of(store: SQLiteStore, user_id: str, node: str) -> list[EdgeRow]:
     return [EdgeRow(*r) for r in rows]
 
 
-def get_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, EntityRow]:
+def get_entities(store: RowStore, user_id: str, ids: Sequence[str]) -> dict[str, EntityRow]:
     """The user's entities with these ids."""
     found: dict[str, EntityRow] = {}
     with store.read() as conn:
@@ -220,7 +221,7 @@ def get_entities(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[s
 
 
 def reinforce_edges(
-    store: SQLiteStore, user_id: str, pairs: Iterable[tuple[str, str]], now: float, boost: float, cap: float
+    store: RowStore, user_id: str, pairs: Iterable[tuple[str, str]], now: float, boost: float, cap: float
 ) -> None:
     """Strengthen traversed edges (either direction): weight + boost up to cap, stamp the time."""
     pairs = list(pairs)
@@ -236,7 +237,7 @@ def reinforce_edges(
         )
 
 
-def delete_orphan_entities(conn: sqlite3.Connection, user_id: str, candidates: Sequence[str]) -> list[str]:
+def delete_orphan_entities(conn: Connection, user_id: str, candidates: Sequence[str]) -> list[str]:
     """Delete candidate entities no memory mentions any more (with their edges); returns their ids."""
     orphans = []
     for entity in dict.fromkeys(candidates):
@@ -254,7 +255,7 @@ def delete_orphan_entities(conn: sqlite3.Connection, user_id: str, candidates: S
     return orphans
 
 
-def mentioned_entities(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> list[str]:
+def mentioned_entities(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> list[str]:
     """Entity ids the given memories mention."""
     found: list[str] = []
     for start in range(0, len(memory_ids), 500):
@@ -270,7 +271,7 @@ def mentioned_entities(conn: sqlite3.Connection, user_id: str, memory_ids: Seque
     return found
 
 
-def mentioning_memories(conn: sqlite3.Connection, user_id: str, entity_ids: Sequence[str]) -> list[str]:
+def mentioning_memories(conn: Connection, user_id: str, entity_ids: Sequence[str]) -> list[str]:
     """Ids of the memories mentioning these entities (once per mention)."""
     # Named index: without statistics SQLite scans all the user's edges for each chunk instead
     # (its primary key covers the query but starts with src).
@@ -285,9 +286,7 @@ def mentioning_memories(conn: sqlite3.Connection, user_id: str, entity_ids: Sequ
     ]
 
 
-def rarely_mentioned(
-    conn: sqlite3.Connection, user_id: str, entity_ids: Sequence[str], most: int
-) -> list[str]:
+def rarely_mentioned(conn: Connection, user_id: str, entity_ids: Sequence[str], most: int) -> list[str]:
     """Those of these entities that at most ``most`` memories mention."""
     return [
         r[0]
@@ -300,13 +299,13 @@ def rarely_mentioned(
     ]
 
 
-def user_entities(conn: sqlite3.Connection, user_id: str) -> list[EntityRow]:
+def user_entities(conn: Connection, user_id: str) -> list[EntityRow]:
     """Every entity of a user."""
     rows = conn.execute("SELECT id, name, canonical, type FROM entities WHERE user_id = ?", (user_id,))
     return [EntityRow(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def entity_texts(conn: sqlite3.Connection, user_id: str) -> Iterator[str]:
+def entity_texts(conn: Connection, user_id: str) -> Iterator[str]:
     """Each of a user's entities as one text, its name and aliases JSON joined by a NUL."""
     return (
         r[0]
@@ -314,14 +313,14 @@ def entity_texts(conn: sqlite3.Connection, user_id: str) -> Iterator[str]:
     )
 
 
-def count_entities_named(conn: sqlite3.Connection, user_id: str, names: Sequence[str]) -> int:
+def count_entities_named(conn: Connection, user_id: str, names: Sequence[str]) -> int:
     """How many of the user's entities have one of these names."""
     return count_in(
         conn, "SELECT COUNT(*) FROM entities WHERE user_id = ? AND name IN ({})", names, [user_id]
     )
 
 
-def count_edges_touching(conn: sqlite3.Connection, user_id: str, node_ids: Sequence[str]) -> int:
+def count_edges_touching(conn: Connection, user_id: str, node_ids: Sequence[str]) -> int:
     """How many of the user's edges start at one of these nodes, plus how many end at one."""
     starting = count_in(
         conn, "SELECT COUNT(*) FROM edges WHERE user_id = ? AND src IN ({})", node_ids, [user_id]
@@ -334,9 +333,7 @@ def count_edges_touching(conn: sqlite3.Connection, user_id: str, node_ids: Seque
     )
 
 
-def set_entity_vectors(
-    conn: sqlite3.Connection, user_id: str, vectors: Sequence[tuple[str, np.ndarray]]
-) -> None:
+def set_entity_vectors(conn: Connection, user_id: str, vectors: Sequence[tuple[str, np.ndarray]]) -> None:
     """Store the name vectors of some of a user's entities."""
     conn.executemany(
         "UPDATE entities SET embedding = ? WHERE user_id = ? AND id = ?",
@@ -344,7 +341,7 @@ def set_entity_vectors(
     )
 
 
-def entity_vectors(store: SQLiteStore, user_id: str) -> tuple[list[str], np.ndarray | None]:
+def entity_vectors(store: RowStore, user_id: str) -> tuple[list[str], np.ndarray | None]:
     """(ids, name vectors) of the user's entities that have one."""
     with store.read() as conn:
         rows = conn.execute(
@@ -360,7 +357,7 @@ def aliases_json(names: Iterable[str]) -> str:
     return json.dumps(sorted(set(names)), ensure_ascii=False)
 
 
-def next_in_session(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, str]:
+def next_in_session(store: RowStore, user_id: str, ids: Sequence[str]) -> dict[str, str]:
     """The memory that follows each of these memories in its session (its NEXT edge), if any."""
     if not ids:
         return {}

@@ -7,15 +7,15 @@ Writers pass the connection of their own transaction, so a change and its log ro
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
 from ripplemem.store.memory_rows import READABLE_EPOCHS, from_epoch
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class HistoryEvent:
         return value
 
 
-def record_history(conn: sqlite3.Connection, user_id: str, events: Iterable[HistoryEvent]) -> None:
+def record_history(conn: Connection, user_id: str, events: Iterable[HistoryEvent]) -> None:
     """Append events to a user's change log inside the caller's transaction."""
     conn.executemany(
         "INSERT INTO history(memory_id, user_id, at, event, cause, detail) VALUES (?, ?, ?, ?, ?, ?)",
@@ -55,7 +55,7 @@ def record_history(conn: sqlite3.Connection, user_id: str, events: Iterable[Hist
     )
 
 
-def read_history(store: SQLiteStore, user_id: str, memory_ids: Sequence[str]) -> list[HistoryEvent]:
+def read_history(store: RowStore, user_id: str, memory_ids: Sequence[str]) -> list[HistoryEvent]:
     """The events of some memories of a user, oldest first."""
     if not memory_ids:
         return []
@@ -71,7 +71,7 @@ def read_history(store: SQLiteStore, user_id: str, memory_ids: Sequence[str]) ->
     ]
 
 
-def delete_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> int:
+def delete_history(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> int:
     """Remove the change log of some memories (erasure); returns how many rows went."""
     return sum(
         conn.execute(
@@ -81,17 +81,17 @@ def delete_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[
     )
 
 
-def delete_user_history(conn: sqlite3.Connection, user_id: str) -> int:
+def delete_user_history(conn: Connection, user_id: str) -> int:
     """Remove a user's whole change log (a whole-user erase); returns how many rows went."""
     return conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,)).rowcount
 
 
-def history_details(conn: sqlite3.Connection, user_id: str) -> Iterator[tuple[int, str]]:
+def history_details(conn: Connection, user_id: str) -> Iterator[tuple[int, str]]:
     """(seq, detail JSON) of every event in a user's change log, read as the caller iterates."""
     return iter(conn.execute("SELECT seq, detail FROM history WHERE user_id = ?", (user_id,)))
 
 
-def delete_history_rows(conn: sqlite3.Connection, seqs: Sequence[int]) -> int:
+def delete_history_rows(conn: Connection, seqs: Sequence[int]) -> int:
     """Remove change-log rows by their seq; returns how many went."""
     return sum(
         conn.execute(f"DELETE FROM history WHERE seq IN ({marks})", chunk).rowcount
@@ -99,7 +99,7 @@ def delete_history_rows(conn: sqlite3.Connection, seqs: Sequence[int]) -> int:
     )
 
 
-def count_history(conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]) -> int:
+def count_history(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> int:
     """How many change-log rows of the user some memories still have."""
     return count_in(
         conn, "SELECT COUNT(*) FROM history WHERE user_id = ? AND memory_id IN ({})", memory_ids, [user_id]

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
+
+from ripplemem.store.connection import Connection
 
 CHUNK = 500  # values per IN (...) list
 
@@ -19,7 +20,7 @@ def in_chunks(values: Sequence[_T]) -> Iterator[tuple[str, list[_T]]]:
         yield ",".join("?" * len(chunk)), chunk
 
 
-def count_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], before: Sequence[Any] = ()) -> int:
+def count_in(conn: Connection, sql: str, values: Sequence[Any], before: Sequence[Any] = ()) -> int:
     """The sum of a ``COUNT(*)`` query whose ``{}`` is the IN list, over the values in chunks
     (``before``: the parameters ahead of the list)."""
     return sum(

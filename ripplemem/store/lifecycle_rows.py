@@ -3,15 +3,15 @@ write tier, importance and archive changes inside the caller's transaction."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ripplemem.store.connection import Connection
 from ripplemem.store.memory_rows import index_metadata, stored_epoch
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 PREVIEW_CHARS = 60
 
@@ -42,7 +42,7 @@ class LifecycleRows:
         return np.nan_to_num(np.maximum(now - self.created_at, 0.0) / 86400.0, nan=0.0)
 
 
-def read_lifecycle_rows(store: SQLiteStore, user_id: str, agent_id: str | None = None) -> LifecycleRows:
+def read_lifecycle_rows(store: RowStore, user_id: str, agent_id: str | None = None) -> LifecycleRows:
     """The lifecycle columns of one user's (and agent's) active memories, oldest first."""
     where, params = "user_id = ? AND status = 'active'", [user_id]
     if agent_id is not None:
@@ -74,7 +74,7 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
-def link_counts(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> np.ndarray:
+def link_counts(store: RowStore, user_id: str, ids: Sequence[str]) -> np.ndarray:
     """How many graph edges touch each memory (its degree: entities, neighbours, summaries)."""
     counts: dict[str, int] = {}
     with store.read() as conn:
@@ -91,14 +91,14 @@ def _chunks(ids: Sequence[str], size: int = 500) -> Iterable[list[str]]:
         yield list(ids[start : start + size])
 
 
-def set_tier(conn: sqlite3.Connection, user_id: str, ids: Sequence[str], tier: str) -> None:
+def set_tier(conn: Connection, user_id: str, ids: Sequence[str], tier: str) -> None:
     """Label memories with a tier (hot or warm: their vectors stay where they are)."""
     conn.executemany(
         "UPDATE memories SET tier = ? WHERE id = ? AND user_id = ?", [(tier, i, user_id) for i in ids]
     )
 
 
-def set_importance(conn: sqlite3.Connection, user_id: str, values: Mapping[str, float]) -> None:
+def set_importance(conn: Connection, user_id: str, values: Mapping[str, float]) -> None:
     """Write new importances."""
     conn.executemany(
         "UPDATE memories SET importance = ? WHERE id = ? AND user_id = ?",
@@ -106,9 +106,7 @@ def set_importance(conn: sqlite3.Connection, user_id: str, values: Mapping[str, 
     )
 
 
-def stored_vectors(
-    conn: sqlite3.Connection, user_id: str, ids: Sequence[str]
-) -> tuple[list[str], np.ndarray]:
+def stored_vectors(conn: Connection, user_id: str, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
     """The ids among `ids` that still hold a vector in SQLite, and those vectors."""
     found: list[tuple[str, bytes]] = []
     for chunk in _chunks(ids):
@@ -124,7 +122,7 @@ def stored_vectors(
     return [r[0] for r in found], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in found])
 
 
-def archive_locations(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) -> dict[str, str]:
+def archive_locations(conn: Connection, user_id: str, ids: Sequence[str]) -> dict[str, str]:
     """Memory id -> archive segment, for those of `ids` whose vector lives in the archive."""
     where: dict[str, str] = {}
     for chunk in _chunks(ids):
@@ -138,7 +136,7 @@ def archive_locations(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]
     return where
 
 
-def archived_with_vectors(conn: sqlite3.Connection, user_id: str) -> dict[str, str]:
+def archived_with_vectors(conn: Connection, user_id: str) -> dict[str, str]:
     """Memory id -> archive segment, for a user's archived memories that also hold a vector in
     SQLite (re-embedded, so their segments hold the old model's vectors)."""
     return dict(
@@ -150,7 +148,7 @@ def archived_with_vectors(conn: sqlite3.Connection, user_id: str) -> dict[str, s
     )
 
 
-def mark_archived(conn: sqlite3.Connection, user_id: str, where: Mapping[str, str]) -> None:
+def mark_archived(conn: Connection, user_id: str, where: Mapping[str, str]) -> None:
     """Cold: the vector now lives only in its archive segment (the SQLite copy is cleared)."""
     conn.executemany(
         "UPDATE memories SET tier = 'cold', embedding = NULL, archive_segment = ? "
@@ -159,7 +157,7 @@ def mark_archived(conn: sqlite3.Connection, user_id: str, where: Mapping[str, st
     )
 
 
-def mark_woken(conn: sqlite3.Connection, user_id: str, vectors: Mapping[str, np.ndarray]) -> None:
+def mark_woken(conn: Connection, user_id: str, vectors: Mapping[str, np.ndarray]) -> None:
     """Hot again: the vector is back in SQLite and no segment holds it any more."""
     conn.executemany(
         "UPDATE memories SET tier = 'hot', embedding = ?, archive_segment = NULL "
@@ -168,7 +166,7 @@ def mark_woken(conn: sqlite3.Connection, user_id: str, vectors: Mapping[str, np.
     )
 
 
-def index_metadatas(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+def index_metadatas(conn: Connection, user_id: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """What the vector index keeps beside each of these memories' vectors."""
     found: dict[str, dict[str, Any]] = {}
     for chunk in _chunks(ids):

@@ -6,13 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.core.text import keyword_tokens
+from ripplemem.store.connection import Row
 from ripplemem.store.schema import INDEXED_METADATA_KEYS, indexed_value
 from ripplemem.types import Memory
 
@@ -116,7 +116,7 @@ def stored_epoch(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def row_to_memory(row: sqlite3.Row) -> Memory:
+def row_to_memory(row: Row) -> Memory:
     """A Memory from a row of the memories table (an unreadable stored time reads as None)."""
     memory_id = row["id"]
     return Memory(

@@ -26,7 +26,7 @@ from ripplemem.store.modality_vectors import (
     recorded_modalities,
     recorded_space,
 )
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 from ripplemem.store.vectors.chroma import ChromaIndex
 from ripplemem.store.vectors.chroma_files import modality_folder
@@ -34,7 +34,7 @@ from ripplemem.store.vectors.chroma_files import modality_folder
 _INDEX_KEY = "modality_index:"
 
 
-def check_space(store: SQLiteStore, modality: str, model_id: str, dimension: int | None = None) -> None:
+def check_space(store: RowStore, modality: str, model_id: str, dimension: int | None = None) -> None:
     """Refuse an encoder (and its vectors' dimension, when known) other than the one the store's
     modality index was built with."""
     recorded = recorded_space(store, modality)
@@ -50,7 +50,7 @@ def check_space(store: SQLiteStore, modality: str, model_id: str, dimension: int
 
 
 def sync_modality(
-    store: SQLiteStore, modality: str, index: VectorIndex, report: CheckReport, repair: bool
+    store: RowStore, modality: str, index: VectorIndex, report: CheckReport, repair: bool
 ) -> None:
     """Compare one modality index with SQLite's modality vectors (active, not cold), per user,
     and add what is missing and remove what is stray when repairing; counts go into `report`."""
@@ -71,7 +71,7 @@ def sync_modality(
 
 
 def _add_from_store(
-    store: SQLiteStore, index: VectorIndex, user_id: str, modality: str, ids: Sequence[str]
+    store: RowStore, index: VectorIndex, user_id: str, modality: str, ids: Sequence[str]
 ) -> None:
     found, vectors = indexed_vectors(store, user_id, modality, ids)
     if vectors is None:
@@ -82,7 +82,7 @@ def _add_from_store(
 
 
 @contextmanager
-def opened_for_check(store: SQLiteStore, path: str, repair: bool) -> Iterator[list[tuple[str, VectorIndex]]]:
+def opened_for_check(store: RowStore, path: str, repair: bool) -> Iterator[list[tuple[str, VectorIndex]]]:
     """The Chroma modality indexes of a store on disk, opened for a consistency check (broken files
     are repaired only with ``repair``) and closed after."""
     opened: list[tuple[str, VectorIndex]] = [
@@ -98,7 +98,7 @@ def opened_for_check(store: SQLiteStore, path: str, repair: bool) -> Iterator[li
 
 
 def check_opened(
-    store: SQLiteStore, opened: Sequence[tuple[str, VectorIndex]], report: CheckReport, repair: bool
+    store: RowStore, opened: Sequence[tuple[str, VectorIndex]], report: CheckReport, repair: bool
 ) -> None:
     """sync_modality over opened modality indexes (a reconcile check's extra step)."""
     for modality, index in opened:
@@ -109,7 +109,7 @@ class IndexOwner(Protocol):
     """What the modality indexes use of their engine (an Engine, which creates them)."""
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> RowStore:
         """The store's SQLite ledger."""
         ...
 

@@ -5,13 +5,13 @@ memory (ON DELETE CASCADE); a cold memory keeps its row but leaves the index."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.connection import Connection
+from ripplemem.store.rows import RowStore
 
 _SPACE_KEY = "modality_space:"
 # Memories whose modality vector belongs in the index: active and not cold.
@@ -26,7 +26,7 @@ class ModalitySpace:
     dimension: int
 
 
-def recorded_space(store: SQLiteStore, modality: str) -> ModalitySpace | None:
+def recorded_space(store: RowStore, modality: str) -> ModalitySpace | None:
     """The space a store's modality index was built in, or None before its first vector."""
     value = store.get_meta(_SPACE_KEY + modality)
     if value is None:
@@ -35,15 +35,15 @@ def recorded_space(store: SQLiteStore, modality: str) -> ModalitySpace | None:
     return ModalitySpace(str(data["model_id"]), int(data["dimension"]))
 
 
-def record_space(conn: sqlite3.Connection, modality: str, space: ModalitySpace) -> None:
+def record_space(conn: Connection, modality: str, space: ModalitySpace) -> None:
     """Record a modality's space (inside the transaction storing its first vector)."""
     conn.execute(
-        "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
         (_SPACE_KEY + modality, json.dumps({"model_id": space.model_id, "dimension": space.dimension})),
     )
 
 
-def recorded_modalities(store: SQLiteStore) -> list[str]:
+def recorded_modalities(store: RowStore) -> list[str]:
     """Every modality with a recorded space in the store."""
     with store.read() as conn:
         return sorted(
@@ -52,19 +52,18 @@ def recorded_modalities(store: SQLiteStore) -> list[str]:
         )
 
 
-def put_vector(
-    conn: sqlite3.Connection, user_id: str, memory_id: str, modality: str, vector: np.ndarray
-) -> None:
+def put_vector(conn: Connection, user_id: str, memory_id: str, modality: str, vector: np.ndarray) -> None:
     """Store (or replace) one memory's modality vector."""
     conn.execute(
-        "INSERT OR REPLACE INTO modality_vectors (memory_id, user_id, modality, embedding) "
-        "VALUES (?, ?, ?, ?)",
+        "INSERT INTO modality_vectors (memory_id, user_id, modality, embedding) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (memory_id) DO UPDATE SET user_id = excluded.user_id, modality = excluded.modality, "
+        "embedding = excluded.embedding",
         (memory_id, user_id, modality, np.asarray(vector, dtype=np.float32).tobytes()),
     )
 
 
 def indexed_vectors(
-    store: SQLiteStore, user_id: str, modality: str, ids: Sequence[str] | None = None
+    store: RowStore, user_id: str, modality: str, ids: Sequence[str] | None = None
 ) -> tuple[list[str], np.ndarray | None]:
     """The vectors of a user's memories that belong in the modality index (active, not cold),
     all of them or those among `ids`; (ids, matrix), matrix None when there are none."""
@@ -86,7 +85,7 @@ def indexed_vectors(
     return [r[0] for r in found], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in found])
 
 
-def indexed_ids(store: SQLiteStore, user_id: str, modality: str) -> set[str]:
+def indexed_ids(store: RowStore, user_id: str, modality: str) -> set[str]:
     """The ids of a user's memories whose modality vector belongs in the index."""
     with store.read() as conn:
         return {
@@ -99,7 +98,7 @@ def indexed_ids(store: SQLiteStore, user_id: str, modality: str) -> set[str]:
         }
 
 
-def modality_users(store: SQLiteStore, modality: str) -> list[str]:
+def modality_users(store: RowStore, modality: str) -> list[str]:
     """Every user holding a vector of this modality."""
     with store.read() as conn:
         return [
@@ -110,7 +109,7 @@ def modality_users(store: SQLiteStore, modality: str) -> list[str]:
         ]
 
 
-def vectors_of(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
+def vectors_of(store: RowStore, user_id: str, ids: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
     """Every modality vector among these memories (cold ones too): {modality: {id: vector}}."""
     found: dict[str, dict[str, np.ndarray]] = {}
     with store.read() as conn:

@@ -6,12 +6,12 @@ seconds; a window is half-open [since, until).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def _window(
 
 
 def insert_readings(
-    conn: sqlite3.Connection,
+    conn: Connection,
     user_id: str,
     rows: Sequence[tuple[str, float, str, float, str | None, str | None]],
 ) -> list[int]:
@@ -68,14 +68,14 @@ def insert_readings(
     for row in rows:
         cursor = conn.execute(
             "INSERT INTO readings (user_id, metric, value, unit, at, source, memory_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (user_id, *row),
         )
-        ids.append(int(cursor.lastrowid or 0))
+        ids.append(int(cursor.fetchone()[0]))
     return ids
 
 
-def set_memory(conn: sqlite3.Connection, user_id: str, reading_ids: Sequence[int], memory_id: str) -> None:
+def set_memory(conn: Connection, user_id: str, reading_ids: Sequence[int], memory_id: str) -> None:
     """Record the episodic memory some readings became part of."""
     conn.executemany(
         "UPDATE readings SET memory_id = ? WHERE user_id = ? AND id = ?",
@@ -84,7 +84,7 @@ def set_memory(conn: sqlite3.Connection, user_id: str, reading_ids: Sequence[int
 
 
 def select_readings(
-    store: SQLiteStore,
+    store: RowStore,
     user_id: str,
     metric: str,
     since: float | None,
@@ -103,7 +103,7 @@ def select_readings(
         return [ReadingRow(*row) for row in conn.execute(sql, params)]
 
 
-def readings_of_memory(store: SQLiteStore, user_id: str, memory_id: str) -> list[ReadingRow]:
+def readings_of_memory(store: RowStore, user_id: str, memory_id: str) -> list[ReadingRow]:
     """The readings an episodic memory was made from, in time order."""
     with store.read() as conn:
         rows = conn.execute(
@@ -113,7 +113,7 @@ def readings_of_memory(store: SQLiteStore, user_id: str, memory_id: str) -> list
 
 
 def reading_stats(
-    store: SQLiteStore, user_id: str, metric: str, since: float | None, until: float | None
+    store: RowStore, user_id: str, metric: str, since: float | None, until: float | None
 ) -> ReadingStats | None:
     """Count, sum, mean, lowest and highest reading (the earliest on ties) of a window; None if empty."""
     where, params = _window(user_id, metric, since, until)
@@ -134,7 +134,7 @@ def reading_stats(
     )
 
 
-def metric_units(store: SQLiteStore, user_id: str) -> dict[str, tuple[str, int]]:
+def metric_units(store: RowStore, user_id: str) -> dict[str, tuple[str, int]]:
     """{metric: (unit of its latest reading, reading count)} for every metric the user recorded."""
     with store.read() as conn:
         rows = conn.execute(
@@ -147,16 +147,14 @@ def metric_units(store: SQLiteStore, user_id: str) -> dict[str, tuple[str, int]]
 
 
 def delete_readings(
-    conn: sqlite3.Connection, user_id: str, metric: str | None, since: float | None, until: float | None
+    conn: Connection, user_id: str, metric: str | None, since: float | None, until: float | None
 ) -> int:
     """Delete a user's readings (of one metric, in a window, if given); returns how many."""
     where, params = _window(user_id, metric, since, until)
     return conn.execute(f"DELETE FROM readings WHERE {where}", params).rowcount
 
 
-def reading_ids(
-    conn: sqlite3.Connection, user_id: str, memory_ids: Collection[str] | None = None
-) -> list[int]:
+def reading_ids(conn: Connection, user_id: str, memory_ids: Collection[str] | None = None) -> list[int]:
     """Ids of the user's readings, or of those that became part of one of these memories."""
     if memory_ids is None:
         return [r[0] for r in conn.execute("SELECT id FROM readings WHERE user_id = ?", (user_id,))]
@@ -167,7 +165,7 @@ def reading_ids(
     ]
 
 
-def delete_readings_by_id(conn: sqlite3.Connection, user_id: str, ids: Sequence[int]) -> int:
+def delete_readings_by_id(conn: Connection, user_id: str, ids: Sequence[int]) -> int:
     """Delete some of a user's readings by id; returns how many went."""
     return sum(
         conn.execute(
@@ -177,6 +175,6 @@ def delete_readings_by_id(conn: sqlite3.Connection, user_id: str, ids: Sequence[
     )
 
 
-def count_readings(conn: sqlite3.Connection, ids: Sequence[int]) -> int:
+def count_readings(conn: Connection, ids: Sequence[int]) -> int:
     """How many of these reading ids are still stored (of any user)."""
     return count_in(conn, "SELECT COUNT(*) FROM readings WHERE id IN ({})", ids)

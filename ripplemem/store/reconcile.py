@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import socket
-import sqlite3
 import threading
 import time
 import uuid
@@ -27,9 +26,11 @@ import numpy as np
 from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.store.check_report import CheckReport, take_damage, take_foreign
+from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import delete_orphan_entities
 from ripplemem.store.memory_rows import index_metadata, scope_token
 from ripplemem.store.modality_index import check_opened, opened_for_check
+from ripplemem.store.rows import RowStore
 from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.store.vectors.chroma import ChromaIndex
@@ -45,7 +46,7 @@ class MarkedWriteLock:
     """The engine's reentrant write lock: while a thread holds it, the store's write transactions
     leave this writer's pending marker file; the outermost successful release removes it."""
 
-    def __init__(self, store: SQLiteStore, *, enabled: bool) -> None:
+    def __init__(self, store: RowStore, *, enabled: bool) -> None:
         self._lock = threading.RLock()
         self._owner: int | None = None
         self._depth = 0
@@ -93,7 +94,7 @@ class MarkedWriteLock:
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.release(failed=exc_type is not None)
 
-    def mark(self, conn: sqlite3.Connection) -> None:
+    def mark(self, conn: Connection) -> None:
         """Store hook, at the start of a write transaction: the lock holder leaves its marker."""
         if self._marked or self.marker is None or self._owner != threading.get_ident():
             return
@@ -130,7 +131,7 @@ def _dead_markers(markers: list[str]) -> list[str]:
 
 
 def check_store(
-    store: SQLiteStore, index: VectorIndex | None, *, repair: bool, extra: ExtraCheck | None = None
+    store: RowStore, index: VectorIndex | None, *, repair: bool, extra: ExtraCheck | None = None
 ) -> CheckReport:
     """Compare SQLite with the vector index, the keyword index and the graph; repair if asked.
     ``extra(report, repair)`` checks more indexes (the modality indexes) under the same guard.
@@ -163,7 +164,7 @@ def check_store(
 
 
 def _check_index(
-    store: SQLiteStore, index: VectorIndex, users: list[str], report: CheckReport, repair: bool
+    store: RowStore, index: VectorIndex, users: list[str], report: CheckReport, repair: bool
 ) -> None:
     """Each user's vectors against SQLite, then the vectors of users SQLite has no row of."""
     for user_id in users:
@@ -172,7 +173,7 @@ def _check_index(
 
 
 def _check_vectors(
-    store: SQLiteStore, index: VectorIndex, user_id: str, report: CheckReport, repair: bool
+    store: RowStore, index: VectorIndex, user_id: str, report: CheckReport, repair: bool
 ) -> None:
     indexed = index.ids(user_id)
     with store.read() as conn:
@@ -200,7 +201,7 @@ def _check_vectors(
 
 
 def _stored_vectors(
-    store: SQLiteStore, user_id: str, ids: list[str]
+    store: RowStore, user_id: str, ids: list[str]
 ) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
     with store.read() as conn:
         rows = conn.execute(
@@ -232,7 +233,7 @@ SELECT n.user_id, n.id FROM entities n WHERE NOT EXISTS (
 """
 
 
-def _check_graph(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
+def _check_graph(store: RowStore, report: CheckReport, repair: bool) -> None:
     with store.read() as conn:
         dangling = [r[0] for r in conn.execute(_DANGLING_EDGES)]
         orphans: dict[str, list[str]] = {}
@@ -250,7 +251,7 @@ def _check_graph(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
             delete_orphan_entities(conn, user_id, entities)
 
 
-def _check_keywords(store: SQLiteStore, report: CheckReport, repair: bool) -> None:
+def _check_keywords(store: RowStore, report: CheckReport, repair: bool) -> None:
     with store.read() as conn:
         stray = [
             r[0]
@@ -277,14 +278,14 @@ def _check_keywords(store: SQLiteStore, report: CheckReport, repair: bool) -> No
         )
 
 
-def _clear_markers(store: SQLiteStore, names: list[str]) -> None:
+def _clear_markers(store: RowStore, names: list[str]) -> None:
     assert store.path is not None
     for name in names:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(store.path, PENDING_DIRNAME, name))
 
 
-def sync_index(index: VectorIndex, store: SQLiteStore) -> int:
+def sync_index(index: VectorIndex, store: RowStore) -> int:
     """Add and remove the vectors of an index kept in this process's memory so they match SQLite
     after another process wrote; returns how many vectors changed."""
     report = CheckReport(path=store.path, vector_index=index.name, repaired=True)
@@ -293,7 +294,7 @@ def sync_index(index: VectorIndex, store: SQLiteStore) -> int:
 
 
 def reconcile_on_open(
-    store: SQLiteStore, index: VectorIndex, extra: ExtraCheck | None = None
+    store: RowStore, index: VectorIndex, extra: ExtraCheck | None = None
 ) -> CheckReport | None:
     """The open-time hook: a full check and repair only if an interrupted write left a marker or
     the index found broken files (then its vectors are rebuilt from SQLite, with a warning)."""
@@ -344,7 +345,7 @@ def check_path(
         store.close()
 
 
-def _server_index(store: SQLiteStore, server: ChromaServer | None) -> VectorIndex:
+def _server_index(store: RowStore, server: ChromaServer | None) -> VectorIndex:
     """The Chroma server index of a store that keeps its vectors there (its URL must be given)."""
     if server is None:
         raise InvalidInputError(

@@ -7,13 +7,13 @@ Writers pass the connection of their own transaction; readers take the store.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import in_chunks
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 
 @dataclass
@@ -31,7 +31,7 @@ def _chunks(ids: Sequence[str], size: int = 400) -> Iterable[list[str]]:
         yield list(ids[start : start + size])
 
 
-def merge_rows(conn: sqlite3.Connection, user_id: str, merges: Mapping[str, MergeUpdate]) -> None:
+def merge_rows(conn: Connection, user_id: str, merges: Mapping[str, MergeUpdate]) -> None:
     """Apply merges: mention_count + n, the larger importance, the latest time, the merged metadata."""
     conn.executemany(
         "UPDATE memories SET mention_count = mention_count + ?, importance = MAX(importance, ?), "
@@ -44,7 +44,7 @@ def merge_rows(conn: sqlite3.Connection, user_id: str, merges: Mapping[str, Merg
     )
 
 
-def supersede_rows(conn: sqlite3.Connection, user_id: str, valid_to: Mapping[str, float]) -> None:
+def supersede_rows(conn: Connection, user_id: str, valid_to: Mapping[str, float]) -> None:
     """Mark active memories superseded, valid until the given time (epoch seconds)."""
     conn.executemany(
         "UPDATE memories SET status = 'superseded', valid_to = ? WHERE id = ? AND user_id = ? "
@@ -53,7 +53,7 @@ def supersede_rows(conn: sqlite3.Connection, user_id: str, valid_to: Mapping[str
     )
 
 
-def set_beliefs(conn: sqlite3.Connection, user_id: str, beliefs: Mapping[str, str]) -> None:
+def set_beliefs(conn: Connection, user_id: str, beliefs: Mapping[str, str]) -> None:
     """Record a belief state ("preference", "fact", "emotion") in metadata["belief"] unless one is set."""
     conn.executemany(
         "UPDATE memories SET metadata = json_set(metadata, '$.belief', ?) WHERE id = ? AND user_id = ? "
@@ -62,9 +62,7 @@ def set_beliefs(conn: sqlite3.Connection, user_id: str, beliefs: Mapping[str, st
     )
 
 
-def linked_pairs(
-    store: SQLiteStore, user_id: str, ids: Sequence[str], edge_type: str
-) -> list[tuple[str, str]]:
+def linked_pairs(store: RowStore, user_id: str, ids: Sequence[str], edge_type: str) -> list[tuple[str, str]]:
     """(src, dst) of the user's edges of one type that start or end at one of the ids."""
     found: list[tuple[str, str]] = []
     with store.read() as conn:
@@ -81,7 +79,7 @@ def linked_pairs(
     return found
 
 
-def summaries_of(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[str]:
+def summaries_of(store: RowStore, user_id: str, ids: Sequence[str]) -> list[str]:
     """Ids of the user's summaries of any of these memories (sources of SUMMARIZES edges to them)."""
     with store.read() as conn:
         return [
@@ -95,7 +93,7 @@ def summaries_of(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> list[s
         ]
 
 
-def summarized_ids(store: SQLiteStore, user_id: str) -> set[str]:
+def summarized_ids(store: RowStore, user_id: str) -> set[str]:
     """Ids of the user's memories a stored summary already covers (targets of SUMMARIZES edges)."""
     with store.read() as conn:
         return {
@@ -106,7 +104,7 @@ def summarized_ids(store: SQLiteStore, user_id: str) -> set[str]:
         }
 
 
-def entity_keys(store: SQLiteStore, user_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
+def entity_keys(store: RowStore, user_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
     """The canonical names of the entities each memory mentions."""
     found: dict[str, list[str]] = {memory_id: [] for memory_id in ids}
     with store.read() as conn:

@@ -17,7 +17,7 @@ from ripplemem.store.neo4j.connection import Neo4jConnection, Neo4jOptions
 from ripplemem.store.neo4j.graph import MirroringWriteLock, Neo4jGraph
 from ripplemem.store.neo4j.index import Neo4jIndex
 from ripplemem.store.reconcile import CheckReport, reconcile_on_open
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.chroma_server import store_namespace
 
 
@@ -27,7 +27,7 @@ def embedding_dimensions(embedder: Embedder) -> int:
     return int(known) if known else len(embedder.embed_query("dimensions"))
 
 
-def check_backend_kept(store: SQLiteStore, backend: Neo4jBackend | None, vector_index: str) -> None:
+def check_backend_kept(store: RowStore, backend: Neo4jBackend | None, vector_index: str) -> None:
     """Refuse a default open of a store served by Neo4j: it would build a second, local index
     (and, say, erase only from that one)."""
     if backend is None and vector_index == "auto" and store.get_meta("vector_index") == "neo4j":
@@ -45,7 +45,7 @@ class Neo4jBackend:
         self._index: Neo4jIndex | None = None
         self._graph: Neo4jGraph | None = None
 
-    def attach(self, store: SQLiteStore, embedder: Embedder, *, enabled: bool) -> MirroringWriteLock:
+    def attach(self, store: RowStore, embedder: Embedder, *, enabled: bool) -> MirroringWriteLock:
         """Create the schema, start noting the store's graph changes; returns the engine's write lock."""
         # The store's id scopes every node, so stores sharing one database stay apart.
         store_id = store_namespace(store)
@@ -76,7 +76,7 @@ class Neo4jBackend:
         assert self._graph is not None, "attach() first"
         return self._graph
 
-    def open(self, store: SQLiteStore) -> CheckReport | None:
+    def open(self, store: RowStore) -> CheckReport | None:
         """Bring Neo4j in step with the ledger (call under the write lock): repair a write cut
         short, then re-sync every user whose fingerprint differs, or every user when the store was
         last served by another index (first use, or re-embedded since: same counts, new vectors)."""

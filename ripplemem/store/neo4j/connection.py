@@ -47,6 +47,8 @@ def neo4j_options(
     """Check RippleMem(backend=..., uri=..., auth=..., database=...); None for the embedded store."""
     if backend not in BACKENDS:
         raise InvalidInputError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    if backend == "postgres":
+        return None
     if backend == "embedded":
         if uri is not None or auth is not None or database is not None:
             raise InvalidInputError(

@@ -23,7 +23,7 @@ from ripplemem.store.neo4j import cypher
 from ripplemem.store.neo4j.connection import Neo4jConnection, Statement, statement
 from ripplemem.store.neo4j.index import Neo4jIndex
 from ripplemem.store.reconcile import MarkedWriteLock
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 _BATCH = 1000
 _SWEEP = 10_000
@@ -153,7 +153,7 @@ def _edge_row(r: Sequence[Any]) -> dict[str, Any]:
 class Neo4jGraph:
     """Keeps Neo4j's nodes and relationships in step with the SQLite ledger, and reads them back."""
 
-    def __init__(self, connection: Neo4jConnection, store: SQLiteStore, store_id: str) -> None:
+    def __init__(self, connection: Neo4jConnection, store: RowStore, store_id: str) -> None:
         self._conn = connection
         self._ledger = store
         self._store = store_id
@@ -340,7 +340,7 @@ class Neo4jGraph:
 class MirroringWriteLock(MarkedWriteLock):
     """The engine's write lock, flushing the graph mirror as the outermost successful hold ends."""
 
-    def __init__(self, store: SQLiteStore, *, enabled: bool, mirror: Neo4jGraph) -> None:
+    def __init__(self, store: RowStore, *, enabled: bool, mirror: Neo4jGraph) -> None:
         super().__init__(store, enabled=enabled)
         self._mirror = mirror
 

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ripplemem.errors import InvalidInputError, MissingDependencyError, StoreError
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.rows import RowStore
 
 # Chroma's own defaults: `chroma run` listens on 8000.
 _DEFAULT_PORTS = {"http": 8000, "https": 443}
@@ -100,12 +100,13 @@ def _check_headers(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], 
     return tuple(sorted(headers.items()))
 
 
-def store_namespace(store: SQLiteStore) -> str:
+def store_namespace(store: RowStore) -> str:
     """This store's id, which names its collections on a server (kept in SQLite, made once)."""
     with store.transaction() as conn:
-        # INSERT OR IGNORE: two processes opening a new store at once agree on the first id.
+        # ON CONFLICT DO NOTHING: two processes opening a new store at once agree on the first id.
         conn.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (STORE_ID_KEY, uuid.uuid4().hex[:16])
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+            (STORE_ID_KEY, uuid.uuid4().hex[:16]),
         )
     found = store.get_meta(STORE_ID_KEY)
     assert found is not None
