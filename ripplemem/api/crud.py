@@ -211,7 +211,7 @@ class CrudMethods(HandleState):
             "embedding_model": engine.embedder.model_id,
             "vector_index": engine.index.name,
             "path": engine.path,
-            "disk_bytes": disk_bytes(engine.path),
+            "disk_bytes": disk_bytes(engine.path) if engine.path is not None else engine.store.server_bytes(),
         }
 
     # -- async twins: each runs its sync call in a worker thread, so the event loop never blocks

@@ -34,7 +34,7 @@ from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, Sto
 from ripplemem.index.bm25 import KeywordIndex, index_terms, stem
 from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
-from ripplemem.store.archive import VectorArchive
+from ripplemem.store.archive import archive_of
 from ripplemem.store.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
 from ripplemem.store.modality_index import ModalityIndexes
 from ripplemem.store.neo4j.backend import Neo4jBackend, check_backend_kept
@@ -173,7 +173,7 @@ class Engine:
         )
         self.embedder.dimension = self.store.embedding_dimension()
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
-        self.archive = VectorArchive(self.path)
+        self.archive = archive_of(self.store)
         # Reentrant; on disk it also marks index writes in flight, for reconcile_on_open.
         self.write_lock = MarkedWriteLock(
             self.store, enabled=self.path is not None and vector_index != "numpy"

@@ -20,7 +20,7 @@ from ripplemem.engine.writes import delete_memories
 from ripplemem.lifecycle.report import LifecycleEntry, LifecycleReport
 from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS
 from ripplemem.lifecycle.rules.tiers import plan_tier_moves, plan_wakeups
-from ripplemem.store.archive import VectorArchive
+from ripplemem.store.archive import archive_of
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.lifecycle_rows import (
     archive_locations,
@@ -150,7 +150,7 @@ def run_tier_moves(engine: Engine, user_id: str, agent_id: str | None, dry_run: 
 def rearchive_store(store: RowStore) -> int:
     """After re-embedding a store: cold memories' new vectors (now in SQLite) go into new segments
     and their old-model segments are removed. Returns how many were re-archived."""
-    archive = VectorArchive(store.path)
+    archive = archive_of(store)
     total = 0
     for user_id in store.user_ids():
         with store.read() as conn:

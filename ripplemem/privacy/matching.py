@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
-from ripplemem.store.erase_rows import keyword_match_ids, memory_texts
+from ripplemem.store.erase_rows import memory_texts
 from ripplemem.store.graph_tables import (
     mentioned_entities,
     mentioning_memories,
@@ -62,7 +62,7 @@ def keyword_matches(store: RowStore, user_id: str, text: str) -> list[str]:
     """The user's memories (any status) holding every one of the text's first MAX_KEYWORDS keywords."""
     terms = list(dict.fromkeys(keyword_tokens(text, drop_stopwords=True)))[:MAX_KEYWORDS]
     with store.read() as conn:
-        return keyword_match_ids(conn, user_id, terms)
+        return store.keyword_match_ids(conn, user_id, terms)
 
 
 def entity_matches(store: RowStore, user_id: str, text: str) -> list[str]:

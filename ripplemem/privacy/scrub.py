@@ -17,7 +17,7 @@ from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.targets import EraseTargets
 from ripplemem.store.archive import user_digest
 from ripplemem.store.connection import Connection
-from ripplemem.store.erase_rows import count_keyword_rows, count_user_rows, merge_keyword_segments
+from ripplemem.store.erase_rows import count_keyword_rows, count_user_rows
 from ripplemem.store.history_table import (
     delete_history,
     delete_history_rows,
@@ -159,7 +159,7 @@ def compact_store(engine: Engine) -> dict[str, bool]:
     second connection so this process's other threads keep the store's own.
     secure_delete=ON (set on open) already zeroes freed cells and pages in the database file."""
     with engine.store.transaction() as conn:
-        merge_keyword_segments(conn)
+        engine.store.compact_keywords(conn)
     return {
         "keyword_segments_merged": True,
         "wal_truncated": engine.path is None or checkpoint_wal(engine.path),

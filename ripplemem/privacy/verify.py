@@ -26,6 +26,7 @@ from ripplemem.store.graph_tables import (
 )
 from ripplemem.store.history_table import count_history, history_details
 from ripplemem.store.readings_table import count_readings
+from ripplemem.store.rows import RowStore
 from ripplemem.store.side_connection import checkpoint_wal
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.
@@ -72,7 +73,7 @@ def verify_erased(engine: Engine, targets: EraseTargets, wal_truncated: bool = T
     result = Verification()
     texts = Needles(n.encode("utf-8") for t in _texts(targets) for n in text_needles(t))
     with engine.store.read() as conn:
-        gone = _row_residues(conn, targets, result)
+        gone = _row_residues(engine.store, conn, targets, result)
         details = (detail for _, detail in history_details(conn, targets.user_id))
         result.found("history", _holding(texts, details), len(targets.contents))
         if targets.request:
@@ -103,7 +104,9 @@ def _texts(targets: EraseTargets) -> list[str]:
     return list(dict.fromkeys([*targets.contents, *([targets.request] if targets.request else [])]))
 
 
-def _row_residues(conn: Connection, targets: EraseTargets, result: Verification) -> list[str]:
+def _row_residues(
+    store: RowStore, conn: Connection, targets: EraseTargets, result: Verification
+) -> list[str]:
     """The SQLite layers, probed in batches; returns the names of the erased memories' entities
     that no row holds any more (the raw scan looks for them)."""
     user_id, ids = targets.user_id, targets.memory_ids
@@ -119,7 +122,7 @@ def _row_residues(conn: Connection, targets: EraseTargets, result: Verification)
         len(targets.rowids),
     )
     # FTS rows of the user that no memory backs: what is left of an erased text's keywords.
-    result.found("keyword_index_orphans", erase_rows.count_orphan_keyword_rows(conn, user_id), 1)
+    result.found("keyword_index_orphans", store.orphan_keyword_rows(conn, user_id), 1)
     result.found("edges", count_edges_touching(conn, user_id, ids), len(ids))
     result.found("history_by_id", count_history(conn, user_id, ids), len(ids))
     result.found("readings", count_readings(conn, targets.reading_ids), len(targets.reading_ids))

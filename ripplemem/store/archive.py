@@ -1,4 +1,5 @@
-"""The cold tier's vectors: compressed archive segments on disk (or in memory for path=None).
+"""The cold tier's vectors: compressed archive segments on disk, in a server store's table, or in
+memory for path=None.
 
 A segment holds the ids and float32 vectors of some cold memories of one user, written once by
 an archive run. The vectors are byte-shuffled (the four bytes of each float grouped by position,
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ripplemem.errors import StoreError
+from ripplemem.store.rows import RowStore
 
 ARCHIVE_DIRNAME = "archive"
 SEGMENT_SUFFIX = ".rma"
@@ -61,23 +63,17 @@ def decode_segment(data: bytes, name: str = "segment") -> tuple[list[str], np.nd
     return ids, vectors
 
 
-class VectorArchive:
-    """Compressed segments of cold memories' vectors, under a store directory or in memory."""
+class FileShelf:
+    """Segments as files under ``<store>/archive/``, each written whole (temporary file, fsync, rename)."""
 
-    def __init__(self, path: str | None) -> None:
-        self.root = None if path is None else os.path.join(path, ARCHIVE_DIRNAME)
-        self._memory: dict[str, bytes] = {}
-        self._lock = threading.RLock()
+    def __init__(self, root: str) -> None:
+        self.root = root
 
-    # -- raw segment bytes --------------------------------------------------------------------
     def _file(self, segment: str) -> str:
-        assert self.root is not None
         return os.path.join(self.root, *segment.split("/")) + SEGMENT_SUFFIX
 
-    def _put(self, segment: str, data: bytes) -> None:
-        if self.root is None:
-            self._memory[segment] = data
-            return
+    def put(self, segment: str, data: bytes) -> None:
+        """Store a segment's bytes, replacing any before."""
         target = self._file(segment)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         temporary = target + ".tmp"
@@ -90,11 +86,8 @@ class VectorArchive:
         except OSError as exc:
             raise StoreError(f"cannot write archive segment {target!r}: {exc.strerror}") from exc
 
-    def _get(self, segment: str) -> bytes:
-        if self.root is None:
-            if segment not in self._memory:
-                raise StoreError(f"archive segment {segment!r} is missing")
-            return self._memory[segment]
+    def get(self, segment: str) -> bytes:
+        """A segment's bytes (StoreError when it is missing)."""
         try:
             with open(self._file(segment), "rb") as handle:
                 return handle.read()
@@ -104,12 +97,133 @@ class VectorArchive:
                 "cannot be woken (delete them, or restore the file)"
             ) from exc
 
-    def _drop(self, segment: str) -> None:
-        if self.root is None:
-            self._memory.pop(segment, None)
-            return
+    def drop(self, segment: str) -> None:
+        """Remove a segment (a missing one is fine)."""
         with contextlib.suppress(FileNotFoundError):
             os.remove(self._file(segment))
+
+    def names(self, owner: str) -> list[str]:
+        """The segments of one owner (a user digest), sorted."""
+        folder = os.path.join(self.root, owner)
+        if not os.path.isdir(folder):
+            return []
+        return sorted(
+            f"{owner}/{name[: -len(SEGMENT_SUFFIX)]}"
+            for name in os.listdir(folder)
+            if name.endswith(SEGMENT_SUFFIX)
+        )
+
+    def size(self, segment: str) -> int:
+        """A segment's stored size (0 when missing)."""
+        try:
+            return os.path.getsize(self._file(segment))
+        except FileNotFoundError:
+            return 0
+
+
+class MemoryShelf:
+    """Segments in this process's memory (a store with path=None)."""
+
+    def __init__(self) -> None:
+        self._segments: dict[str, bytes] = {}
+
+    def put(self, segment: str, data: bytes) -> None:
+        """Store a segment's bytes, replacing any before."""
+        self._segments[segment] = data
+
+    def get(self, segment: str) -> bytes:
+        """A segment's bytes (StoreError when it is missing)."""
+        if segment not in self._segments:
+            raise StoreError(f"archive segment {segment!r} is missing")
+        return self._segments[segment]
+
+    def drop(self, segment: str) -> None:
+        """Remove a segment (a missing one is fine)."""
+        self._segments.pop(segment, None)
+
+    def names(self, owner: str) -> list[str]:
+        """The segments of one owner (a user digest), sorted."""
+        return sorted(name for name in self._segments if name.startswith(owner + "/"))
+
+    def size(self, segment: str) -> int:
+        """A segment's stored size (0 when missing)."""
+        return len(self._segments.get(segment, b""))
+
+
+class TableShelf:
+    """Segments as rows of the store's ``archive_segments`` table (a store on a database server,
+    where every host must reach them)."""
+
+    def __init__(self, store: RowStore) -> None:
+        self._store = store
+
+    def put(self, segment: str, data: bytes) -> None:
+        """Store a segment's bytes, replacing any before."""
+        owner, name = segment.split("/", 1)
+        with self._store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO archive_segments (owner, name, data) VALUES (?, ?, ?) "
+                "ON CONFLICT (owner, name) DO UPDATE SET data = excluded.data",
+                (owner, name, data),
+            )
+
+    def get(self, segment: str) -> bytes:
+        """A segment's bytes (StoreError when it is missing)."""
+        owner, name = segment.split("/", 1)
+        with self._store.read() as conn:
+            row = conn.execute(
+                "SELECT data FROM archive_segments WHERE owner = ? AND name = ?", (owner, name)
+            ).fetchone()
+        if row is None:
+            raise StoreError(f"archive segment {segment!r} is missing; its cold memories cannot be woken")
+        return bytes(row[0])
+
+    def drop(self, segment: str) -> None:
+        """Remove a segment (a missing one is fine)."""
+        owner, name = segment.split("/", 1)
+        with self._store.transaction() as conn:
+            conn.execute("DELETE FROM archive_segments WHERE owner = ? AND name = ?", (owner, name))
+
+    def names(self, owner: str) -> list[str]:
+        """The segments of one owner (a user digest), sorted."""
+        with self._store.read() as conn:
+            rows = conn.execute(
+                "SELECT name FROM archive_segments WHERE owner = ? ORDER BY name", (owner,)
+            ).fetchall()
+        return [f"{owner}/{row[0]}" for row in rows]
+
+    def size(self, segment: str) -> int:
+        """A segment's stored size (0 when missing)."""
+        owner, name = segment.split("/", 1)
+        with self._store.read() as conn:
+            row = conn.execute(
+                "SELECT length(data) FROM archive_segments WHERE owner = ? AND name = ?", (owner, name)
+            ).fetchone()
+        return 0 if row is None else int(row[0])
+
+
+SegmentShelf = FileShelf | MemoryShelf | TableShelf
+
+
+def archive_of(store: RowStore) -> VectorArchive:
+    """The cold tier of a store: files beside a store on disk, a table of a store on a server,
+    this process's memory otherwise."""
+    if store.path is not None:
+        return VectorArchive(FileShelf(os.path.join(store.path, ARCHIVE_DIRNAME)))
+    return VectorArchive(TableShelf(store) if store.on_server else MemoryShelf())
+
+
+class VectorArchive:
+    """Compressed segments of cold memories' vectors, on a shelf (files, a table, or memory)."""
+
+    def __init__(self, shelf: SegmentShelf) -> None:
+        self.shelf = shelf
+        self._lock = threading.RLock()
+
+    @property
+    def root(self) -> str | None:
+        """The folder of the segment files (None when they are not files)."""
+        return self.shelf.root if isinstance(self.shelf, FileShelf) else None
 
     # -- segments -----------------------------------------------------------------------------
     def write(
@@ -121,7 +235,7 @@ class VectorArchive:
             for start in range(0, len(ids), max_per_segment):
                 chunk = list(ids[start : start + max_per_segment])
                 segment = f"{user_digest(user_id)}/seg-{uuid.uuid4().hex}"
-                self._put(segment, encode_segment(chunk, vectors[start : start + len(chunk)]))
+                self.shelf.put(segment, encode_segment(chunk, vectors[start : start + len(chunk)]))
                 where.update(dict.fromkeys(chunk, segment))
         return where
 
@@ -129,7 +243,7 @@ class VectorArchive:
         """The ids and vectors of one of a user's segments."""
         self._check_owner(user_id, segment)
         with self._lock:
-            return decode_segment(self._get(segment), segment)
+            return decode_segment(self.shelf.get(segment), segment)
 
     def vectors(self, user_id: str, where: Mapping[str, str]) -> dict[str, np.ndarray]:
         """The archived vector of each memory id (memory id -> segment); unknown ids are left out."""
@@ -147,39 +261,24 @@ class VectorArchive:
             for segment, going in _by_segment(where).items():
                 self._check_owner(user_id, segment)
                 try:
-                    ids, vectors = decode_segment(self._get(segment), segment)
+                    ids, vectors = decode_segment(self.shelf.get(segment), segment)
                 except StoreError:
                     continue  # already gone: nothing of these memories is left in it
                 keep = [row for row, memory_id in enumerate(ids) if memory_id not in going]
                 removed += len(ids) - len(keep)
                 if not keep:
-                    self._drop(segment)
+                    self.shelf.drop(segment)
                 elif len(keep) < len(ids):
-                    self._put(segment, encode_segment([ids[row] for row in keep], vectors[keep]))
+                    self.shelf.put(segment, encode_segment([ids[row] for row in keep], vectors[keep]))
         return removed
 
     def segments(self, user_id: str) -> list[str]:
         """The names of one user's segments."""
-        prefix = user_digest(user_id)
-        if self.root is None:
-            return sorted(name for name in self._memory if name.startswith(prefix + "/"))
-        folder = os.path.join(self.root, prefix)
-        if not os.path.isdir(folder):
-            return []
-        return sorted(
-            f"{prefix}/{name[: -len(SEGMENT_SUFFIX)]}"
-            for name in os.listdir(folder)
-            if name.endswith(SEGMENT_SUFFIX)
-        )
+        return self.shelf.names(user_digest(user_id))
 
     def segment_bytes(self, segment: str) -> int:
         """The stored (compressed) size of one segment."""
-        if self.root is None:
-            return len(self._memory.get(segment, b""))
-        try:
-            return os.path.getsize(self._file(segment))
-        except FileNotFoundError:
-            return 0
+        return self.shelf.size(segment)
 
     def _check_owner(self, user_id: str, segment: str) -> None:
         if not segment.startswith(user_digest(user_id) + "/"):

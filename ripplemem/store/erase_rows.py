@@ -13,7 +13,6 @@ from typing import Any
 
 from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
-from ripplemem.store.memory_rows import scope_token
 
 # Every table whose rows belong to one user (its user_id column).
 USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants", "modality_vectors")
@@ -73,22 +72,6 @@ def memory_text_blobs(conn: Connection, user_id: str) -> Iterator[str]:
     )
 
 
-def keyword_match_ids(conn: Connection, user_id: str, terms: Sequence[str]) -> list[str]:
-    """Ids of the user's memories (any status) whose keyword index holds every one of the terms."""
-    if not terms:
-        return []
-    every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    # The FTS query runs once (as a join, SQLite may run it again for every memory of the user).
-    return [
-        r[0]
-        for r in conn.execute(
-            "SELECT id FROM memories WHERE user_id = ? AND rowid IN "
-            "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)",
-            (user_id, f'scope:"{scope_token(user_id)}" AND tokens:({every})'),
-        )
-    ]
-
-
 def count_user_rows(conn: Connection, table: str, user_id: str) -> int:
     """How many rows of the user one of USER_TABLES holds."""
     if table not in USER_TABLES:
@@ -109,16 +92,6 @@ def count_unbacked_keyword_rows(conn: Connection, rowids: Sequence[int]) -> int:
         "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
         rowids,
     )
-
-
-def count_orphan_keyword_rows(conn: Connection, user_id: str) -> int:
-    """How many keyword-index rows of the user no memory row backs (what is left of deleted text)."""
-    row = conn.execute(
-        "SELECT COUNT(*) FROM memories_fts f WHERE memories_fts MATCH ? AND NOT EXISTS "
-        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
-        (f'scope:"{scope_token(user_id)}"',),
-    ).fetchone()
-    return int(row[0])
 
 
 def count_memories_by_id(conn: Connection, ids: Sequence[str]) -> int:
@@ -143,8 +116,3 @@ def text_held_anywhere(conn: Connection, text: str) -> bool:
         ).fetchone()
         is not None
     )
-
-
-def merge_keyword_segments(conn: Connection) -> None:
-    """Merge the keyword index's FTS5 segments (deleted tokens stay in old segments until merged)."""
-    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")

@@ -138,10 +138,10 @@ def metric_units(store: RowStore, user_id: str) -> dict[str, tuple[str, int]]:
     """{metric: (unit of its latest reading, reading count)} for every metric the user recorded."""
     with store.read() as conn:
         rows = conn.execute(
-            "SELECT metric, COUNT(*), (SELECT unit FROM readings r2 WHERE r2.user_id = r.user_id AND "
+            "SELECT metric, COUNT(*), (SELECT unit FROM readings r2 WHERE r2.user_id = ? AND "
             "r2.metric = r.metric ORDER BY at DESC, id DESC LIMIT 1) FROM readings r WHERE user_id = ? "
             "GROUP BY metric ORDER BY metric",
-            (user_id,),
+            (user_id, user_id),
         ).fetchall()
     return {row[0]: (row[2], int(row[1])) for row in rows}
 

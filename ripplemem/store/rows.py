@@ -59,6 +59,8 @@ class RowStore(ABC):
     location: str
     """Where the rows live, for messages (a file, or a server URI without its password)."""
     closed: bool
+    on_server: bool = False
+    """Whether the rows live on a database server that other hosts share (not in a local file)."""
     on_write: Callable[[Connection], None] | None
 
     @abstractmethod
@@ -82,6 +84,22 @@ class RowStore(ABC):
     @abstractmethod
     def keyword_search(self, query: str, flt: MemoryFilter, limit: int) -> list[tuple[str, float]]:
         """BM25 search within the filter: (memory id, score) best first, scores > 0."""
+
+    @abstractmethod
+    def keyword_match_ids(self, conn: Connection, user_id: str, terms: Sequence[str]) -> builtins.list[str]:
+        """Ids of the user's memories (any status) whose keyword index holds every one of the terms."""
+
+    @abstractmethod
+    def orphan_keyword_rows(self, conn: Connection, user_id: str) -> int:
+        """How many keyword-index rows of the user no memory row backs (what is left of deleted text)."""
+
+    @abstractmethod
+    def compact_keywords(self, conn: Connection) -> None:
+        """Make the keyword index drop what deleted rows left in it (inside a transaction)."""
+
+    def server_bytes(self) -> int:
+        """What the store takes on a database server (tables and indexes); 0 for a local file."""
+        return 0
 
     def embedding_dimension(self) -> int | None:
         """The length of the stored vectors (None while no memory has one)."""

@@ -6,7 +6,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ripplemem.errors import SchemaVersionError, StoreError
@@ -156,6 +156,34 @@ class SQLiteStore(RowStore):
             if len(rows) < limit:
                 rows = self._conn.execute(exact, [full_match, *params, limit]).fetchall()
         return [(row[0], float(row[1])) for row in rows]
+
+    def keyword_match_ids(self, conn: Connection, user_id: str, terms: Sequence[str]) -> list[str]:
+        """Ids of the user's memories (any status) whose keyword index holds every one of the terms."""
+        if not terms:
+            return []
+        every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        # The FTS query runs once (as a join, SQLite may run it again for every memory of the user).
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM memories WHERE user_id = ? AND rowid IN "
+                "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)",
+                (user_id, f'scope:"{scope_token(user_id)}" AND tokens:({every})'),
+            )
+        ]
+
+    def orphan_keyword_rows(self, conn: Connection, user_id: str) -> int:
+        """How many keyword-index rows of the user no memory row backs (what is left of deleted text)."""
+        row = conn.execute(
+            "SELECT COUNT(*) FROM memories_fts f WHERE memories_fts MATCH ? AND NOT EXISTS "
+            "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
+            (f'scope:"{scope_token(user_id)}"',),
+        ).fetchone()
+        return int(row[0])
+
+    def compact_keywords(self, conn: Connection) -> None:
+        """Merge FTS5's segments: deleted tokens stay in old segments until merged."""
+        conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
     def changed_elsewhere(self) -> bool:
         """True once after another connection committed a content write to the file (records of

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,7 +17,7 @@ from ripplemem.errors import MissingDependencyError, SchemaVersionError, StoreEr
 from ripplemem.index.bm25 import KeywordIndex, query_terms, stem
 from ripplemem.store.connection import Connection
 from ripplemem.store.content_version import ContentVersion, bump
-from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.memory_rows import MemoryFilter, scope_token
 from ripplemem.store.postgres.connection import PgConnection, first_line, pg_row_factory, server_error
 from ripplemem.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
 from ripplemem.store.postgres.uri import redacted, scrubbed
@@ -36,6 +36,8 @@ def advisory_key(schema: str, purpose: str) -> int:
 
 class PostgresStore(RowStore):
     """All rows of all users in one PostgreSQL schema; every query is scoped."""
+
+    on_server = True
 
     def __init__(self, uri: str, *, schema: str = DEFAULT_SCHEMA, pool_size: int = DEFAULT_POOL_SIZE) -> None:
         try:
@@ -187,6 +189,41 @@ class PostgresStore(RowStore):
         with self._lock:
             self._pool.close()
             self.closed = True
+
+    def keyword_match_ids(self, conn: Connection, user_id: str, terms: Sequence[str]) -> list[str]:
+        """Ids of the user's memories (any status) whose keyword tokens hold every one of the terms."""
+        if not terms:
+            return []
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT m.id FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
+                "WHERE m.user_id = ? AND string_to_array(f.tokens, ' ') @> (?)::text[]",
+                (user_id, list(terms)),
+            )
+        ]
+
+    def orphan_keyword_rows(self, conn: Connection, user_id: str) -> int:
+        """How many keyword rows of the user no memory row backs (what is left of deleted text)."""
+        row = conn.execute(
+            "SELECT COUNT(*) FROM memories_fts f WHERE f.scope = ? AND NOT EXISTS "
+            "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
+            (scope_token(user_id),),
+        ).fetchone()
+        return int(row[0])
+
+    def compact_keywords(self, conn: Connection) -> None:
+        """Nothing to merge: a memory's keyword row is deleted with it (its dead tuple is vacuumed)."""
+
+    def server_bytes(self) -> int:
+        """The size of every table and index of the store's schema on the server."""
+        with self.read() as conn:
+            row = conn.execute(
+                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind = 'r'",
+                (self.schema,),
+            ).fetchone()
+        return int(row[0])
 
     def changed_elsewhere(self) -> bool:
         """True once after another process committed a content write (one small read of meta)."""

@@ -136,6 +136,13 @@ CREATE TABLE IF NOT EXISTS modality_vectors (
     embedding BYTEA NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ix_modality_vectors_user ON modality_vectors(user_id, modality);
+-- The cold tier: compressed vector segments (store/archive.py), by owner (a digest of the user id).
+CREATE TABLE IF NOT EXISTS archive_segments (
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (owner, name)
+);
 """
 
 

@@ -14,6 +14,7 @@ _JSON_KEY = re.compile(r"json_extract\(([\w.]+), '\$\.(?:\"(\w+)\"|(\w+))'\)")
 # json_extract(column, ?) = json_extract(?, '$'): a metadata value against a JSON-encoded value.
 _JSON_PATH = re.compile(r"json_extract\(([\w.]+), \?\)")
 _JSON_VALUE = "json_extract(?, '$')"
+_INDEXED_BY = re.compile(r" INDEXED BY \w+")
 _NON_ASCII_GLOB = "GLOB '*[^ -~]*'"
 _JSON_SET = re.compile(r"json_set\((\w+), '\$\.(\w+)', \?\)")
 
@@ -28,6 +29,7 @@ def _translate(sql: str) -> str:
     sql = _JSON_KEY.sub(lambda m: f"(({m.group(1)})::jsonb ->> '{m.group(2) or m.group(3)}')", sql)
     sql = _JSON_PATH.sub(r"(jsonb_path_query_first((\1)::jsonb, (?)::jsonpath) #>> '{}')", sql)
     sql = sql.replace(_JSON_VALUE, "((?)::jsonb #>> '{}')")
+    sql = _INDEXED_BY.sub("", sql)  # SQLite's index choice; PostgreSQL plans without it
     # The one GLOB pattern used: a character outside printable ASCII.
     sql = sql.replace(_NON_ASCII_GLOB, "~ '[^ -~]'")
     if "GLOB" in sql:
