@@ -24,6 +24,7 @@ from ripplemem import RippleMem, StoreOptions  # noqa: E402
 from ripplemem.embedding.embedders import Embedder, resolve_embedder  # noqa: E402
 
 SERVER_START_SECONDS = 60
+pytest_plugins = ["pg_server"]
 
 
 @pytest.fixture(scope="session")
@@ -123,8 +124,19 @@ BACKEND_OPTIONS: dict[str, Callable[[pytest.FixtureRequest], dict[str, Any]]] = 
         "chroma_url": request.getfixturevalue("chroma_server_url"),
     },
     "neo4j": lambda request: request.getfixturevalue("neo4j_server"),
+    # The whole store on PostgreSQL (a throwaway server, tests/pg_server.py): no path.
+    "postgres": lambda request: {
+        "backend": "postgres",
+        "uri": request.getfixturevalue("pg_uri"),
+        "schema": request.getfixturevalue("pg_schema"),
+    },
 }
 BACKENDS = list(BACKEND_OPTIONS)
+
+
+def store_path(backend: dict[str, Any], tmp_path: Path) -> Path | None:
+    """Where a test's store lives on this backend: a folder, or None for a store wholly on a server."""
+    return None if backend.get("backend") == "postgres" else tmp_path / "store"
 
 
 def backend_options(request: pytest.FixtureRequest, backend: str) -> dict[str, Any]:
@@ -146,10 +158,16 @@ def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture
+def store_dir(backend: dict[str, Any], tmp_path: Path) -> Path | None:
+    """The folder of a test's store on this backend (None for a store wholly on a server)."""
+    return store_path(backend, tmp_path)
+
+
+@pytest.fixture
 def mem(backend: dict[str, Any], tmp_path: Path, embedder: Embedder) -> Iterator[RippleMem]:
     """Alice's handle on a fresh on-disk store, once on each backend."""
     handle = RippleMem(
-        path=tmp_path / "store", user_id="alice", embedder=embedder, store=StoreOptions(**backend)
+        path=store_path(backend, tmp_path), user_id="alice", embedder=embedder, store=StoreOptions(**backend)
     )
     yield handle
     handle.close()

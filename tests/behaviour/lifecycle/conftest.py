@@ -21,11 +21,11 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def mem(
-    backend: dict[str, Any], tmp_path: Path, embedder: Embedder, clock: ManualClock
+    backend: dict[str, Any], store_dir: Path | None, embedder: Embedder, clock: ManualClock
 ) -> Iterator[RippleMem]:
-    """Alice's on-disk store on the manual clock, on each backend (conftest.BACKENDS)."""
+    """Alice's store on the manual clock, on each backend (conftest.BACKENDS)."""
     handle = RippleMem(
-        tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
+        store_dir, user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
     )
     yield handle
     handle.close()

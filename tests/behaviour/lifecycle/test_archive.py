@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,10 +38,16 @@ def dense_ids(mem: RippleMem, query: str) -> list[str]:
     return [hit.memory.id for hit in mem.recall(query, 10, mode="dense", record_access=False).hits]
 
 
-def segment_files(mem: RippleMem) -> list[str]:
-    """Every archive segment file under the store directory."""
+def stored_segments(mem: RippleMem) -> list[bytes]:
+    """The bytes of every archive segment the store holds: files under its directory, or the rows
+    of a store on a server."""
+    if mem.path is None:
+        archive = engine_of(mem).archive
+        return [archive.shelf.get(name) for name in archive.segments(mem.user_id)]
     root = os.path.join(mem.path, "archive")
-    return [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names]
+    files = sorted(os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names)
+    assert all(name.endswith(".rma") for name in files)
+    return [Path(name).read_bytes() for name in files]
 
 
 # -- the tier rules --------------------------------------------------------------------------------
@@ -89,7 +96,7 @@ def test_cold_is_deleted_after_90_idle_days_below_importance_0_3(mem: RippleMem,
     clock.advance(40)
     mem.lifecycle.archive()
     assert (tier(mem, trivial), tier(mem, kept)) == ("cold", "cold")
-    assert len(segment_files(mem)) == 1
+    assert len(stored_segments(mem)) == 1
     clock.advance(50)
     report = mem.lifecycle.archive()
     assert [(e.id, e.action) for e in report.entries] == [(trivial.id, "delete")]
@@ -137,13 +144,12 @@ def test_cold_vectors_are_in_compressed_segments_not_in_sqlite(mem: RippleMem, c
     clock.advance(31)
     mem.lifecycle.archive()
     assert all(engine_of(mem).store.embedding_of(m.id, "alice") is None for m in stored)
-    files = segment_files(mem)
-    assert len(files) == 1 and files[0].endswith(".rma")
+    segments = stored_segments(mem)
+    assert len(segments) == 1
     dim = len(next(iter(original.values())))
     raw_bytes = len(stored) * dim * 4
-    assert os.path.getsize(files[0]) < 0.95 * raw_bytes
-    with open(files[0], "rb") as handle:
-        ids, vectors = decode_segment(handle.read())
+    assert len(segments[0]) < 0.95 * raw_bytes
+    ids, vectors = decode_segment(segments[0])
     assert sorted(ids) == sorted(original)
     for memory_id, vector in zip(ids, vectors, strict=True):
         assert np.array_equal(vector, original[memory_id])  # lossless
@@ -161,7 +167,7 @@ def test_deleting_a_cold_memory_removes_it_from_its_segment(mem: RippleMem, cloc
     assert archive.read("alice", segment)[0] == [second.id]
     assert mem.stats()["by_tier"] == {"cold": 1}
     assert mem.delete(second.id)
-    assert archive.segments("alice") == [] and segment_files(mem) == []
+    assert archive.segments("alice") == [] and stored_segments(mem) == []
 
 
 # -- waking -------------------------------------------------------------------------------------------
@@ -191,7 +197,7 @@ def test_a_recall_that_reaches_a_cold_memory_through_the_graph_wakes_it(
     mem._wake_recalled(result, engine_of(mem).now())
     assert tier(mem, cold) == "hot"
     assert dense_ids(mem, "Ferrari repainted red")[0] == cold.id
-    assert mem.stats()["vectors"] == 2 and segment_files(mem) == []
+    assert mem.stats()["vectors"] == 2 and stored_segments(mem) == []
     (event,) = [e for e in mem.history(cold.id) if e.event == "woken"]
     assert event.detail["from"] == "cold" and "recall" in event.cause
 
@@ -253,7 +259,7 @@ def test_dry_run_changes_nothing(mem: RippleMem, clock: ManualClock) -> None:
     report = mem.lifecycle.archive(dry_run=True)
     assert report.counts()["cold"] == 2 and report.dry_run
     assert (mem.list(), {k: v for k, v in mem.stats().items() if k != "disk_bytes"}) == before
-    assert segment_files(mem) == []
+    assert stored_segments(mem) == []
 
 
 def test_every_move_is_in_the_history(mem: RippleMem, clock: ManualClock) -> None:

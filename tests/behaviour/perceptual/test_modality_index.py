@@ -109,11 +109,11 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def aging(
-    tmp_path: Path, embedder: Embedder, backend: dict[str, Any], clock: ManualClock
+    store_dir: Path | None, embedder: Embedder, backend: dict[str, Any], clock: ManualClock
 ) -> Iterator[RippleMem]:
-    """Alice's on-disk store on each backend, on the manual clock."""
+    """Alice's store on each backend, on the manual clock."""
     handle = RippleMem(
-        tmp_path / "store", user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
+        store_dir, user_id="alice", embedder=embedder, clock=clock, store=StoreOptions(**backend)
     )
     yield handle
     handle.close()

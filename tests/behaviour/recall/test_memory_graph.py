@@ -3,13 +3,12 @@ ripple recall, find_connections, neighbors and communities, isolated per user.""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from internals import engine_of
+from internals import engine_of, stored_rows
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
@@ -39,12 +38,8 @@ BOOK = "I started reading The Three-Body Problem by Liu Cixin."
 FOLLOW_UP = "His dark forest idea keeps me up at night."
 
 
-def _edges(mem: RippleMem) -> list[tuple[str, str, str, str]]:
-    assert mem.path is not None
-    with sqlite3.connect(Path(mem.path) / "ripplemem.db") as conn:
-        return conn.execute(
-            "SELECT src, dst, type, predicate FROM edges WHERE user_id = ?", (mem.user_id,)
-        ).fetchall()
+def _edges(mem: RippleMem) -> list[tuple[object, ...]]:
+    return stored_rows(mem, "SELECT src, dst, type, predicate FROM edges WHERE user_id = ?", (mem.user_id,))
 
 
 def test_add_builds_mentions_next_alias_and_relates_edges(mem: RippleMem) -> None:
@@ -140,16 +135,14 @@ def test_ripple_on_a_store_without_edges_ranks_like_hybrid(memory_only: RippleMe
 def test_traversed_edges_are_reinforced_with_a_cap(mem: RippleMem) -> None:
     mem.add_many([{"content": text, "session_id": f"f{i}"} for i, text in enumerate(FILLER)])
     mem.add_many([{"content": text, "session_id": "s1"} for text in (BOOK, FOLLOW_UP)])
-    assert mem.path is not None
-    db = Path(mem.path) / "ripplemem.db"
 
-    def edge(a: str, b: str) -> tuple[float, int]:
-        with sqlite3.connect(db) as conn:
-            return conn.execute(
-                "SELECT weight, activations FROM edges WHERE user_id = 'alice' "
-                "AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
-                (a, b, b, a),
-            ).fetchone()
+    def edge(a: str, b: str) -> tuple[object, ...]:
+        return stored_rows(
+            mem,
+            "SELECT weight, activations FROM edges WHERE user_id = 'alice' "
+            "AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
+            (a, b, b, a),
+        )[0]
 
     query = "Tell me about The Three-Body Problem"
     result = mem.recall(query, k=5, record_access=False)
