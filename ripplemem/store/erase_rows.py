@@ -64,11 +64,10 @@ def memory_texts(conn: Connection, user_id: str) -> Iterator[tuple[str, str, str
 
 def memory_text_blobs(conn: Connection, user_id: str) -> Iterator[str]:
     """Each memory of the user as one text, its content and metadata JSON joined by a NUL."""
+    # Joined here, not in SQL: PostgreSQL's text cannot hold a NUL.
     return (
-        r[0]
-        for r in conn.execute(
-            "SELECT content || char(0) || metadata FROM memories WHERE user_id = ?", (user_id,)
-        )
+        f"{r[0]}\0{r[1]}"
+        for r in conn.execute("SELECT content, metadata FROM memories WHERE user_id = ?", (user_id,))
     )
 
 

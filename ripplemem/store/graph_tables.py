@@ -307,9 +307,10 @@ def user_entities(conn: Connection, user_id: str) -> list[EntityRow]:
 
 def entity_texts(conn: Connection, user_id: str) -> Iterator[str]:
     """Each of a user's entities as one text, its name and aliases JSON joined by a NUL."""
+    # Joined here, not in SQL: PostgreSQL's text cannot hold a NUL.
     return (
-        r[0]
-        for r in conn.execute("SELECT name || char(0) || aliases FROM entities WHERE user_id = ?", (user_id,))
+        f"{r[0]}\0{r[1]}"
+        for r in conn.execute("SELECT name, aliases FROM entities WHERE user_id = ?", (user_id,))
     )
 
 
