@@ -24,6 +24,7 @@ from ripplemem import RippleMem, StoreOptions  # noqa: E402
 from ripplemem.embedding.embedders import Embedder, resolve_embedder  # noqa: E402
 
 SERVER_START_SECONDS = 60
+pytest_plugins = ["pg_server"]
 
 
 @pytest.fixture(scope="session")

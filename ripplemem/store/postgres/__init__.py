@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: rows, locks and pgvector vectors in one database."""
