@@ -6,7 +6,8 @@ points of the same clusters) are timed from the client, round trip included:
   exact   WHERE user_id = $1 ORDER BY (embedding <=> q) + 0 LIMIT k (the HNSW index cannot serve it)
   hnsw    the same ORDER BY embedding <=> q through the HNSW index (m=16, ef_construction=64), at the
           smallest hnsw.ef_search whose recall@k against exact is >= 0.98
-It prints p50 (ms) of both, the ef_search used and its recall, and the index's build time.
+It prints p50 (ms) of both, the ef_search used and its recall, the index's build time, and what
+inserting 500 vectors in one transaction costs per vector without the index and with it.
 
     python benchmarks/pgvector_exact_vs_hnsw.py [--sizes 2000 10000 50000] [--k 10] [--uri URI]
 
@@ -31,6 +32,7 @@ from ripplemem.store.postgres.vectors import vector_cursor
 
 DIMENSION = 384
 QUERIES = 100
+ADDED = 500  # vectors inserted row by row, without and then with the HNSW index
 EF_SEARCH = (40, 80, 160, 320, 640)
 TARGET_RECALL = 0.98
 
@@ -75,6 +77,17 @@ def timed(
     return statistics.median(times), found
 
 
+def add_ms(conn: psycopg.Connection, vectors: np.ndarray, tag: str) -> float:
+    """Milliseconds per vector to insert `vectors` in one transaction, as PgVectorIndex.add does."""
+    start = time.perf_counter()
+    with conn.transaction(), vector_cursor(conn) as cur:
+        cur.executemany(
+            "INSERT INTO bench_vectors (user_id, id, embedding) VALUES ('bench', %s, %b::vector)",
+            [(f"{tag}{number}", vector) for number, vector in enumerate(vectors)],
+        )
+    return 1000 * (time.perf_counter() - start) / len(vectors)
+
+
 def measure(conn: psycopg.Connection, n: int, k: int, rng: np.random.Generator) -> dict[str, float]:
     """Fill a table with n vectors of one user, then time exact and HNSW search."""
     centres = rng.standard_normal((500, DIMENSION)).astype(np.float32) / np.sqrt(DIMENSION)
@@ -88,8 +101,9 @@ def measure(conn: psycopg.Connection, n: int, k: int, rng: np.random.Generator) 
         vector_cursor(conn) as cur,
         cur.copy("COPY bench_vectors (user_id, id, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy,
     ):
-        for number, vector in enumerate(data):
+        for number, vector in enumerate(data[ADDED:]):
             copy.write_row(("bench", f"m{number}", vector))
+    plain_add = add_ms(conn, data[:ADDED], "added")
     conn.execute("ANALYZE bench_vectors")
     select = "SELECT id FROM bench_vectors WHERE user_id = %(u)s ORDER BY "
     exact_sql = select + "(embedding <=> %(q)s::vector) + 0 LIMIT %(k)s"
@@ -113,7 +127,16 @@ def measure(conn: psycopg.Connection, n: int, k: int, rng: np.random.Generator) 
         recall = float(np.mean([len(set(a) & set(b)) / k for a, b in zip(found, truth, strict=True)]))
         if recall >= TARGET_RECALL:
             break
-    return {"exact": exact_ms, "hnsw": hnsw_ms, "ef": ef, "recall": recall, "build": build}
+    hnsw_add = add_ms(conn, clustered(rng, centres, ADDED), "late")
+    return {
+        "exact": exact_ms,
+        "hnsw": hnsw_ms,
+        "ef": ef,
+        "recall": recall,
+        "build": build,
+        "plain_add": plain_add,
+        "hnsw_add": hnsw_add,
+    }
 
 
 def main() -> None:
@@ -131,13 +154,14 @@ def main() -> None:
         )
         print(
             f"{'vectors':>8} {'exact p50 ms':>13} {'hnsw p50 ms':>12} {'ef_search':>10} "
-            f"{'recall':>7} {'build s':>8}"
+            f"{'recall':>7} {'build s':>8} {'add ms/vector':>14} {'with hnsw':>10}"
         )
         for n in args.sizes:
             row = measure(conn, n, args.k, rng)
             print(
                 f"{n:>8} {row['exact']:>13.2f} {row['hnsw']:>12.2f} {row['ef']:>10.0f} "
-                f"{row['recall']:>7.3f} {row['build']:>8.1f}",
+                f"{row['recall']:>7.3f} {row['build']:>8.1f} {row['plain_add']:>14.2f} "
+                f"{row['hnsw_add']:>10.2f}",
                 flush=True,
             )
         conn.execute("DROP TABLE IF EXISTS bench_vectors")

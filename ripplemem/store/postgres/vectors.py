@@ -2,10 +2,10 @@
 
 ``{schema}.vectors_{space}`` holds (user_id, id, agent_id, session_id, type, at, embedding) with
 PRIMARY KEY (user_id, id); every key leads with user_id, so the table can be hash-partitioned by
-user later. One HNSW index (vector_cosine_ops) covers the table. A user with fewer than
-``exact_below`` vectors is searched exactly (a scan of that user's rows); a bigger one through the
-HNSW index, which pgvector 0.6 filters only after the index scan: when fewer than k rows survive
-the user (and VectorFilter) conditions, the query is answered exactly instead.
+user later. A user with fewer than ``exact_below`` vectors is searched exactly (a scan of that
+user's rows); a bigger one through the table's one HNSW index (vector_cosine_ops, built when the
+first user gets that big), which pgvector 0.6 filters only after the index scan: when fewer than
+k rows survive the user (and VectorFilter) conditions, the query is answered exactly instead.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from psycopg_pool import ConnectionPool
 from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 
-# benchmarks/pgvector_exact_vs_hnsw.py (pgvector 0.6.2, one user's 384-d vectors, k=10, 2 shared
-# cores), p50 exact scan vs HNSW at the smallest ef_search with recall@10 >= 0.98:
-#   2k 0.70 vs 0.62 ms, 5k 3.3 vs 0.63, 10k 8.1 vs 0.66, 20k 18 vs 0.45, 50k 35 vs 0.71 (ef 40-80).
-# Even at 2k; from there the scan grows linearly and HNSW stays under 1 ms. Below, the scan is as
-# fast and exact, and cannot be crowded out by other users' rows (see _nearest).
+# benchmarks/pgvector_exact_vs_hnsw.py (pgvector 0.6.2, one user's 384-d vectors, k=10, 2 cores
+# shared with other work), p50 exact scan vs HNSW at the smallest ef_search with recall@10 >= 0.98
+# (40 at every size): 1k 0.29 vs 0.37 ms, 2k 0.51 vs 0.31, 5k 2.9 vs 0.32, 10k 4.5 vs 0.68,
+# 20k 16 vs 0.42, 50k 37 vs 0.82. They cross between 1k and 2k; below 2k the scan is within 0.2 ms,
+# exact, needs no index to be built, and cannot be crowded out by other users' rows (_nearest).
 EXACT_BELOW = 2_000
 # Candidates an HNSW scan keeps (pgvector's default is 40, enough alone in a table): the user
 # condition is applied after the scan, so other users' rows take candidate places.
@@ -43,6 +43,11 @@ _VECTOR_HEADER = struct.Struct(">HH")
 _SPACE_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _WRITE_BATCH = 1000
 _MAX_EF_SEARCH = 1000  # pgvector's limit
+# Building the index at once takes 0.7 s at 2k vectors, 2.3 s at 10k, 16 s at 50k; inserting into
+# it costs 1.5-1.9 ms a vector against 0.02-0.05 ms without it (the same benchmark): so the index
+# is built when a user first passes EXACT_BELOW, and drop_all drops it before a refill. A graph
+# that outgrows maintenance_work_mem builds many times slower: at least this much for the build.
+_BUILD_MEMORY_KB = 512 * 1024
 Cursor = psycopg.Cursor[TupleRow]
 
 
@@ -128,6 +133,8 @@ class PgVectorIndex:
         self._table_name = f"vectors_{space}"
         self._ready = False  # the table exists with our dimension
         t = sql.Identifier(schema, self._table_name)
+        index = f"{self._table_name}_hnsw"
+        self._index_name = sql.Identifier(schema, index)
         self._sql = {
             "upsert": sql.SQL(
                 "INSERT INTO {t} (user_id, id, agent_id, session_id, type, at, embedding) "
@@ -139,15 +146,20 @@ class PgVectorIndex:
             "drop": sql.SQL("DELETE FROM {t} WHERE user_id = %s").format(t=t),
             "ids": sql.SQL("SELECT id FROM {t} WHERE user_id = %s").format(t=t),
             "count": sql.SQL("SELECT count(*) FROM {t} WHERE user_id = %s").format(t=t),
-            # Counts no further than the threshold: all a query needs to pick its plan.
-            "small": sql.SQL(
-                "SELECT count(*) < %(n)s FROM (SELECT 1 FROM {t} WHERE user_id = %(u)s LIMIT %(n)s) AS s"
+            # Whether the user is big (counting no further than the threshold) and the index exists.
+            "plan": sql.SQL(
+                "SELECT count(*) >= %(n)s, to_regclass(%(i)s) IS NOT NULL "
+                "FROM (SELECT 1 FROM {t} WHERE user_id = %(u)s LIMIT %(n)s) AS s"
             ).format(t=t),
             "any": sql.SQL("SELECT EXISTS (SELECT 1 FROM {t})").format(t=t),
             "foreign": sql.SQL(
                 "SELECT user_id, count(*) FROM {t} WHERE NOT (user_id = ANY(%s)) GROUP BY user_id"
             ).format(t=t),
             "truncate": sql.SQL("TRUNCATE {t}").format(t=t),
+            "create index": sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {i} ON {t} USING hnsw (embedding vector_cosine_ops)"
+            ).format(i=sql.Identifier(index), t=t),
+            "drop index": sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, index)),
         }
         self._table = t
 
@@ -191,12 +203,16 @@ class PgVectorIndex:
                 self._ready = True
             yield cur
 
-    def _ensure_table(self, cur: Cursor, dimension: int) -> None:
-        """Create the schema, table and HNSW index once; two processes creating them at once take
-        turns on a transaction-level advisory lock (CREATE ... IF NOT EXISTS alone can still fail
-        with a unique violation in pg_class when they race)."""
+    def _lock_ddl(self, cur: Cursor) -> None:
+        """Take turns with other processes creating or dropping this table or its index, until the
+        transaction ends (CREATE ... IF NOT EXISTS alone can still fail with a unique violation in
+        pg_class when two race)."""
         key = f"ripplemem vector table {self._schema}.{self._table_name}"
         cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+
+    def _ensure_table(self, cur: Cursor, dimension: int) -> None:
+        """Create the schema and table (the HNSW index waits for the first big user: _nearest)."""
+        self._lock_ddl(cur)
         cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema)))
         cur.execute(
             sql.SQL(
@@ -205,12 +221,18 @@ class PgVectorIndex:
                 "at DOUBLE PRECISION NOT NULL, embedding vector({d}) NOT NULL, PRIMARY KEY (user_id, id))"
             ).format(t=self._table, d=sql.Literal(dimension))
         )
-        cur.execute(
-            sql.SQL("CREATE INDEX IF NOT EXISTS {i} ON {t} USING hnsw (embedding vector_cosine_ops)").format(
-                i=sql.Identifier(f"{self._table_name}_hnsw"), t=self._table
-            )
-        )
         self._check_dimension(cur)
+
+    def _create_index(self, cur: Cursor) -> None:
+        """Build the HNSW index over every row at once, in this transaction: far faster than
+        growing it row by row (see _BUILD_MEMORY_KB), and only once a user needs it."""
+        self._lock_ddl(cur)
+        cur.execute(
+            "SELECT set_config('maintenance_work_mem', %(kb)s || 'kB', true) FROM pg_settings "
+            "WHERE name = 'maintenance_work_mem' AND setting::bigint < %(kb)s::bigint",
+            {"kb": str(_BUILD_MEMORY_KB)},
+        )
+        cur.execute(self._sql["create index"])
 
     def _check_dimension(self, cur: Cursor) -> None:
         """Learn the table's dimension, or refuse one that differs from this index's."""
@@ -302,8 +324,13 @@ class PgVectorIndex:
             if cur is None:
                 return [[] for _ in range(len(vectors))]
             found: list[list[tuple[str, float]] | None] = [None] * len(vectors)
-            small = cur.execute(self._sql["small"], {"u": user_id, "n": self._exact_below}).fetchone()
-            if small == (False,) and k <= _MAX_EF_SEARCH:
+            index = self._index_name.as_string(cur.connection)
+            big, indexed = cur.execute(
+                self._sql["plan"], {"u": user_id, "n": self._exact_below, "i": index}
+            ).fetchone() or (False, False)
+            if big and k <= _MAX_EF_SEARCH:
+                if not indexed:
+                    self._create_index(cur)
                 # enable_sort off: every other plan needs a Sort, so the planner takes the HNSW index
                 # even where its estimates (a table not analyzed yet) favour scanning the user's rows.
                 ef = str(min(_MAX_EF_SEARCH, max(self._ef_search, k)))
@@ -355,7 +382,10 @@ class PgVectorIndex:
         million rows go at once and leave no dead tuples in the table or its HNSW graph)."""
         with self._existing() as cur:
             if cur is not None:
+                # Refilled row by row next: the first big user's query builds the index again, at
+                # once. No advisory lock: TRUNCATE's lock on the table already keeps builders out.
                 cur.execute(self._sql["truncate"])
+                cur.execute(self._sql["drop index"])
 
     def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
         """{user: vector count} of the users outside `user_ids` who have vectors here."""

@@ -147,6 +147,26 @@ def test_a_big_user_whose_rows_the_index_crowds_out_still_gets_k_exact_hits(
         assert_same(pg.query("crowd", q, 10, rare), ref.query("crowd", q, 10, rare))
 
 
+def test_the_hnsw_index_is_built_for_the_first_big_user_and_dropped_before_a_refill(
+    pool: Any, pg_schema: str, pg_uri: str
+) -> None:
+    rng = np.random.default_rng(11)
+    pg = PgVectorIndex(pool, pg_schema, DIM, exact_below=100)
+
+    def indexed() -> bool:
+        with psycopg.connect(pg_uri) as conn:
+            name = f"{pg_schema}.vectors_text_hnsw"
+            return conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone() == (True,)
+
+    fill([pg], "alice", unit_rows(rng, 150))
+    pg.query("alice", unit_rows(rng, 1)[0], 5, VectorFilter(agent_id="agent0"))
+    assert indexed()
+    pg.drop_all()
+    assert not indexed()  # the refill inserts rows without growing a graph
+    fill([pg], "alice", unit_rows(rng, 150))
+    assert len(pg.query_many("alice", unit_rows(rng, 2), 5)[1]) == 5 and indexed()
+
+
 @pytest.mark.parametrize("other", ["%", "x' OR '1'='1", "alice\\", ""])
 def test_users_see_only_their_own_vectors(pool: Any, pg_schema: str, other: str) -> None:
     rng = np.random.default_rng(5)
