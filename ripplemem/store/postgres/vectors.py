@@ -146,10 +146,15 @@ class PgVectorIndex:
             "drop": sql.SQL("DELETE FROM {t} WHERE user_id = %s").format(t=t),
             "ids": sql.SQL("SELECT id FROM {t} WHERE user_id = %s").format(t=t),
             "count": sql.SQL("SELECT count(*) FROM {t} WHERE user_id = %s").format(t=t),
-            # Whether the user is big (counting no further than the threshold) and the index exists.
+            # Whether the user is big (counting no further than the threshold), whether the index
+            # exists, and for a big user the settings of an HNSW scan, in one round trip. enable_sort
+            # off: every other plan needs a Sort, so the planner takes the HNSW index even where its
+            # estimates (a table not analyzed yet) favour scanning the user's rows.
             "plan": sql.SQL(
-                "SELECT count(*) >= %(n)s, to_regclass(%(i)s) IS NOT NULL "
-                "FROM (SELECT 1 FROM {t} WHERE user_id = %(u)s LIMIT %(n)s) AS s"
+                "SELECT big, to_regclass(%(i)s) IS NOT NULL, CASE WHEN big AND %(hnsw)s THEN "
+                "set_config('hnsw.ef_search', %(ef)s, true) || set_config('enable_sort', 'off', true) END "
+                "FROM (SELECT count(*) >= %(n)s AS big FROM "
+                "(SELECT 1 FROM {t} WHERE user_id = %(u)s LIMIT %(n)s) AS mine) AS size"
             ).format(t=t),
             "any": sql.SQL("SELECT EXISTS (SELECT 1 FROM {t})").format(t=t),
             "foreign": sql.SQL(
@@ -324,24 +329,23 @@ class PgVectorIndex:
             if cur is None:
                 return [[] for _ in range(len(vectors))]
             found: list[list[tuple[str, float]] | None] = [None] * len(vectors)
-            index = self._index_name.as_string(cur.connection)
-            big, indexed = cur.execute(
-                self._sql["plan"], {"u": user_id, "n": self._exact_below, "i": index}
-            ).fetchone() or (False, False)
-            if big and k <= _MAX_EF_SEARCH:
+            hnsw = k <= _MAX_EF_SEARCH
+            params = {
+                "u": user_id,
+                "n": self._exact_below,
+                "i": self._index_name.as_string(cur.connection),
+                "hnsw": hnsw,
+                "ef": str(min(_MAX_EF_SEARCH, max(self._ef_search, k))),
+            }
+            big, indexed, _ = cur.execute(self._sql["plan"], params).fetchone() or (False, False, None)
+            if big and hnsw:
                 if not indexed:
                     self._create_index(cur)
-                # enable_sort off: every other plan needs a Sort, so the planner takes the HNSW index
-                # even where its estimates (a table not analyzed yet) favour scanning the user's rows.
-                ef = str(min(_MAX_EF_SEARCH, max(self._ef_search, k)))
-                cur.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true), set_config('enable_sort', 'off', true)",
-                    (ef,),
-                )
                 for number, vector in enumerate(vectors):
                     hits = self._search(cur, user_id, vector, k, flt, exact=False)
                     found[number] = hits if len(hits) == k else None
-                cur.execute("SELECT set_config('enable_sort', 'on', true)")
+                if None in found:
+                    cur.execute("SELECT set_config('enable_sort', 'on', true)")
             return [
                 hits if hits is not None else self._search(cur, user_id, vector, k, flt, exact=True)
                 for hits, vector in zip(found, vectors, strict=True)
