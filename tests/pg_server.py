@@ -9,7 +9,6 @@ Without pgserver the tests that need a server are skipped, saying why; on CI (CI
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -21,7 +20,16 @@ def _unavailable(reason: str) -> None:
     """Fail on CI, where the dev extra must provide a server; skip elsewhere."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI=true: the PostgreSQL tests must run)", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require_psycopg() -> None:
+    """Skip the calling test module (fail it on CI) when the postgres extra is not installed."""
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        _unavailable("the PostgreSQL tests need psycopg and psycopg-pool: pip install -e '.[postgres,dev]'")
 
 
 def _create_extension(uri: str) -> None:
@@ -31,13 +39,19 @@ def _create_extension(uri: str) -> None:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
 
 
+def _skip_flushes(uri: str) -> None:
+    """A throwaway server need not wait for the disk at each commit (~17 ms each here)."""
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+        conn.execute("SELECT pg_reload_conf()")
+
+
 @pytest.fixture(scope="session")
 def pg_uri() -> Iterator[str]:
     """The URI of a PostgreSQL server with the vector extension created."""
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        _unavailable("the PostgreSQL tests need psycopg: pip install -e '.[postgres,dev]'")
+    require_psycopg()
     given = os.environ.get("RIPPLEMEM_TEST_PG")
     if given:
         _create_extension(given)
@@ -49,17 +63,17 @@ def pg_uri() -> Iterator[str]:
         _unavailable(
             "no PostgreSQL for the tests: pip install pgserver (in the dev extra) or set RIPPLEMEM_TEST_PG"
         )
-    # A folder of its own, not pytest's: pytest prunes old tmp_path roots, and a second pytest
-    # session on the machine could remove the data directory of a running server.
-    data = tempfile.mkdtemp(prefix="ripplemem-pg-")
-    server = pgserver.get_server(data, cleanup_mode="stop")
-    try:
-        uri = server.get_uri()
-        _create_extension(uri)
-        yield uri
-    finally:
-        server.cleanup()
-        shutil.rmtree(data, ignore_errors=True)
+    # Not under pytest's tmp_path: another pytest run of the same user may remove older numbered
+    # temporary directories while this session's server still writes there.
+    with tempfile.TemporaryDirectory(prefix="ripplemem-pgdata-") as folder:
+        server = pgserver.get_server(folder, cleanup_mode="stop")
+        try:
+            uri = server.get_uri()
+            _create_extension(uri)
+            _skip_flushes(uri)
+            yield uri
+        finally:
+            server.cleanup()
 
 
 @pytest.fixture
