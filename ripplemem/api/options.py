@@ -104,6 +104,14 @@ def open_engine(
             vector_index=options.vector_index,
             chroma_url=options.chroma_url,
         ),
-        postgres=postgres_options(options.backend, options.uri, options.schema, options.pool_size, path=path),
+        postgres=postgres_options(
+            options.backend,
+            options.uri,
+            options.schema,
+            options.pool_size,
+            path=path,
+            vector_index=options.vector_index,
+            chroma_url=options.chroma_url,
+        ),
         on_working_drop=on_working_drop,
     )

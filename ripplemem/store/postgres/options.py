@@ -27,7 +27,14 @@ class PostgresOptions:
 
 
 def postgres_options(
-    backend: str, uri: str | None, schema: str | None, pool_size: int | None, *, path: object
+    backend: str,
+    uri: str | None,
+    schema: str | None,
+    pool_size: int | None,
+    *,
+    path: object,
+    vector_index: str = "auto",
+    chroma_url: str | None = None,
 ) -> PostgresOptions | None:
     """Check RippleMem(store=StoreOptions(backend="postgres", uri=..., schema=..., pool_size=...));
     None for any other backend (which takes neither schema nor pool_size)."""
@@ -38,6 +45,11 @@ def postgres_options(
     if path is not None:
         raise InvalidInputError(
             "backend='postgres' keeps the whole store on the server: drop path (nothing is written locally)"
+        )
+    if vector_index != "auto" or chroma_url is not None:
+        raise InvalidInputError(
+            "backend='postgres' keeps the vectors in pgvector beside the rows: "
+            "drop vector_index and chroma_url"
         )
     if not isinstance(uri, str) or not is_postgres_uri(uri):
         shown = redacted(uri) if isinstance(uri, str) else repr(uri)

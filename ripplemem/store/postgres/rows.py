@@ -22,6 +22,7 @@ from ripplemem.store.postgres.connection import PgConnection, first_line, pg_row
 from ripplemem.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
 from ripplemem.store.postgres.uri import redacted, scrubbed
 from ripplemem.store.rows import RowStore, read_meta, write_meta
+from ripplemem.store.vectors.base import VectorIndex
 
 DEFAULT_SCHEMA = "ripplemem"
 DEFAULT_POOL_SIZE = 4
@@ -100,6 +101,12 @@ class PostgresStore(RowStore):
         """The psycopg connection pool (the pgvector index takes its connections from it too)."""
         return self._pool
 
+    def open_vector_index(self) -> VectorIndex:
+        """The store's vectors in pgvector tables of its schema, on the store's connection pool."""
+        from ripplemem.store.postgres.vectors import PgVectorIndex  # imports psycopg
+
+        return PgVectorIndex(self._pool, self.schema)
+
     @contextmanager
     def _connection(self) -> Iterator[PgConnection]:
         with self._lock:
@@ -138,6 +145,7 @@ class PostgresStore(RowStore):
                             psycopg.sql.Identifier(self.schema)
                         )
                     )
+                    _ensure_pgvector(raw, self.location)
                     has_meta = raw.execute(
                         "SELECT 1 FROM information_schema.tables "
                         "WHERE table_schema = %s AND table_name = 'meta'",
@@ -246,3 +254,21 @@ class PostgresStore(RowStore):
         index = KeywordIndex()
         index.add((row[0], [stem(t) for t in row[1].split()]) for row in rows)
         return index.search(terms, limit)
+
+
+def _ensure_pgvector(raw: Any, location: str) -> None:
+    """Create the vector extension unless it exists; a server without pgvector, or a role that may
+    not create it, is a StoreError saying what to run."""
+    import psycopg
+
+    if raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    try:
+        with raw.transaction():  # a savepoint: a refusal leaves the migration's transaction usable
+            raw.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"the PostgreSQL store at {location} needs the pgvector extension, and it could not be "
+            f"created ({first_line(exc)}): install pgvector on the server and run "
+            "CREATE EXTENSION vector; as a role allowed to"
+        ) from None
