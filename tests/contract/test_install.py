@@ -265,3 +265,19 @@ def test_the_adapter_pages_first_example_ingests_markdown_without_markitdown(pag
     result = run_python(first, "markitdown", cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
     assert result.returncode == 0, result.stderr[-3000:]
     assert "leave-policy.md" in result.stdout or "25 days of paid leave" in result.stdout
+
+
+def test_the_llamaindex_adapter_without_llama_index_names_the_pip_command():
+    result = run_python(
+        """
+        try:
+            import llamaindex_ripplemem
+        except ImportError as exc:
+            print(type(exc).__name__, exc)
+        """,
+        "llama_index",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "MissingDependencyError llamaindex_ripplemem needs llama_index: pip install 'ripplemem[llamaindex]'"
+    )
