@@ -215,3 +215,22 @@ def test_demo_recalls_facts_in_both_languages_with_the_default_model(tmp_path: P
     assert "Loading weights" not in result.stderr and "Traceback" not in result.stderr
     store_path = re.search(r"^store +(\S+) \(temporary\)", out, re.MULTILINE).group(1)  # type: ignore[union-attr]
     assert not os.path.exists(store_path)
+
+
+@pytest.mark.parametrize("command", ["import", "ingest"])
+def test_progress_is_shown_with_progress_and_not_with_no_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text(
+        "".join(f"Note {n}: the meeting moved to room {n % 7}\n" for n in range(30)), encoding="utf-8"
+    )
+    store = ["--path", str(tmp_path / "db"), "--user", "ivy", "--embedder", "hashing"]
+    what = ["--batch-size", "10"] if command == "import" else []
+    status, _, err = cli(capsys, command, str(source), *store, *what, "--progress")
+    assert status == 0
+    done = "30/30" if command == "import" else "1/1"
+    assert re.search(rf"100%.*{done}", err), err  # the bar, although stderr is no terminal here
+    source.write_text(source.read_text(encoding="utf-8") + "One more line\n", encoding="utf-8")
+    status, _, err = cli(capsys, command, str(source), *store, *what, "--no-progress")
+    assert status == 0 and "%|" not in err and err == ""
