@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -234,3 +237,26 @@ def test_progress_is_shown_with_progress_and_not_with_no_progress(
     source.write_text(source.read_text(encoding="utf-8") + "One more line\n", encoding="utf-8")
     status, _, err = cli(capsys, command, str(source), *store, *what, "--no-progress")
     assert status == 0 and "%|" not in err and err == ""
+
+
+def test_the_import_bar_shows_on_a_terminal_that_reports_no_size(tmp_path: Path) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text("".join(f"Boiler note {n}\n" for n in range(30)), encoding="utf-8")
+    master, terminal = os.openpty()  # a fresh pseudo-terminal: 0 rows, 0 columns, like `script` gives
+    args = ["import", str(source), "--path", str(tmp_path / "db"), "--user", "ivy", "--embedder", "hashing"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ripplemem", *args, "--batch-size", "10"],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
+        while chunk := os.read(master, 4096):
+            shown += chunk
+    os.close(master)
+    assert process.wait(timeout=120) == 0
+    assert re.search(rb"100%.*30/30", shown), shown
