@@ -10,14 +10,22 @@
 
 Answers are written by ChatOpenAI when OPENAI_API_KEY / OPENAI_BASE_URL is set (see
 langchain_models.py), else by a scripted offline model. The clock is fixed so the output is stable.
+
+Needs ``pip install 'ripplemem[langchain]'`` (langchain-core, for the chat model); add ``[openai]``
+to answer with ChatOpenAI. Without it the recipe stops with that pip command.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from langchain_core.messages import AIMessage
-from langchain_models import choose_model
+from extras import missing_extra
+
+try:
+    from langchain_core.messages import AIMessage
+    from langchain_models import choose_model
+except ImportError as error:
+    missing_extra("langchain", error)
 
 from ripplemem import RippleMem
 

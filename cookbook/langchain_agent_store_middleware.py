@@ -6,19 +6,28 @@ RippleMemMiddleware.
 The middleware shows the model what it remembers before each call and observes every turn (a
 "remember ..." turn goes to long-term memory at once); a tool keeps a profile in the LangGraph store,
 whose items are RippleMem memories too. Each user is a run context; each thread a session.
+
+Needs ``pip install 'ripplemem[langgraph]'`` (LangChain's create_agent and LangGraph); add
+``[openai]`` to answer with ChatOpenAI. Without it the recipe stops with that pip command.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from langchain.agents import create_agent
-from langchain.tools import ToolRuntime, tool
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_models import ShowSystemPrompt, choose_model, tool_call, transcript
-from langgraph.checkpoint.memory import InMemorySaver
+from extras import missing_extra
 
-from langchain_ripplemem import RippleMemMiddleware, RippleMemStore
+try:
+    from langchain.agents import create_agent
+    from langchain.tools import ToolRuntime, tool
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_models import ShowSystemPrompt, choose_model, tool_call, transcript
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langchain_ripplemem import RippleMemMiddleware, RippleMemStore
+except ImportError as error:
+    missing_extra("langgraph", error)
+
 from ripplemem import RippleMem
 
 

@@ -5,17 +5,26 @@
 Conversation 1 stores what the user says with store_memory; the process "restarts" (the store is
 reopened from disk); conversation 2 starts with no history and answers through recall_memory and
 find_connections.
+
+Needs ``pip install 'ripplemem[langgraph]'`` (LangChain's create_agent); add ``[openai]`` to answer
+with ChatOpenAI. Without it the recipe stops with that pip command.
 """
 
 from __future__ import annotations
 
 import tempfile
 
-from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_models import choose_model, tool_call, transcript
+from extras import missing_extra
 
-from langchain_ripplemem import RippleMemToolkit
+try:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_models import choose_model, tool_call, transcript
+
+    from langchain_ripplemem import RippleMemToolkit
+except ImportError as error:
+    missing_extra("langgraph", error)
+
 from ripplemem import RippleMem
 
 SYSTEM = (

@@ -1,17 +1,26 @@
 """Recipe: RippleMem as the retriever of an LCEL chain, `{"memories": retriever | format_docs, ...} | prompt`.
 
 HF_HUB_OFFLINE=1 python cookbook/langchain_retriever_chain.py [--offline]
+
+Needs ``pip install 'ripplemem[langchain]'`` (langchain-core); add ``[openai]`` to answer with
+ChatOpenAI. Without it the recipe stops with that pip command.
 """
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage
-from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
-from langchain_models import ShowSystemPrompt, choose_model
+from extras import missing_extra
 
-from langchain_ripplemem import RippleMemRetriever, format_docs
+try:
+    from langchain_core.messages import AIMessage
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnablePassthrough
+    from langchain_models import ShowSystemPrompt, choose_model
+
+    from langchain_ripplemem import RippleMemRetriever, format_docs
+except ImportError as error:
+    missing_extra("langchain", error)
+
 from ripplemem import RippleMem
 
 QUESTION = "What should I get my brother for his birthday?"

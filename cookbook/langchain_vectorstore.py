@@ -2,14 +2,23 @@
 API, searched by ripple recall together with what the user told the assistant.
 
     HF_HUB_OFFLINE=1 python cookbook/langchain_vectorstore.py
+
+Needs ``pip install 'ripplemem[langchain]'`` (langchain-core). Without it the recipe stops with that
+pip command.
 """
 
 from __future__ import annotations
 
-from langchain_core.documents import Document
-from langchain_core.indexing import InMemoryRecordManager, index
+from extras import missing_extra
 
-from langchain_ripplemem import RippleMemVectorStore
+try:
+    from langchain_core.documents import Document
+    from langchain_core.indexing import InMemoryRecordManager, index
+
+    from langchain_ripplemem import RippleMemVectorStore
+except ImportError as error:
+    missing_extra("langchain", error)
+
 from ripplemem import RippleMem
 
 WIKI = [

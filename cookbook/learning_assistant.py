@@ -7,6 +7,10 @@ memory; ``mem.analysis.learning_report()`` then says what was studied, what is s
 sections were never touched, what to review before it is forgotten, and what to do next. The
 numbers come from the data; a chat model (ChatOpenAI when OPENAI_API_KEY / OPENAI_BASE_URL is set,
 else a scripted offline one) only phrases the overview and next steps.
+
+Needs ``pip install 'ripplemem[langchain]'`` (langchain-core, for the chat model; the Markdown guide
+needs nothing more); add ``[openai]`` to answer with ChatOpenAI. Without it the recipe stops with
+that pip command.
 """
 
 from __future__ import annotations
@@ -16,8 +20,13 @@ import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from langchain_core.messages import AIMessage
-from langchain_models import choose_model
+from extras import missing_extra
+
+try:
+    from langchain_core.messages import AIMessage
+    from langchain_models import choose_model
+except ImportError as error:
+    missing_extra("langchain", error)
 
 from ripplemem import RippleMem
 

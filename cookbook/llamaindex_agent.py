@@ -7,6 +7,9 @@ Monday and Tuesday are two sessions on one store on disk (closed and reopened in
 agent stores facts with the store_memory tool; RippleMemMemory keeps the chat history, writes
 explicit "remember ..." requests to long-term memory by itself, and shows the agent the memories
 recalled for each new message.
+
+Needs ``pip install 'ripplemem[llamaindex]'`` (llama-index-core). Without it the recipe stops with
+that pip command.
 """
 
 from __future__ import annotations
@@ -20,11 +23,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult  # noqa: E402
-from llama_index.core.llms import LLM  # noqa: E402
-from llamaindex_llm import choose_llm  # noqa: E402
+from extras import missing_extra  # noqa: E402
 
-from llamaindex_ripplemem import RippleMemMemory, RippleMemToolSpec  # noqa: E402
+try:
+    from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
+    from llama_index.core.llms import LLM
+    from llamaindex_llm import choose_llm
+
+    from llamaindex_ripplemem import RippleMemMemory, RippleMemToolSpec
+except ImportError as error:
+    missing_extra("llamaindex", error)
+
 from ripplemem import RippleMem  # noqa: E402
 
 SYSTEM_PROMPT = (

@@ -7,6 +7,9 @@ The company handbook is stored as type="document" memories, one per section (doc
 with chunkers is coming to RippleMem itself); what Alice said is stored as episodic memories.
 One RippleMemRetriever feeds both to a RetrieverQueryEngine, so "how much of my learning budget
 is left?" gets the budget from the handbook and the spending from Alice's memories.
+
+Needs ``pip install 'ripplemem[llamaindex]'`` (llama-index-core). Without it the recipe stops with
+that pip command.
 """
 
 from __future__ import annotations
@@ -18,10 +21,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from llama_index.core.query_engine import RetrieverQueryEngine  # noqa: E402
-from llamaindex_llm import choose_llm  # noqa: E402
+from extras import missing_extra  # noqa: E402
 
-from llamaindex_ripplemem import RippleMemRetriever  # noqa: E402
+try:
+    from llama_index.core.query_engine import RetrieverQueryEngine
+    from llamaindex_llm import choose_llm
+
+    from llamaindex_ripplemem import RippleMemRetriever
+except ImportError as error:
+    missing_extra("llamaindex", error)
+
 from ripplemem import RippleMem  # noqa: E402
 
 HANDBOOK = """\

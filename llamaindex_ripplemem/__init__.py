@@ -11,6 +11,15 @@ memory = RippleMemMemory(memory=mem, session_id="s1")               # agent.run(
 ```
 """
 
+from ripplemem.errors import MissingDependencyError
+
+try:
+    import llama_index.core  # noqa: F401  (every adapter below is built on it)
+except ImportError as error:
+    raise MissingDependencyError(
+        f"llamaindex_ripplemem needs {error.name or 'llama-index-core'}: pip install 'ripplemem[llamaindex]'"
+    ) from error
+
 from llamaindex_ripplemem.memory import RippleMemMemory
 from llamaindex_ripplemem.memory_block import RippleMemMemoryBlock
 from llamaindex_ripplemem.retriever import RippleMemRetriever

@@ -11,12 +11,14 @@ from pathlib import Path
 COOKBOOK = Path(__file__).resolve().parents[1] / "cookbook"
 
 
-def run_recipe(name: str, *args: str, timeout: float = 300, **env: str) -> str:
-    """Run cookbook/<name> with these arguments and extra environment; what it printed."""
+def recipe_process(
+    name: str, *args: str, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run cookbook/<name> with these arguments and extra environment; the finished process."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
     environment.update(HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", TRANSFORMERS_VERBOSITY="error")
     environment.update(env)
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, str(COOKBOOK / name), *args],
         capture_output=True,
         text=True,
@@ -25,5 +27,10 @@ def run_recipe(name: str, *args: str, timeout: float = 300, **env: str) -> str:
         timeout=timeout,
         check=False,
     )
+
+
+def run_recipe(name: str, *args: str, timeout: float = 300, **env: str) -> str:
+    """Run cookbook/<name> with these arguments and extra environment; what it printed."""
+    done = recipe_process(name, *args, timeout=timeout, **env)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ripplemem.core.progress import progress_bar
 from ripplemem.core.validation import check_content, check_k
 from ripplemem.documents.chunk.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, Chunk
 from ripplemem.documents.chunk.chunking import chunk_text, resolve_chunker
@@ -107,11 +107,7 @@ def file_progress(progress: bool | FileProgress, total: int) -> Callable[[int, P
         return lambda done, path: progress(done, total, path)
     if not progress:
         return lambda done, path: None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return lambda done, path: None
-    bar = tqdm(total=total, unit="file", file=sys.stderr, dynamic_ncols=True)
+    bar = progress_bar(total, "file")
 
     def report(done: int, path: Path) -> None:
         bar.set_postfix_str(path.name[-40:], refresh=False)

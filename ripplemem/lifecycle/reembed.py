@@ -7,6 +7,7 @@ import contextlib
 import os
 from collections.abc import Callable
 
+from ripplemem.core.progress import progress_bar
 from ripplemem.core.validation import check_k
 from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
 from ripplemem.embedding.framework import TargetEmbedder, as_embedder
@@ -26,11 +27,7 @@ def progress_reporter(
         return lambda done: progress(done, total)
     if not progress:
         return lambda done: None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return lambda done: None
-    bar = tqdm(total=total, unit=unit)
+    bar = progress_bar(total, unit)
 
     def report(done: int) -> None:
         bar.update(done - bar.n)

@@ -31,7 +31,7 @@ from ripplemem.store.graph_tables import delete_orphan_entities
 from ripplemem.store.memory_rows import index_metadata, scope_token
 from ripplemem.store.modality_index import check_opened, opened_for_check
 from ripplemem.store.rows import RowStore
-from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore
+from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore, damaged_store_error, is_damaged
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.store.vectors.chroma import ChromaIndex
 from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
@@ -319,7 +319,20 @@ def check_path(
     folder = os.path.abspath(os.fspath(path))
     if not os.path.isfile(os.path.join(folder, DB_FILENAME)):
         raise StoreError(f"no RippleMem store at {folder!r} to check")
-    store = SQLiteStore(folder)
+    try:
+        store = SQLiteStore(folder)
+    except StoreError as exc:
+        if exc.__cause__ is None or not is_damaged(exc.__cause__):
+            raise
+        file = os.path.join(folder, DB_FILENAME)
+        raise damaged_store_error(
+            file,
+            exc.__cause__,
+            "check cannot repair SQLite's own file; restore it from a backup, or salvage its "
+            f"readable rows into a new file with the sqlite3 shell (sqlite3 {file!r} .recover | "
+            "sqlite3 recovered.db), move the damaged file aside, put recovered.db in its place "
+            "as ripplemem.db and run check again",
+        ) from exc
     try:
         kind = store.get_meta("vector_index") or ""
         if not kind.startswith("chroma"):

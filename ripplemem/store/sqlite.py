@@ -18,6 +18,22 @@ from ripplemem.store.rows import RowStore, write_meta
 from ripplemem.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 DB_FILENAME = "ripplemem.db"
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """Whether SQLite refused the file as damaged or as no database at all (SQLITE_CORRUPT,
+    SQLITE_NOTADB): the plain DatabaseError, not one of its subclasses (locked, full, ...)."""
+    return type(exc) is sqlite3.DatabaseError
+
+
+def damaged_store_error(file: str, exc: BaseException, advice: str) -> StoreError:
+    """The StoreError for a damaged database file, which RippleMem leaves exactly as it is."""
+    return StoreError(
+        f"the SQLite file {file!r} is damaged or is not a RippleMem database ({exc}); it was not "
+        f"changed: {advice}"
+    )
+
+
 _LOCKED_PATIENCE = 60.0  # seconds a write waits for another writer
 
 
@@ -38,8 +54,16 @@ class SQLiteStore(RowStore):
         # Called inside every write transaction, before the caller's statements (the engine marks
         # index writes in flight with it; see ripplemem.store.reconcile).
         self.on_write: Callable[[Connection], None] | None = None
-        self._configure()
-        self._migrate()
+        try:
+            self._configure()
+            self._migrate()
+        except BaseException as exc:
+            self._conn.close()
+            if is_damaged(exc):
+                raise damaged_store_error(
+                    target, exc, f"run `ripplemem check --path {path}` to see what can be saved"
+                ) from exc
+            raise
         with self._lock:
             self._content = ContentVersion(self._conn, sqlite_data_version)
 

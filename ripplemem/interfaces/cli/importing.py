@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ripplemem.api.bulk_import import FORMATS
@@ -25,7 +24,7 @@ def cmd_import(args: argparse.Namespace) -> None:
             args.file,
             format=args.format,
             batch_size=args.batch_size,
-            progress=not args.json and sys.stderr.isatty(),
+            progress=fmt.wants_progress(args),
         )
     print(fmt.to_json(report.as_dict()) if args.json else report.summary())
 
@@ -53,3 +52,4 @@ def add_import_command(sub: Any, user: argparse.ArgumentParser) -> None:
         "--batch-size", type=int, default=1024, help="memories per committed batch (default 1024)"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    fmt.add_progress_option(parser)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +79,7 @@ def cmd_ingest(args: argparse.Namespace) -> None:
             chunker=args.chunker,
             max_tokens=args.max_tokens,
             force=args.force,
-            progress=not args.json and sys.stderr.isatty(),
+            progress=fmt.wants_progress(args),
             follow_outside_symlinks=args.follow_outside_symlinks,
             max_file_bytes=limits.max_file_bytes,
             max_unpacked_bytes=limits.max_unpacked_bytes,
@@ -199,6 +198,7 @@ def add_document_commands(sub: Any, user: argparse.ArgumentParser) -> None:
         "compressed more than N:1 (default %(default)g)",
     )
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
+    fmt.add_progress_option(ingest)
 
     for name, handler, verb in (
         ("grant", cmd_grant, "share a knowledge base with another user"),

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import cli
 
 from ripplemem import (
     EmbeddingModelMismatchError,
     HashingEmbedder,
     RippleMem,
     SchemaVersionError,
+    StoreError,
     StoreOptions,
 )
 from ripplemem.embedding.embedders import Embedder
@@ -135,3 +138,27 @@ def test_a_version_1_store_is_migrated_and_keeps_its_memories(tmp_path: Path, em
     with sqlite3.connect(path / "ripplemem.db") as conn:
         version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
     assert version == str(SCHEMA_VERSION)
+
+
+@pytest.mark.parametrize("damage", ["random bytes", "truncated"])
+def test_a_damaged_database_file_is_refused_untouched_with_the_next_step(
+    tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    with RippleMem(path=store, user_id="alice", embedder=HashingEmbedder()) as mem:
+        mem.add_many([f"note {n} about the garden" for n in range(200)])
+    db = store / DB_FILENAME
+    written = db.read_bytes()
+    db.write_bytes(
+        random.Random(7).randbytes(40_000) if damage == "random bytes" else written[: len(written) // 3]
+    )
+    before = db.read_bytes()
+    with pytest.raises(StoreError) as caught:
+        RippleMem(path=store, user_id="alice", embedder=HashingEmbedder())
+    message = str(caught.value)
+    assert f"the SQLite file {str(db)!r} is damaged" in message
+    assert f"run `ripplemem check --path {store}`" in message
+    assert not isinstance(caught.value.__cause__, StoreError)  # the sqlite3 error, kept as the cause
+    status, out, err = cli(capsys, "check", "--path", str(store))
+    assert status == 2 and "damaged" in err and ".recover" in err and "backup" in err
+    assert db.read_bytes() == before  # nothing stored was deleted or overwritten

@@ -289,16 +289,20 @@ def test_audio_is_never_transcribed_offline(tmp_path: Path, monkeypatch: pytest.
     assert heard == ["wav"] and "the spoken words" in doc.markdown and doc.format == "audio"
 
 
-def test_without_markitdown_the_error_names_the_extra(
+def test_without_markitdown_office_files_fail_with_the_extra_and_text_still_converts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(markitdown_engine, "_engines", {})
     monkeypatch.setitem(sys.modules, "markitdown", None)
-    path = write_txt(tmp_path / "note.txt")
-    with pytest.raises(MissingDependencyError, match=r"ripplemem\[documents\]"):
-        convert_file(path)
-    with pytest.raises(MissingDependencyError):
-        convert_many(tmp_path)
+    note = write_txt(tmp_path / "note.txt")
+    pdf = write_pdf(tmp_path / "report.pdf")
+    with pytest.raises(MissingDependencyError, match=r"PDF files need MarkItDown.*ripplemem\[documents\]"):
+        convert_file(pdf)
+    report = convert_many(tmp_path)
+    assert [doc.source.name for doc in report.documents] == ["note.txt"]
+    assert [(f.path.name, f.kind) for f in report.errors] == [("report.pdf", "missing_dependency")]
+    assert "pip install 'ripplemem[documents]'" in report.errors[0].reason
+    assert TXT_SENTENCE in convert_file(note).markdown
     assert not markitdown_engine.markitdown_available()
 
 
