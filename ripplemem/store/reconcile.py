@@ -217,7 +217,7 @@ def _stored_vectors(
 
 
 _DANGLING_EDGES = """
-SELECT e.rowid FROM edges e WHERE
+SELECT e.user_id, e.src, e.dst, e.type, e.predicate FROM edges e WHERE
   (NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.src AND m.user_id = e.user_id)
    AND NOT EXISTS (SELECT 1 FROM entities n WHERE n.id = e.src AND n.user_id = e.user_id))
   OR
@@ -235,7 +235,7 @@ SELECT n.user_id, n.id FROM entities n WHERE NOT EXISTS (
 
 def _check_graph(store: RowStore, report: CheckReport, repair: bool) -> None:
     with store.read() as conn:
-        dangling = [r[0] for r in conn.execute(_DANGLING_EDGES)]
+        dangling = [tuple(r) for r in conn.execute(_DANGLING_EDGES)]  # primary keys
         orphans: dict[str, list[str]] = {}
         for user_id, entity in conn.execute(_ORPHAN_ENTITIES):
             orphans.setdefault(user_id, []).append(entity)
@@ -244,9 +244,10 @@ def _check_graph(store: RowStore, report: CheckReport, repair: bool) -> None:
     if not repair or not (dangling or orphans):
         return
     with store.transaction() as conn:
-        for start in range(0, len(dangling), 500):
-            chunk = dangling[start : start + 500]
-            conn.execute(f"DELETE FROM edges WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+        conn.executemany(
+            "DELETE FROM edges WHERE user_id = ? AND src = ? AND dst = ? AND type = ? AND predicate = ?",
+            dangling,
+        )
         for user_id, entities in orphans.items():
             delete_orphan_entities(conn, user_id, entities)
 
@@ -297,8 +298,10 @@ def reconcile_on_open(
     store: RowStore, index: VectorIndex, extra: ExtraCheck | None = None
 ) -> CheckReport | None:
     """The open-time hook: a full check and repair only if an interrupted write left a marker or
-    the index found broken files (then its vectors are rebuilt from SQLite, with a warning)."""
-    if not pending_markers(store.path) and not index.damage():
+    the index found broken files (then its vectors are rebuilt from SQLite, with a warning). A
+    store on a server is checked at every open: a writer on another host leaves no marker here,
+    and the check tolerates live writers (it reads the index before the rows they write first)."""
+    if not store.on_server and not pending_markers(store.path) and not index.damage():
         return None
     report = check_store(store, index, repair=True, extra=extra)
     if report.index_damage:

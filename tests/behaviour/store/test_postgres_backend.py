@@ -217,4 +217,6 @@ def test_a_writer_killed_mid_add_many_leaves_whole_batches_only(
             mem.recall("the new writer after the kill", k=1).hits[0].memory.content
             == "A new writer after the kill"
         )
-        assert mem.stats()["total"] == len(stored) + 1
+        stats = mem.stats()
+        assert stats["total"] == len(stored) + 1
+        assert stats["vectors"] == stats["total"]  # rows a killed writer had no time to index, repaired
