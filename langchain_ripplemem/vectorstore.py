@@ -87,6 +87,10 @@ class RippleMemVectorStore(VectorStore):
             self.memory.add_many(new, batch_size=kwargs.get("batch_size", 1024))
         return chosen
 
+    def add_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
+        """Store documents as memories (see add_texts); a document whose id exists is replaced."""
+        return super().add_documents(_document_list(documents), **kwargs)
+
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """Delete the documents with these ids (unknown ids are skipped); True when done."""
         _refuse_unknown("delete", kwargs, ())
@@ -241,6 +245,20 @@ def _id_list(ids: Any) -> list[str]:
     if isinstance(ids, str) or not isinstance(ids, Iterable):
         raise InvalidTypeError(f"ids must be a list of strings, got {ids!r}")
     return [_check_id(doc_id) for doc_id in ids]
+
+
+def _document_list(documents: Any) -> list[Document]:
+    # A Document (a pydantic model) iterates over its fields, a string over its letters.
+    if isinstance(documents, (str, bytes, dict, Document)) or not isinstance(documents, Iterable):
+        raise InvalidTypeError(
+            f"documents must be a list of Documents, got {type(documents).__name__}: {documents!r:.80} "
+            "(wrap a single one in a list)"
+        )
+    items = list(documents)
+    for position, item in enumerate(items):
+        if not isinstance(item, Document):
+            raise InvalidTypeError(f"documents[{position}] must be a Document, got {type(item).__name__}")
+    return items
 
 
 def _aligned(name: str, values: list[Any] | None, count: int, default: Any) -> list[Any]:

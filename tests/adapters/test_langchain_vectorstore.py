@@ -224,6 +224,22 @@ def test_bad_input_is_named(minilm_store: RippleMemVectorStore, embedder: Embedd
         RippleMemVectorStore.from_texts(["x"], DeterministicFakeEmbedding(size=6), user_id="bob")
 
 
+@pytest.mark.parametrize(
+    "documents",
+    ["The Three-Body Problem", Document(page_content="The Three-Body Problem")],
+    ids=["str", "doc"],
+)
+def test_one_document_where_a_list_is_expected_is_refused(
+    minilm_store: RippleMemVectorStore, documents: object
+) -> None:
+    before = minilm_store.memory.stats()["total"]
+    with pytest.raises(InvalidTypeError, match="documents must be a list of Documents.*wrap a single one"):
+        minilm_store.add_documents(documents)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match=r"documents\[1\] must be a Document, got str"):
+        minilm_store.add_documents([Document(page_content="fine"), "not a document"])  # type: ignore[list-item]
+    assert minilm_store.memory.stats()["total"] == before
+
+
 @pytest.mark.slow
 def test_cookbook_recipe_indexes_a_wiki_and_searches_it_beside_the_users_memories() -> None:
     out = run_recipe("langchain_vectorstore.py")
