@@ -161,7 +161,8 @@ class Engine:
         # embedder="auto" (the default) takes the model recorded with the store, or chooses one at
         # the first write (settle_embedder).
         self._auto = AutoEmbedder(self._recorded_model) if is_auto(embedder) else None
-        self.embedder = CheckedEmbedder(self._auto or resolve_embedder(as_embedder(embedder)))
+        framework = as_embedder(embedder, in_memory=self.path is None)
+        self.embedder = CheckedEmbedder(self._auto or resolve_embedder(framework))
         self.store = SQLiteStore(self.path)
         self.embedder.dimension = self.store.embedding_dimension()
         # The cold tier's vectors (compressed segments beside the SQLite file, or in memory).
