@@ -21,6 +21,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult  # noqa: E402
+from llama_index.core.base.llms.types import TextBlock  # noqa: E402
 from llama_index.core.llms import LLM  # noqa: E402
 from llamaindex_llm import choose_llm  # noqa: E402
 
@@ -67,8 +68,9 @@ async def session(path: str, name: str, messages: list[str], llm: LLM) -> None:
         for message in messages:
             await chat(agent, memory, message)
         if name == "Tuesday":
-            shown = (await memory.aget())[0]
-            print(f"\nWhat RippleMemMemory put in front of the last message:\n{shown.content}")
+            last_user = [m for m in await memory.aget() if m.role.value == "user"][-1]
+            recalled = next(b.text for b in last_user.blocks if isinstance(b, TextBlock)).rstrip()
+            print(f"\nWhat RippleMemMemory put in front of the last message:\n{recalled}")
             print("\nLong-term memories of alice:")
             for stored in mem.list(newest_first=False):
                 print(f"  [{stored.type}, session {stored.session_id}] {stored.content}")
