@@ -27,6 +27,7 @@ from extras import missing_extra  # noqa: E402
 
 try:
     from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
+    from llama_index.core.base.llms.types import TextBlock
     from llama_index.core.llms import LLM
     from llamaindex_llm import choose_llm
 
@@ -76,8 +77,9 @@ async def session(path: str, name: str, messages: list[str], llm: LLM) -> None:
         for message in messages:
             await chat(agent, memory, message)
         if name == "Tuesday":
-            shown = (await memory.aget())[0]
-            print(f"\nWhat RippleMemMemory put in front of the last message:\n{shown.content}")
+            last_user = [m for m in await memory.aget() if m.role.value == "user"][-1]
+            recalled = next(b.text for b in last_user.blocks if isinstance(b, TextBlock)).rstrip()
+            print(f"\nWhat RippleMemMemory put in front of the last message:\n{recalled}")
             print("\nLong-term memories of alice:")
             for stored in mem.list(newest_first=False):
                 print(f"  [{stored.type}, session {stored.session_id}] {stored.content}")

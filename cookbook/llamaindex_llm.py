@@ -18,6 +18,7 @@ from llama_index.core.base.llms.types import (
     CompletionResponse,
     CompletionResponseGen,
     LLMMetadata,
+    TextBlock,
     ToolCallBlock,
 )
 from llama_index.core.llms import LLM, CustomLLM, MockFunctionCallingLLM
@@ -116,7 +117,9 @@ def stand_in_agent_reply(messages: Sequence[ChatMessage], **_: Any) -> ChatMessa
     last = messages[-1]
     if last.role.value == "tool":
         return ChatMessage(role="assistant", content=answer_from_tool(last.content or ""))
-    text = (last.content or "").strip()
+    # The user's own words: RippleMemMemory puts the recalled memories in a block in front of them.
+    said = [block.text for block in last.blocks if isinstance(block, TextBlock)]
+    text = (said[-1] if said else "").strip()
     if text.endswith("?"):
         return tool_call("recall_memory", query=text)
     if "remember" in text.lower():

@@ -218,6 +218,12 @@ class RippleMemStore(BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = list(op.match_conditions or ())
+        for condition in conditions:
+            if isinstance(condition.path, str):  # it would match letter by letter, so nothing
+                raise InvalidTypeError(
+                    f"{condition.match_type} must be a tuple of namespace labels such as "
+                    f"('alice', 'memories'), got the string {condition.path!r}"
+                )
         users = set(self._known_users())
         for condition in conditions:
             if condition.match_type == "prefix":

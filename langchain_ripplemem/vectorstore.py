@@ -7,13 +7,17 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
+from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
+from langchain_ripplemem.handle_internals import handle_embedder, nearest_memories, stored_vectors
 from langchain_ripplemem.scopes import check_memory
-from ripplemem import FrameworkEmbedder, Memory, RecallMode, RippleMem
-from ripplemem.core.validation import check_mode, check_type
+from langchain_ripplemem.store_config import embedder_dimension
+from ripplemem import FrameworkEmbedder, Memory, Recall, RecallMode, RippleMem
+from ripplemem.core.validation import check_k, check_mode, check_type
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.interfaces.caller_ids import memories_by_caller_id
 from ripplemem.interfaces.hit_metadata import memory_metadata
@@ -87,6 +91,10 @@ class RippleMemVectorStore(VectorStore):
             self.memory.add_many(new, batch_size=kwargs.get("batch_size", 1024))
         return chosen
 
+    def add_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
+        """Store documents as memories (see add_texts); a document whose id exists is replaced."""
+        return super().add_documents(_document_list(documents), **kwargs)
+
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """Delete the documents with these ids (unknown ids are skipped); True when done."""
         _refuse_unknown("delete", kwargs, ())
@@ -121,12 +129,7 @@ class RippleMemVectorStore(VectorStore):
         ``mode=`` overrides the store's recall mode for this call.
         """
         _refuse_unknown("similarity_search", kwargs, ("mode",))
-        if filter is not None and not isinstance(filter, dict):
-            raise InvalidTypeError(
-                f"filter must be a dict of metadata values that must be equal, got {type(filter).__name__}"
-            )
-        mode = _check_mode(kwargs.get("mode", self.mode))
-        recall = self.memory.recall(query, k=k, mode=mode, metadata=filter)
+        recall = self._recall(query, k, filter, kwargs.get("mode", self.mode))
         return [(to_document(hit.memory), float(hit.relevance)) for hit in recall.hits]
 
     def similarity_search_with_relevance_scores(
@@ -138,13 +141,51 @@ class RippleMemVectorStore(VectorStore):
         return super().similarity_search_with_relevance_scores(query, k, **kwargs)
 
     def similarity_search_by_vector(
-        self, embedding: list[float], k: int = 4, **kwargs: Any
+        self, embedding: list[float], k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Document]:
-        """Not supported: ripple recall starts from the query text (keywords, entities, time phrases)."""
-        raise NotImplementedError(
-            "RippleMemVectorStore recalls by text (meaning, keywords and the memory graph), not by a "
-            "bare vector: pass the query text to similarity_search, or mode='dense' for vector order"
-        )
+        """The k documents of the user nearest a vector of the store's embedder (plain vector order,
+        the user's own memories only: recall by text adds keywords, the graph and knowledge bases)."""
+        _refuse_unknown("similarity_search_by_vector", kwargs, ())
+        vector = self._query_vector(embedding)
+        return [
+            to_document(m) for m in nearest_memories(self.memory, vector, check_k(k), _checked_filter(filter))
+        ]
+
+    def max_marginal_relevance_search(
+        self,
+        query: str,
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """k documents among the fetch_k that recall ranks best, each chosen for its similarity to
+        the query and its difference from those chosen before (maximal marginal relevance, on the
+        stored vectors; lambda_mult 1 = similarity only, 0 = difference only). ``mode=`` as in
+        similarity_search_with_score; ``as_retriever(search_type="mmr")`` calls this."""
+        _refuse_unknown("max_marginal_relevance_search", kwargs, ("mode",))
+        k, fetch_k, lambda_mult = _mmr_options(k, fetch_k, lambda_mult)
+        hits = self._recall(query, fetch_k, filter, kwargs.get("mode", self.mode)).hits
+        query_vector = handle_embedder(self.memory).embed_query(query)
+        return self._diverse([hit.memory for hit in hits], query_vector, k, lambda_mult)
+
+    def max_marginal_relevance_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """Maximal marginal relevance among the fetch_k of the user's documents nearest a vector of
+        the store's embedder (see max_marginal_relevance_search and similarity_search_by_vector)."""
+        _refuse_unknown("max_marginal_relevance_search_by_vector", kwargs, ())
+        k, fetch_k, lambda_mult = _mmr_options(k, fetch_k, lambda_mult)
+        vector = self._query_vector(embedding)
+        candidates = nearest_memories(self.memory, vector, fetch_k, _checked_filter(filter))
+        return self._diverse(candidates, vector, k, lambda_mult)
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
         """The scores similarity_search_with_score returns are relevances already, in [0, 1]."""
@@ -170,14 +211,63 @@ class RippleMemVectorStore(VectorStore):
         """A store holding these texts: on ``memory=`` (a RippleMem handle), or on a new RippleMem
         at ``path`` (None: in memory) for ``user_id`` that embeds with ``embedding``.
 
-        ``model_id`` names the embedding model when the object does not (see FrameworkEmbedder).
+        ``model_id`` names the embedding model when the object does not (a store on disk records
+        it; one in memory is named by the object's class).
         """
-        handle = _handle_for(embedding, memory, path, user_id, model_id)
+        handle = _handle_for("from_texts", embedding, memory, path, user_id, model_id)
         store = cls(handle, mode=mode, memory_type=memory_type, embedding=embedding)
         store.add_texts(texts, metadatas, ids=ids, **kwargs)
         return store
 
+    @classmethod
+    def from_documents(
+        cls,
+        documents: list[Document],
+        embedding: Embeddings | None,
+        *,
+        memory: RippleMem | None = None,
+        path: str | None = None,
+        user_id: str | None = None,
+        model_id: str | None = None,
+        mode: str = "ripple",
+        memory_type: str = "semantic",
+        **kwargs: Any,
+    ) -> RippleMemVectorStore:
+        """A store holding these documents (their ids kept), on ``memory=`` or a new RippleMem, as
+        from_texts."""
+        handle = _handle_for("from_documents", embedding, memory, path, user_id, model_id)
+        store = cls(handle, mode=mode, memory_type=memory_type, embedding=embedding)
+        store.add_documents(documents, **kwargs)
+        return store
+
     # -- helpers ---------------------------------------------------------------------------------
+    def _recall(self, query: str, k: int, filter: dict[str, Any] | None, mode: Any) -> Recall:
+        return self.memory.recall(query, k=k, mode=_check_mode(mode), metadata=_checked_filter(filter))
+
+    def _query_vector(self, embedding: Any) -> np.ndarray:
+        """A caller's vector as a unit float32 row, checked against the store's embedder."""
+        try:
+            vector = np.asarray(embedding, dtype=np.float32)
+        except (TypeError, ValueError):
+            vector = np.zeros(0, dtype=np.float32)
+        dimension = embedder_dimension(self.memory)
+        if vector.ndim != 1 or len(vector) != dimension or not np.isfinite(vector).all() or not vector.any():
+            raise InvalidInputError(
+                f"embedding must be a non-zero list of {dimension} numbers (a vector of this store's "
+                f"embedder, {self.memory.stats()['embedding_model']!r}), got {embedding!r:.80}"
+            )
+        return vector / np.linalg.norm(vector)
+
+    def _diverse(
+        self, candidates: list[Memory], query: np.ndarray, k: int, lambda_mult: float
+    ) -> list[Document]:
+        """The k candidates maximal marginal relevance picks, in the order it picks them."""
+        if not candidates:
+            return []
+        vectors = stored_vectors(self.memory, candidates)
+        chosen = maximal_marginal_relevance(query, vectors.tolist(), lambda_mult=lambda_mult, k=k)
+        return [to_document(candidates[index]) for index in chosen]
+
     def _found(self, doc_ids: Sequence[str]) -> dict[str, Memory]:
         """The memory of each of these document ids that has one (the newest, if several)."""
         return memories_by_caller_id(self.memory, ID_KEY, doc_ids)
@@ -194,19 +284,21 @@ def to_document(memory: Memory) -> Document:
 
 
 def _handle_for(
+    method: str,
     embedding: Embeddings | None,
     memory: RippleMem | None,
     path: str | None,
     user_id: str | None,
     model_id: str | None,
 ) -> RippleMem:
-    """The handle from_texts writes to: the one given (its model must be the embedding's) or a new one."""
+    """The handle from_texts or from_documents writes to: the one given (its model must be the
+    embedding's) or a new one."""
     if memory is not None:
         handle = check_memory(memory)
         if path is not None or user_id is not None:
-            raise InvalidInputError("pass memory= or path=/user_id=, not both")
+            raise InvalidInputError(f"{method}: pass memory= or path=/user_id=, not both")
         if embedding is not None:
-            wanted = FrameworkEmbedder(embedding, model_id=model_id).model_id
+            wanted = FrameworkEmbedder(embedding, model_id=model_id, in_memory=handle.path is None).model_id
             recorded = handle.stats()["embedding_model"]
             if wanted != recorded:
                 raise InvalidInputError(
@@ -216,10 +308,12 @@ def _handle_for(
         return handle
     if user_id is None:
         raise InvalidInputError(
-            "from_texts needs memory=RippleMem(...) or user_id=... (and path=..., "
+            f"{method} needs memory=RippleMem(...) or user_id=... (and path=..., "
             "None for in memory) for a new store"
         )
-    embedder = None if embedding is None else FrameworkEmbedder(embedding, model_id=model_id)
+    embedder = (
+        None if embedding is None else FrameworkEmbedder(embedding, model_id=model_id, in_memory=path is None)
+    )
     return RippleMem(path=path, user_id=user_id, embedder=embedder)
 
 
@@ -229,6 +323,28 @@ def _as_is(relevance: float) -> float:
 
 def _check_mode(mode: Any) -> RecallMode:
     return check_mode(mode, RECALL_MODES)
+
+
+def _checked_filter(filter: Any) -> dict[str, Any] | None:
+    if filter is not None and not isinstance(filter, dict):
+        raise InvalidTypeError(
+            f"filter must be a dict of metadata values that must be equal, got {type(filter).__name__}"
+        )
+    return filter
+
+
+def _mmr_options(k: Any, fetch_k: Any, lambda_mult: Any) -> tuple[int, int, float]:
+    """k and fetch_k positive integers (fetch_k at least k), lambda_mult a number in [0, 1]."""
+    k, fetch_k = check_k(k), check_k(fetch_k, "fetch_k")
+    if fetch_k < k:
+        raise InvalidInputError(f"fetch_k ({fetch_k}) must be at least k ({k}): MMR picks k of fetch_k")
+    if (
+        isinstance(lambda_mult, bool)
+        or not isinstance(lambda_mult, (int, float))
+        or not 0 <= lambda_mult <= 1
+    ):
+        raise InvalidInputError(f"lambda_mult must be a number in [0, 1], got {lambda_mult!r}")
+    return k, fetch_k, float(lambda_mult)
 
 
 def _check_id(doc_id: Any) -> str:
@@ -241,6 +357,20 @@ def _id_list(ids: Any) -> list[str]:
     if isinstance(ids, str) or not isinstance(ids, Iterable):
         raise InvalidTypeError(f"ids must be a list of strings, got {ids!r}")
     return [_check_id(doc_id) for doc_id in ids]
+
+
+def _document_list(documents: Any) -> list[Document]:
+    # A Document (a pydantic model) iterates over its fields, a string over its letters.
+    if isinstance(documents, (str, bytes, dict, Document)) or not isinstance(documents, Iterable):
+        raise InvalidTypeError(
+            f"documents must be a list of Documents, got {type(documents).__name__}: {documents!r:.80} "
+            "(wrap a single one in a list)"
+        )
+    items = list(documents)
+    for position, item in enumerate(items):
+        if not isinstance(item, Document):
+            raise InvalidTypeError(f"documents[{position}] must be a Document, got {type(item).__name__}")
+    return items
 
 
 def _aligned(name: str, values: list[Any] | None, count: int, default: Any) -> list[Any]:

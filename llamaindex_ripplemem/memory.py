@@ -6,7 +6,8 @@ enters RippleMem's working memory. A user turn is written to long-term memory at
 an explicit request ("remember that ...") or urgent, and later when the consolidation rules say so
 (e.g. mentioned three times); assistant turns and plain questions only count as mentions.
 ``get()`` returns the chat history with the long-term memories recalled for the latest user
-message in a system message (or in that user message, ``insert_method="user"``).
+message in front of that message (or in the leading system message, ``insert_method="system"``,
+which llama-index-core 0.14's ``ReActAgent`` drops unless the agent has a ``system_prompt``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ class RippleMemMemory(BaseMemory):
         default=("user",), description="Roles whose turns may become long-term memories."
     )
     insert_method: str = Field(
-        default="system", description="Where recalled memories go: 'system' or 'user' message."
+        default="user",
+        description="Where recalled memories go: the latest 'user' message or the 'system' one.",
     )
 
     _memory: RippleMem = PrivateAttr()
@@ -71,7 +73,7 @@ class RippleMemMemory(BaseMemory):
         recall_window: int = 1,
         observe_roles: Iterable[str] = ("user", "assistant"),
         store_roles: Iterable[str] = ("user",),
-        insert_method: str = "system",
+        insert_method: str = "user",
     ) -> None:
         handle = check_memory(memory)
         session = session_id or handle.scope_info.session_id or uuid.uuid4().hex
@@ -209,13 +211,12 @@ def check_insert_method(value: Any) -> str:
     return str(value)
 
 
-def with_context(
-    messages: list[ChatMessage], context: str, insert_method: str = "system"
-) -> list[ChatMessage]:
-    """The messages with the recalled context added, in the leading system message or the last user message.
+def with_context(messages: list[ChatMessage], context: str, insert_method: str = "user") -> list[ChatMessage]:
+    """The messages with the recalled context added, in the last user message or the leading system message.
 
-    "system" appends it to the leading system message (or adds one); "user" puts it in front of the
-    latest user message (for agents that drop the history's system message, such as ReActAgent).
+    "user" puts it in front of the latest user message, where every agent passes it on; "system"
+    appends it to the leading system message (or adds one), which ReActAgent drops when it has no
+    system_prompt of its own.
     """
     if not context:
         return messages

@@ -1,9 +1,12 @@
 """RippleMemMemoryBlock: long-term memory as a block of ``Memory.from_defaults(memory_blocks=[...])``.
 
-On every read it recalls the memories that answer the latest user message; the text lands in the
-system message as ``<memory><ripple_memory>...</ripple_memory></memory>``. LlamaIndex hands a
-block messages only when they overflow the short-term chat history (more than
-``token_limit * chat_history_token_ratio`` tokens); those turns are stored as episodic memories.
+On every read it recalls the memories that answer the latest user message and returns them as a
+user message, which ``Memory`` puts in front of the chat history. Not as text for the system
+message: llama-index-core 0.14's ``ReActAgent`` drops the leading system message of the history
+it is given (taking it for its own system prompt, which it has already), so memories there never
+reached the model. LlamaIndex hands a block messages only when they overflow the short-term chat
+history (more than ``token_limit * chat_history_token_ratio`` tokens); those turns are stored as
+episodic memories.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from llamaindex_ripplemem.turns import store_turns
 from ripplemem import RecallMode, RippleMem
 
 
-class RippleMemMemoryBlock(BaseMemoryBlock[str]):
+class RippleMemMemoryBlock(BaseMemoryBlock[list[ChatMessage]]):
     """Recalled RippleMem memories as a LlamaIndex memory block: ``RippleMemMemoryBlock(memory=mem)``."""
 
     name: str = Field(default="ripple_memory", description="The block's name (its tag in the prompt).")
@@ -59,13 +62,17 @@ class RippleMemMemoryBlock(BaseMemoryBlock[str]):
         """The RippleMem handle (one user's long-term memory) this block reads and writes."""
         return self._memory
 
-    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
-        """The memories recalled for the latest user message, as dated lines ('' when none)."""
+    async def _aget(
+        self, messages: list[ChatMessage] | None = None, **block_kwargs: Any
+    ) -> list[ChatMessage]:
+        """The memories recalled for the latest user message, as dated lines in one user message
+        (none when nothing is recalled); see the module docstring for why not the system message."""
         query = recall_query(messages or [], None, self.recall_window)
         if not query:
-            return ""
+            return []
         found = await self._memory.arecall(query, self.k, mode=self.mode)
-        return found.context(self.token_budget, header=CONTEXT_HEADER)
+        text = found.context(self.token_budget, header=CONTEXT_HEADER)
+        return [ChatMessage(role="user", content=text)] if text else []
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         """Store the turns that overflowed the short-term chat history as episodic memories."""

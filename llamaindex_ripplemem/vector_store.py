@@ -188,6 +188,11 @@ class RippleMemVectorStore(BasePydanticVectorStore):
             if not equal:
                 raise InvalidInputError("pass node_ids or filters")
             return self._listed(equal)
+        if isinstance(node_ids, (str, bytes)) or not isinstance(node_ids, Sequence):
+            raise InvalidTypeError(
+                f"node_ids must be a list of node ids, got {type(node_ids).__name__}: {node_ids!r:.80} "
+                "(wrap a single one in a list)"
+            )
         found = self._found(node_ids)
         chosen = [found[node_id] for node_id in node_ids if node_id in found]
         return [m for m in chosen if all(m.metadata.get(k) == v for k, v in equal.items())]

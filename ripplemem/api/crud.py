@@ -19,6 +19,7 @@ from ripplemem.core.validation import (
     check_datetime,
     check_identifier,
     check_importance,
+    check_items,
     check_k,
     check_metadata,
     check_offset,
@@ -92,7 +93,7 @@ class CrudMethods(HandleState):
         check_k(batch_size, "batch_size")
         now = self._engine.clock()
         entries: builtins.list[Mapping[str, Any]] = [
-            {"content": item} if isinstance(item, str) else item for item in items
+            {"content": item} if isinstance(item, str) else item for item in _add_items(items)
         ]
         memories = [
             build_memory(item, position, type, now, self.scope_info, self.settings)
@@ -252,7 +253,7 @@ class CrudMethods(HandleState):
     ) -> builtins.list[Memory]:
         """Async twin of add_many."""
         return await asyncio.to_thread(
-            self.add_many, builtins.list(items), type=type, batch_size=batch_size, progress=progress
+            self.add_many, _add_items(items), type=type, batch_size=batch_size, progress=progress
         )
 
     async def aget(self, memory_id: str) -> Memory | None:
@@ -312,6 +313,10 @@ class CrudMethods(HandleState):
     async def astats(self) -> dict[str, Any]:
         """Async twin of stats."""
         return await asyncio.to_thread(self.stats)
+
+
+def _add_items(items: Any) -> builtins.list[Any]:
+    return check_items("items", items, "memories (dicts with 'content', or strings)")
 
 
 def _check_memory_id(memory_id: Any) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.api.handle import Namespace
 from ripplemem.core.choices import MediaKind
-from ripplemem.core.validation import check_datetime, check_k
+from ripplemem.core.validation import check_datetime, check_items, check_k
 from ripplemem.embedding.media_encoders import AudioEncoder, ImageEncoder
 from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError
@@ -130,7 +130,8 @@ class Sensors(Namespace):
     def record_many(self, readings: Iterable[Mapping[str, Any]]) -> list[Reading]:
         """Store many readings (dicts with metric, value and optionally unit, at, source); all are
         checked before any is stored. Returns them with their status and episode memory ids."""
-        incoming = check_readings(self._engine, self.user_id, list(readings))
+        given = check_items("readings", readings, "readings (dicts with metric and value)")
+        incoming = check_readings(self._engine, self.user_id, given)
         if not incoming:
             return []
         return record_readings(self._engine, self.scope_info, incoming)

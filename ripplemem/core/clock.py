@@ -24,6 +24,11 @@ def aware(value: datetime, name: str = "time") -> datetime:
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
 
 
+def in_utc(value: datetime, name: str = "time") -> datetime:
+    """A datetime in UTC, as every call returns times: naive ones read as UTC, others converted."""
+    return aware(value, name).astimezone(timezone.utc)
+
+
 def time_key(value: datetime | None) -> float:
     """A time as a sort key (seconds since the epoch); None, a memory not stored yet, sorts first."""
     return float("-inf") if value is None else value.timestamp()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ripplemem.core.validation import check_number, check_text
+from ripplemem.core.validation import check_items, check_number, check_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 
 _FIELDS = ("subject", "predicate", "object")
@@ -88,12 +88,8 @@ def coerce_relations(value: Any) -> list[Relation]:
     """Relations from Relation objects, 3- or 4-tuples (with confidence) or dicts; None gives []."""
     if value is None:
         return []
-    if isinstance(value, (str, bytes, Mapping, Relation)) or not isinstance(value, Iterable):
-        raise InvalidTypeError(
-            f"relations must be a list of relations, got {type(value).__name__}: "
-            f"{_short(value)} (wrap a single relation in a list)"
-        )
-    return [_from_item(item, f"relations[{index}]") for index, item in enumerate(value)]
+    items = check_items("relations", value, "relations")
+    return [_from_item(item, f"relations[{index}]") for index, item in enumerate(items)]
 
 
 def _short(value: Any, limit: int = 80) -> str:

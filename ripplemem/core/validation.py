@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any, TypeVar, cast
 
@@ -92,6 +92,18 @@ def check_text(name: str, value: Any, *, max_chars: int = MAX_TEXT_CHARS) -> str
     if len(value) > max_chars:
         raise InvalidInputError(f"{name} is {len(value)} characters long; the limit is {max_chars}")
     return value
+
+
+def check_items(name: str, value: Any, what: str) -> list[Any]:
+    """A list of items from any iterable except a string, bytes or a dict, which would be taken
+    apart into letters, bytes or keys; ``what`` names one item in the error."""
+    if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise InvalidTypeError(
+            f"{name} must be a list of {what}, got {type(value).__name__}: {shown} "
+            "(wrap a single one in a list)"
+        )
+    return list(value)
 
 
 def check_number(name: str, value: Any, what: str = "a number") -> float:

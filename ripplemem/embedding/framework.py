@@ -87,10 +87,12 @@ class FrameworkEmbedder:
 
     ``model_id`` names the embedding space recorded with the store (a store built with one model
     refuses to open with another); it defaults to the object's ``model_id``, ``model`` or
-    ``model_name``. Objects without one (fakes, custom classes) need it spelled out.
+    ``model_name``. An object without one (fakes, custom classes) needs it spelled out for a store
+    on disk; with ``in_memory=True`` (a store with ``path=None``, never reopened) it is named by
+    its class.
     """
 
-    def __init__(self, embeddings: Any, *, model_id: str | None = None) -> None:
+    def __init__(self, embeddings: Any, *, model_id: str | None = None, in_memory: bool = False) -> None:
         if is_llamaindex_embedding(embeddings):
             self.framework = "llamaindex"
         elif is_langchain_embeddings(embeddings):
@@ -104,12 +106,16 @@ class FrameworkEmbedder:
         if model_id is not None and (not isinstance(model_id, str) or not model_id.strip()):
             raise InvalidInputError(f"model_id must be a non-empty string, got {model_id!r}")
         named = model_id.strip() if model_id is not None else model_id_of(embeddings)
+        kind = type(embeddings).__name__
+        if named is None and in_memory:
+            named = kind
         if named is None:
-            kind = type(embeddings).__name__
             raise InvalidInputError(
                 f"cannot tell which model the {kind} object is (it has no model, model_name or model_id); "
-                f"the store records it so it is never reopened with another model: pass "
-                f"FrameworkEmbedder({kind}(...), model_id='<model name>') as embedder="
+                "a store on disk records it so it is never reopened with another model: name it with "
+                f"model_id='<model name>', as in RippleMem(path, embedder=FrameworkEmbedder({kind}(...), "
+                "model_id=...)) or the vector stores' from_texts/from_documents(..., model_id=...); "
+                "a store in memory (path=None) needs no name"
             )
         self.embeddings = embeddings
         self.model_id = named
@@ -152,10 +158,11 @@ class FrameworkEmbedder:
         return f"FrameworkEmbedder({type(self.embeddings).__name__}, model_id={self.model_id!r})"
 
 
-def as_embedder(spec: Any) -> Any:
-    """A framework embeddings object wrapped in FrameworkEmbedder; anything else unchanged."""
+def as_embedder(spec: Any, *, in_memory: bool = False) -> Any:
+    """A framework embeddings object wrapped in FrameworkEmbedder (named by its class when it has no
+    model name and the store is ``in_memory``); anything else unchanged."""
     if isinstance(spec, (str, FrameworkEmbedder)) or spec is None:
         return spec
     if is_llamaindex_embedding(spec) or is_langchain_embeddings(spec):
-        return FrameworkEmbedder(spec)
+        return FrameworkEmbedder(spec, in_memory=in_memory)
     return spec

@@ -165,7 +165,9 @@ class Engine:
         # embedder="auto" (the default) takes the model recorded with the store, or chooses one at
         # the first write (settle_embedder).
         self._auto = AutoEmbedder(self._recorded_model) if is_auto(embedder) else None
-        self.embedder = CheckedEmbedder(self._auto or resolve_embedder(as_embedder(embedder)))
+        # An embedder without a model name is named by its class only where nothing is reopened.
+        framework = as_embedder(embedder, in_memory=self.path is None and postgres is None)
+        self.embedder = CheckedEmbedder(self._auto or resolve_embedder(framework))
         self.store: RowStore = (
             SQLiteStore(self.path)
             if postgres is None

@@ -9,6 +9,7 @@ from typing import Any
 
 from ripplemem.config import Settings
 from ripplemem.core.choices import Modality, literal_values
+from ripplemem.core.clock import in_utc
 from ripplemem.core.validation import (
     check_content,
     check_datetime,
@@ -97,8 +98,12 @@ def _checked_memory(
         content=check_content(item["content"], settings.max_content_chars),
         modality=modality,
         importance=settings.default_importance if importance is None else check_importance(importance),
-        created_at=now,
-        event_time=check_datetime("event_time", item.get("event_time")),
+        created_at=in_utc(now),
+        event_time=_in_utc(check_datetime("event_time", item.get("event_time"))),
         metadata=check_metadata(item.get("metadata")),
         source=None if item.get("source") is None else check_text("source", item["source"]),
     )
+
+
+def _in_utc(value: datetime | None) -> datetime | None:
+    return None if value is None else in_utc(value)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ripplemem.core.clock import in_utc
 from ripplemem.core.validation import check_datetime, check_text
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import GraphInput
@@ -274,7 +275,7 @@ def _public(reading: _Incoming, settings: SensorSettings) -> Reading:
         reading.metric,
         reading.value,
         reading.unit,
-        reading.at,
+        in_utc(reading.at),
         reading.source,
         rule.status(reading.value) if rule is not None else None,
         reading.memory_id,

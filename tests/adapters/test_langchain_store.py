@@ -162,6 +162,19 @@ def test_bad_arguments_are_named(alice: RippleMem) -> None:
         store.batch([PutOp(("alice",), "k", "just text")])
 
 
+def test_a_string_where_a_namespace_tuple_is_expected_is_refused(alice: RippleMem) -> None:
+    store = RippleMemStore(memory=alice)
+    store.put(("alice", "prefs"), "theme", {"content": "Prefers dark mode"})
+    assert store.list_namespaces(prefix=("alice",)) == [("alice", "prefs")]
+    # prefix="alice" once matched letter by letter and listed nothing.
+    with pytest.raises(InvalidTypeError, match="prefix must be a tuple of namespace labels.*'alice'"):
+        store.list_namespaces(prefix="alice")  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="suffix must be a tuple"):
+        store.list_namespaces(suffix="prefs")  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="namespace_prefix must be a tuple"):
+        store.search("alice")  # type: ignore[arg-type]
+
+
 def test_items_survive_a_restart(store_dir: Path, embedder: Embedder) -> None:
     with RippleMem(path=store_dir, user_id="alice", embedder=embedder) as first:
         RippleMemStore(memory=first).put(("alice", "prefs"), "theme", {"content": "Prefers dark mode"})

@@ -210,8 +210,14 @@ def test_bad_input_is_named(minilm_store: RippleMemVectorStore, embedder: Embedd
         store.similarity_search("tea", filter=lambda d: True)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="mode must be one of"):
         RippleMemVectorStore(memory=store.memory, mode="bm25")
-    with pytest.raises(NotImplementedError, match="recalls by text"):
-        store.similarity_search_by_vector([0.0] * 384)
+    with pytest.raises(InvalidInputError, match="embedding must be a non-zero list of 384 numbers"):
+        store.similarity_search_by_vector([0.1] * 6)
+    with pytest.raises(InvalidInputError, match="fetch_k \\(2\\) must be at least k \\(4\\)"):
+        store.max_marginal_relevance_search("tea", k=4, fetch_k=2)
+    with pytest.raises(InvalidInputError, match=r"lambda_mult must be a number in \[0, 1\]"):
+        store.max_marginal_relevance_search("tea", lambda_mult=2)
+    with pytest.raises(InvalidInputError, match="unknown argument.*top_k"):
+        store.max_marginal_relevance_search("tea", top_k=2)
     with pytest.raises(InvalidInputError, match=r"score_threshold must be in \[0, 1\]"):
         store.similarity_search_with_relevance_scores("tea", score_threshold=2)
     with pytest.raises(InvalidInputError, match="needs memory=RippleMem"):
@@ -220,8 +226,71 @@ def test_bad_input_is_named(minilm_store: RippleMemVectorStore, embedder: Embedd
         RippleMemVectorStore.from_texts(
             ["x"], DeterministicFakeEmbedding(size=6), memory=store.memory, model_id=FAKE_ID
         )
-    with pytest.raises(InvalidInputError, match="FrameworkEmbedder"):
-        RippleMemVectorStore.from_texts(["x"], DeterministicFakeEmbedding(size=6), user_id="bob")
+    with pytest.raises(InvalidInputError, match="^from_documents needs memory=RippleMem"):
+        RippleMemVectorStore.from_documents(DOCS, MiniLMEmbeddings(embedder))
+
+
+def test_an_unnamed_embedding_is_named_by_class_in_memory_and_by_model_id_on_disk(tmp_path: Path) -> None:
+    unnamed = DeterministicFakeEmbedding(size=6)  # no model, model_name or model_id
+    in_memory = RippleMemVectorStore.from_texts(["Green tea is brewed at 80 degrees"], unnamed, user_id="bob")
+    assert in_memory.memory.stats()["embedding_model"] == "DeterministicFakeEmbedding"
+    assert (
+        in_memory.similarity_search("green tea", k=1)[0].page_content == "Green tea is brewed at 80 degrees"
+    )
+    # On disk the name is recorded, so it must be given; the error says how, and that way works.
+    on_disk = str(tmp_path / "db")
+    with pytest.raises(InvalidInputError, match="from_texts/from_documents\\(..., model_id=...\\)"):
+        RippleMemVectorStore.from_texts(["x"], unnamed, user_id="bob", path=on_disk)
+    store = RippleMemVectorStore.from_texts(["x"], unnamed, user_id="bob", path=on_disk, model_id=FAKE_ID)
+    assert store.memory.stats()["embedding_model"] == FAKE_ID
+    store.memory.close()
+
+
+BREWING = [
+    "Green tea is brewed at 80 degrees for two minutes.",
+    "Brew green tea with water at 80 °C, for about two minutes.",
+    "For green tea, let the water cool to 80 degrees and steep it two minutes.",
+]
+LEAVES = "Green tea comes from Camellia sinensis leaves that are steamed, not oxidised."
+
+
+def test_mmr_trades_a_repeat_for_a_different_document(embedder: Embedder, tmp_path: Path) -> None:
+    store = RippleMemVectorStore.from_texts(
+        [*BREWING, LEAVES, "Our office moved to Kreuzberg, Berlin, in March."],
+        MiniLMEmbeddings(embedder),
+        path=str(tmp_path / "db"),
+        user_id="alice",
+    )
+    question = "how do I brew green tea?"
+    assert {d.page_content for d in store.similarity_search(question, k=2)} <= set(BREWING)
+    options = {"k": 2, "fetch_k": 4, "lambda_mult": 0.3}
+    picked = [
+        d.page_content for d in store.as_retriever(search_type="mmr", search_kwargs=options).invoke(question)
+    ]
+    assert picked[0] in BREWING and picked[1] == LEAVES
+    vector = MiniLMEmbeddings(embedder).embed_query(question)
+    assert [
+        d.page_content for d in store.max_marginal_relevance_search_by_vector(vector, **options)
+    ] == picked
+    by_vector = [d.page_content for d in store.similarity_search_by_vector(vector, k=2)]
+    assert by_vector[0] == picked[0] and by_vector[1] in BREWING
+    store.memory.close()
+
+
+@pytest.mark.parametrize(
+    "documents",
+    ["The Three-Body Problem", Document(page_content="The Three-Body Problem")],
+    ids=["str", "doc"],
+)
+def test_one_document_where_a_list_is_expected_is_refused(
+    minilm_store: RippleMemVectorStore, documents: object
+) -> None:
+    before = minilm_store.memory.stats()["total"]
+    with pytest.raises(InvalidTypeError, match="documents must be a list of Documents.*wrap a single one"):
+        minilm_store.add_documents(documents)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match=r"documents\[1\] must be a Document, got str"):
+        minilm_store.add_documents([Document(page_content="fine"), "not a document"])  # type: ignore[list-item]
+    assert minilm_store.memory.stats()["total"] == before
 
 
 @pytest.mark.slow

@@ -16,8 +16,9 @@ import pytest
 from llama_index.core.agent.workflow import FunctionAgent, ReActAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
+from llama_index.core.memory import Memory
 
-from llamaindex_ripplemem import RippleMemMemory, RippleMemToolSpec
+from llamaindex_ripplemem import RippleMemMemory, RippleMemMemoryBlock, RippleMemToolSpec
 from ripplemem import RippleMem
 from ripplemem.embedding.embedders import Embedder
 
@@ -77,7 +78,7 @@ def react_answer_from_observation(messages: list[ChatMessage]) -> ChatMessage:
 
 
 async def run(
-    agent: FunctionAgent | ReActAgent, message: str, memory: RippleMemMemory | None = None
+    agent: FunctionAgent | ReActAgent, message: str, memory: RippleMemMemory | Memory | None = None
 ) -> tuple[str, list[tuple[str, str]]]:
     """The agent's answer and the (tool name, tool output) of every tool call it made."""
     handler = agent.run(user_msg=message, memory=memory)
@@ -178,30 +179,39 @@ async def test_function_agent_with_ripplemem_memory_remembers_across_sessions(op
     assert [m.content for m in monday.list()] == ["Please remember that I am allergic to peanuts."]
 
     tuesday = open_store()
-    memory = RippleMemMemory(memory=tuesday, session_id="tue")
+    memory = RippleMemMemory(memory=tuesday, session_id="tue", insert_method="system")
     agent = FunctionAgent(tools=[], llm=scripted(answer_from_system), system_prompt="You are a helpful cook.")
     answer, _ = await run(agent, "What am I allergic to?", memory)
     assert "You are a helpful cook." in answer and "I am allergic to peanuts" in answer
     # Tuesday's chat history holds only Tuesday's turns: the allergy came from long-term memory.
     assert [m.content for m in memory.get_all()] == ["What am I allergic to?", answer]
 
-    bob_memory = RippleMemMemory(memory=tuesday.scope(user_id="bob"), session_id="tue")
+    bob_memory = RippleMemMemory(
+        memory=tuesday.scope(user_id="bob"), session_id="tue", insert_method="system"
+    )
     agent = FunctionAgent(tools=[], llm=scripted(answer_from_system))
     answer, _ = await run(agent, "What am I allergic to?", bob_memory)
     assert "peanuts" not in answer
+
+
+def prompt_recorder(seen: list[str], answer: str) -> Callable[[list[ChatMessage]], ChatMessage]:
+    """A ReAct step that keeps the text of every message the model was sent, then answers."""
+
+    def step(messages: list[ChatMessage]) -> ChatMessage:
+        seen.extend(m.content or "" for m in messages)
+        return react_answer(answer)
+
+    return step
 
 
 async def test_react_agent_sees_recalled_memories_in_the_user_message(open_store: Opener) -> None:
     store = open_store()
     store.add("The user's daughter Mia starts school on 2025-09-01")
     seen: list[str] = []
-
-    def answer_from_prompt(messages: list[ChatMessage]) -> ChatMessage:
-        seen.extend(m.content or "" for m in messages if m.role == "user")
-        return react_answer("Mia starts school on 2025-09-01.")
-
-    agent = ReActAgent(tools=RippleMemToolSpec(memory=store).to_tool_list(), llm=scripted(answer_from_prompt))
-    memory = RippleMemMemory(memory=store, session_id="r1", insert_method="user")
+    llm = scripted(prompt_recorder(seen, "Mia starts school on 2025-09-01."))
+    agent = ReActAgent(tools=RippleMemToolSpec(memory=store).to_tool_list(), llm=llm)
+    # The default placement: with insert_method="system" ReActAgent (no system_prompt) dropped it.
+    memory = RippleMemMemory(memory=store, session_id="r1")
     answer, _ = await run(agent, "When does Mia start school?", memory)
     assert answer == "Mia starts school on 2025-09-01."
     assert any(
@@ -210,3 +220,19 @@ async def test_react_agent_sees_recalled_memories_in_the_user_message(open_store
         and text.endswith("When does Mia start school?")
         for text in seen
     )
+
+
+@pytest.mark.parametrize("system_prompt", [None, "You are a helpful assistant."])
+async def test_react_agent_sees_what_the_memory_block_recalls(
+    open_store: Opener, system_prompt: str | None
+) -> None:
+    store = open_store()
+    store.add("The user's cat is called Tom")
+    seen: list[str] = []
+    agent = ReActAgent(tools=[], llm=scripted(prompt_recorder(seen, "Tom.")), system_prompt=system_prompt)
+    # A block's text once went to the leading system message, which ReActAgent drops when it has
+    # no system_prompt: the model never saw the memory.
+    chat = Memory.from_defaults(session_id="r2", memory_blocks=[RippleMemMemoryBlock(memory=store)])
+    answer, _ = await run(agent, "What is my cat called?", chat)
+    assert answer == "Tom."
+    assert any("Long-term memories" in text and "The user's cat is called Tom" in text for text in seen), seen

@@ -42,28 +42,29 @@ def test_get_returns_history_with_recalled_memories_in_front(memory_only: Ripple
     memory = RippleMemMemory(memory=memory_only, session_id="s1")
     memory.put(user("When does my passport expire?"))
     messages = memory.get()
-    assert [m.role.value for m in messages] == ["system", "user"]
-    assert "Long-term memories about the user" in (messages[0].content or "")
-    assert "The user's passport expires in June 2027" in (messages[0].content or "")
+    assert [m.role.value for m in messages] == ["user"]
+    text = messages[0].content or ""
+    assert text.startswith("Long-term memories about the user") and "passport expires in June 2027" in text
+    assert text.endswith("When does my passport expire?")
     assert memory.get_all() == [user("When does my passport expire?")]  # no recalled text in the history
 
 
-def test_recalled_memories_join_the_system_message_or_the_user_message(memory_only: RippleMem) -> None:
+def test_recalled_memories_join_the_user_message_or_the_system_message(memory_only: RippleMem) -> None:
     memory_only.add("The user's passport expires in June 2027")
     history = [ChatMessage(role="system", content="Be brief."), user("When does my passport expire?")]
     memory = RippleMemMemory(memory=memory_only, session_id="s1")
     memory.set(history)
-    merged = memory.get()
-    assert len(merged) == 2 and (merged[0].content or "").startswith("Be brief.")
-    assert "passport expires in June 2027" in (merged[0].content or "")
-    assert memory.get_all()[0].content == "Be brief."  # the stored system message is left untouched
-
-    in_user = RippleMemMemory(memory=memory_only, session_id="s2", insert_method="user")
-    in_user.set(history)
-    messages = in_user.get()
+    messages = memory.get()
     assert messages[0].content == "Be brief."
     assert "passport expires in June 2027" in (messages[1].content or "")
     assert (messages[1].content or "").endswith("When does my passport expire?")
+
+    in_system = RippleMemMemory(memory=memory_only, session_id="s2", insert_method="system")
+    in_system.set(history)
+    merged = in_system.get()
+    assert len(merged) == 2 and (merged[0].content or "").startswith("Be brief.")
+    assert "passport expires in June 2027" in (merged[0].content or "")
+    assert in_system.get_all()[0].content == "Be brief."  # the stored system message is left untouched
 
 
 async def test_async_twins_match(memory_only: RippleMem) -> None:
@@ -138,14 +139,14 @@ def test_another_users_memory_recalls_nothing_of_alices(memory_only: RippleMem) 
     assert memory_only.scope(user_id="bob").list() == []
 
 
-async def test_block_recalls_into_the_system_message(memory_only: RippleMem) -> None:
+async def test_block_recalls_into_a_user_message_in_front(memory_only: RippleMem) -> None:
     memory_only.add("The user's favourite band is Radiohead")
     chat = Memory.from_defaults(session_id="b1", memory_blocks=[RippleMemMemoryBlock(memory=memory_only)])
     await chat.aput(user("Which band do I like most?"))
-    system = (await chat.aget())[0]
-    assert system.role.value == "system"
-    text = system.content or ""
-    assert "<ripple_memory>" in text and "favourite band is Radiohead" in text
+    recalled, question = await chat.aget()
+    assert (recalled.role.value, question.content) == ("user", "Which band do I like most?")
+    text = recalled.content or ""
+    assert text.startswith("Long-term memories about the user") and "favourite band is Radiohead" in text
 
 
 async def test_block_stores_turns_only_when_short_term_memory_overflows(memory_only: RippleMem) -> None:
@@ -175,7 +176,7 @@ async def test_block_stores_turns_only_when_short_term_memory_overflows(memory_o
 async def test_block_of_another_user_recalls_nothing(memory_only: RippleMem) -> None:
     memory_only.add("The user's favourite band is Radiohead")
     bob_block = RippleMemMemoryBlock(memory=memory_only.scope(user_id="bob"))
-    assert await bob_block.aget([user("Which band do I like most?")]) == ""
+    assert await bob_block.aget([user("Which band do I like most?")]) == []
 
 
 def test_bad_arguments_are_named(memory_only: RippleMem) -> None:

@@ -151,6 +151,17 @@ async def test_llamaindex_vector_memory_block_on_it(mem: RippleMem) -> None:
     assert await block().aget(question, session_id="s2") == ""
 
 
+def test_one_node_id_where_a_list_is_expected_is_refused(mem: RippleMem) -> None:
+    store = RippleMemVectorStore(memory=mem)
+    store.add([TextNode(id_=letter, text=f"memory {letter}") for letter in "abc"])
+    # delete_nodes("abc") once deleted the nodes "a", "b" and "c".
+    with pytest.raises(InvalidTypeError, match="node_ids must be a list of node ids, got str: 'abc'"):
+        store.delete_nodes("abc")  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="node_ids must be a list"):
+        store.get_nodes("abc")  # type: ignore[arg-type]
+    assert [node.node_id for node in store.get_nodes(["a", "b", "c"])] == ["a", "b", "c"]
+
+
 def test_bad_queries_are_named(mem: RippleMem) -> None:
     store = RippleMemVectorStore(memory=mem)
     with pytest.raises(InvalidInputError, match="recalls by the query text"):

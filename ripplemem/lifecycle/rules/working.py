@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
-from ripplemem.core.clock import aware, utc_now
+from ripplemem.core.clock import aware, in_utc, utc_now
 from ripplemem.core.text import estimate_tokens
 from ripplemem.core.validation import check_flag, check_time_range
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
@@ -275,7 +275,7 @@ class WorkingMemory:
         return budget
 
     def _now(self) -> datetime:
-        return check_time_range("clock()", aware(self._clock(), "clock()"))
+        return in_utc(check_time_range("clock()", aware(self._clock(), "clock()")))
 
     def _priority(self, item: WorkingItem, now: datetime) -> float:
         s = self.settings

@@ -93,13 +93,24 @@ def test_llamaindex_embedding_object_is_an_embedder(embedder: Embedder) -> None:
     assert mem.stats()["embedding_model"] == "all-MiniLM-L6-v2"
 
 
-def test_fake_embeddings_need_a_model_id() -> None:
-    with pytest.raises(InvalidInputError, match=r"FrameworkEmbedder\(DeterministicFakeEmbedding"):
-        RippleMem(user_id="alice", embedder=DeterministicFakeEmbedding(size=6))
-    with pytest.raises(InvalidInputError, match="MockEmbedding"):  # its model_name is 'unknown'
-        RippleMem(user_id="alice", embedder=MockEmbedding(embed_dim=8))
+def test_unnamed_embeddings_need_a_model_id_on_disk_only(tmp_path: Path) -> None:
+    # A store in memory is never reopened, so there is nothing to check the name against.
+    for unnamed, name in [
+        (DeterministicFakeEmbedding(size=6), "DeterministicFakeEmbedding"),
+        (MockEmbedding(embed_dim=8), "MockEmbedding"),  # its model_name is 'unknown'
+    ]:
+        with RippleMem(path=None, user_id="alice", embedder=unnamed) as in_memory:
+            in_memory.add("the tea is green")
+            assert in_memory.stats()["embedding_model"] == name
+            assert _top(in_memory, "green tea", mode="ripple") == "the tea is green"
+        with pytest.raises(
+            InvalidInputError, match=rf"FrameworkEmbedder\({name}\(\.\.\.\), model_id=\.\.\.\)"
+        ):
+            RippleMem(path=tmp_path / name, user_id="alice", embedder=unnamed)
     mem = RippleMem(
-        user_id="alice", embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-6")
+        tmp_path / "named",
+        user_id="alice",
+        embedder=FrameworkEmbedder(DeterministicFakeEmbedding(size=6), model_id="fake-6"),
     )
     mem.add_many(["foo", "bar", "baz"])
     assert _top(mem, "bar") == "bar"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import os
@@ -72,6 +73,39 @@ def test_one_bad_item_rejects_the_whole_batch(stored: RippleMem) -> None:
     with pytest.raises(InvalidInputError, match="unknown fields"):
         stored.add_many([{"content": "fine", "colour": "red"}])
     _unchanged(stored)
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda mem: mem.add_many("hello"), "items"),
+        (lambda mem: mem.add_many(b"hello"), "items"),
+        (lambda mem: mem.add_many({"content": "one memory as a dict"}), "items"),
+        (lambda mem: asyncio.run(mem.aadd_many("hello")), "items"),
+        (lambda mem: mem.add("fine", relations="Calvin bought a Ferrari"), "relations"),
+        (lambda mem: mem.sensors.record_many("heart_rate"), "readings"),
+        (lambda mem: mem.sensors.record_many({"metric": "heart_rate", "value": 70}), "readings"),
+    ],
+    ids=[
+        "add_many-str",
+        "add_many-bytes",
+        "add_many-dict",
+        "aadd_many-str",
+        "relations-str",
+        "record_many-str",
+        "record_many-dict",
+    ],
+)
+def test_one_item_where_a_list_is_expected_is_refused(
+    stored: RippleMem, call: Callable[[RippleMem], object], argument: str
+) -> None:
+    # add_many("hello") once stored five one-letter memories.
+    with pytest.raises(
+        InvalidTypeError, match=rf"^{argument} must be a list of .*wrap a single one in a list"
+    ):
+        call(stored)
+    _unchanged(stored)
+    assert stored.sensors.metrics() == {}
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,51 @@ def test_the_command_line_refuses_the_time_and_stores_nothing(
     assert main(["list", *store]) == 0
     listed = capsys.readouterr().out
     assert "green tea" in listed and "kettle" not in listed
+
+
+BERLIN_SUMMER = timezone(timedelta(hours=2))
+
+
+@pytest.mark.parametrize(
+    "clock",
+    [lambda: datetime(2024, 5, 1, 12, tzinfo=BERLIN_SUMMER), lambda: datetime(2024, 5, 1, 10)],
+    ids=["clock+02:00", "naive-clock"],
+)
+def test_every_call_returns_times_in_utc(tmp_path: Path, clock: Callable[[], datetime]) -> None:
+    """What add, add_many, update, observe and record return reads like what get and list return."""
+    with RippleMem(tmp_path / "store", user_id="alice", embedder=HashingEmbedder(), clock=clock) as mem:
+        added = [
+            mem.add("I flew to Lisbon", event_time=datetime(2024, 4, 1, 9, 30)),
+            mem.add("I landed in Porto", event_time="2024-04-01T11:30:00+02:00"),
+            *mem.add_many(
+                [{"content": "I took the train", "event_time": datetime(2024, 4, 2, tzinfo=BERLIN_SUMMER)}]
+            ),
+        ]
+        for memory in added:
+            assert memory.created_at == datetime(2024, 5, 1, 10, tzinfo=timezone.utc)
+            assert (memory.created_at, memory.event_time) == (
+                mem.get(memory.id).created_at,  # type: ignore[union-attr]
+                mem.get(memory.id).event_time,  # type: ignore[union-attr]
+            )
+        assert [m.event_time for m in added] == [
+            datetime(2024, 4, 1, 9, 30, tzinfo=timezone.utc),
+            datetime(2024, 4, 1, 9, 30, tzinfo=timezone.utc),
+            datetime(2024, 4, 1, 22, tzinfo=timezone.utc),
+        ]
+        updated = mem.update(added[0].id, event_time=datetime(2024, 4, 3, 8, tzinfo=BERLIN_SUMMER))
+        assert updated.event_time == datetime(2024, 4, 3, 6, tzinfo=timezone.utc)
+        seen = mem.observe("user", "my seat was 12A")
+        reading = mem.sensors.record(
+            "heart_rate", 70, unit="bpm", at=datetime(2024, 5, 1, 13, tzinfo=BERLIN_SUMMER)
+        )
+        returned = [
+            *(t for m in [*added, updated] for t in (m.created_at, m.event_time)),
+            seen.created_at,
+            seen.last_seen,
+            reading.at,
+        ]
+        assert all(t is not None and t.tzinfo is timezone.utc for t in returned), returned
+        assert reading.at == mem.sensors.readings("heart_rate")[0].at
 
 
 def test_a_clock_out_of_range_is_refused_before_anything_is_stamped(tmp_path: Path) -> None:

@@ -310,7 +310,7 @@ def test_coerce_relations_accepts_tuples_lists_dicts_and_relations() -> None:
         ),
         (["Calvin bought a Ferrari"], InvalidTypeError, r"relations\[0\]: expected a Relation.*got str"),
         ("Calvin bought a Ferrari", InvalidTypeError, "relations must be a list of relations, got str"),
-        (Relation("a", "b", "c"), InvalidTypeError, "wrap a single relation in a list"),
+        (Relation("a", "b", "c"), InvalidTypeError, "wrap a single one in a list"),
         (42, InvalidTypeError, "relations must be a list of relations, got int"),
     ],
 )
