@@ -48,6 +48,16 @@ def _skip_flushes(uri: str) -> None:
         conn.execute("SELECT pg_reload_conf()")
 
 
+# The data directory of the throwaway server (None for $RIPPLEMEM_TEST_PG, whose files are not here).
+_DATA_DIR: dict[str, str | None] = {"path": None}
+
+
+@pytest.fixture(scope="session")
+def pg_data_dir(pg_uri: str) -> str | None:
+    """The server's data directory when the tests started it (erase tests read its files)."""
+    return _DATA_DIR["path"]
+
+
 @pytest.fixture(scope="session")
 def pg_uri() -> Iterator[str]:
     """The URI of a PostgreSQL server with the vector extension created."""
@@ -67,6 +77,7 @@ def pg_uri() -> Iterator[str]:
     # temporary directories while this session's server still writes there.
     with tempfile.TemporaryDirectory(prefix="ripplemem-pgdata-") as folder:
         server = pgserver.get_server(folder, cleanup_mode="stop")
+        _DATA_DIR["path"] = folder
         try:
             uri = server.get_uri()
             _create_extension(uri)

@@ -45,7 +45,7 @@ class EraseReport:
     memory_ids: list[str] = field(default_factory=list)
     planned: dict[str, int] = field(default_factory=dict)
     removed: dict[str, int] = field(default_factory=dict)
-    compaction: dict[str, bool] = field(default_factory=dict)
+    compaction: dict[str, Any] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
     preview: list[tuple[str, str]] = field(default_factory=list)
 

@@ -153,14 +153,18 @@ def _drop_working(engine: Engine, targets: EraseTargets) -> int:
     return gone
 
 
-def compact_store(engine: Engine) -> dict[str, bool]:
-    """Make SQLite forget deleted bytes: merge the FTS5 segments (deleted tokens stay in old segments
-    until merged), then checkpoint and truncate the WAL (old page images live on there), from a
-    second connection so this process's other threads keep the store's own.
-    secure_delete=ON (set on open) already zeroes freed cells and pages in the database file."""
+def compact_store(engine: Engine) -> dict[str, Any]:
+    """Make the store forget deleted bytes. SQLite: merge the FTS5 segments (deleted tokens stay in
+    old segments until merged), then checkpoint and truncate the WAL (old page images live on
+    there), from a second connection so this process's other threads keep the store's own;
+    secure_delete=ON (set on open) already zeroes freed cells and pages in the database file.
+    A server store: rewrite its tables (PostgreSQL: VACUUM FULL)."""
     with engine.store.transaction() as conn:
         engine.store.compact_keywords(conn)
-    return {
+    compaction: dict[str, Any] = {
         "keyword_segments_merged": True,
         "wal_truncated": engine.path is None or checkpoint_wal(engine.path),
     }
+    if engine.store.on_server:
+        compaction["tables_rewritten"] = engine.store.rewrite_tables()
+    return compaction

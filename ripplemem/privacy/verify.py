@@ -44,6 +44,8 @@ class Verification:
     files_scanned: int = 0
     files_skipped: list[str] = field(default_factory=list)
     texts_held_elsewhere: int = 0
+    not_verifiable: list[str] = field(default_factory=list)
+    """What this backend keeps out of the verification's reach (a server's WAL, replicas, backups)."""
 
     @property
     def passed(self) -> bool:
@@ -64,6 +66,7 @@ class Verification:
             "files_scanned": self.files_scanned,
             "files_skipped": list(self.files_skipped),
             "texts_held_elsewhere": self.texts_held_elsewhere,
+            "not_verifiable": list(self.not_verifiable),
         }
 
 
@@ -93,6 +96,7 @@ def verify_erased(engine: Engine, targets: EraseTargets, wal_truncated: bool = T
     )
     result.found("archive", _archive_residues(engine, targets), len(targets.cold) or len(targets.memory_ids))
     result.found("working_memory", _working_residues(engine, targets, texts), len(targets.contents))
+    result.not_verifiable = list(engine.store.unverifiable)
     if engine.path is not None:
         result.found("sqlite_wal", 0 if wal_truncated or checkpoint_wal(engine.path) else 1, 1)
         _scan_files(engine, targets, gone, result)

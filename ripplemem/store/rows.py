@@ -97,6 +97,14 @@ class RowStore(ABC):
     def compact_keywords(self, conn: Connection) -> None:
         """Make the keyword index drop what deleted rows left in it (inside a transaction)."""
 
+    def rewrite_tables(self) -> list[str]:
+        """Rewrite the tables that held erased rows so no file keeps their bytes; returns the tables
+        rewritten (none for SQLite, whose secure_delete zeroes freed cells as it deletes)."""
+        return []
+
+    #: What an erase cannot check on this backend (a server's WAL, replicas, backups).
+    unverifiable: tuple[str, ...] = ()
+
     def server_bytes(self) -> int:
         """What the store takes on a database server (tables and indexes); 0 for a local file."""
         return 0

@@ -39,6 +39,11 @@ class PostgresStore(RowStore):
     """All rows of all users in one PostgreSQL schema; every query is scoped."""
 
     on_server = True
+    unverifiable = (
+        "the server's WAL segments (recycled by the server, not erased)",
+        "replicas and standbys",
+        "backups and WAL archives",
+    )
 
     def __init__(self, uri: str, *, schema: str = DEFAULT_SCHEMA, pool_size: int = DEFAULT_POOL_SIZE) -> None:
         try:
@@ -222,6 +227,29 @@ class PostgresStore(RowStore):
 
     def compact_keywords(self, conn: Connection) -> None:
         """Nothing to merge: a memory's keyword row is deleted with it (its dead tuple is vacuumed)."""
+
+    def rewrite_tables(self) -> list[str]:
+        """VACUUM FULL every table of the schema: plain VACUUM marks dead tuples free but leaves
+        their bytes in the table file (measured), VACUUM FULL writes each table anew and removes
+        the old file. It locks each table while it is copied: other processes wait that long."""
+        import psycopg
+
+        with self._connection() as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = ? AND c.relkind = 'r' ORDER BY c.relname",
+                    (self.schema,),
+                )
+            ]
+            for table in tables:  # outside any transaction: VACUUM cannot run inside one
+                conn.raw.execute(
+                    psycopg.sql.SQL("VACUUM FULL {}.{}").format(
+                        psycopg.sql.Identifier(self.schema), psycopg.sql.Identifier(table)
+                    )
+                )
+        return tables
 
     def server_bytes(self) -> int:
         """The size of every table and index of the store's schema on the server."""

@@ -220,3 +220,39 @@ def test_a_writer_killed_mid_add_many_leaves_whole_batches_only(
         stats = mem.stats()
         assert stats["total"] == len(stored) + 1
         assert stats["vectors"] == stats["total"]  # rows a killed writer had no time to index, repaired
+
+
+def _files_holding(folder: Path, needle: bytes) -> list[str]:
+    """The server's files (relative names) whose bytes contain the needle."""
+    return sorted(
+        str(path.relative_to(folder))
+        for path in folder.rglob("*")
+        if path.is_file() and needle in path.read_bytes()
+    )
+
+
+def test_erase_leaves_no_table_file_holding_the_text(
+    pg_uri: str, pg_schema: str, pg_data_dir: str | None
+) -> None:
+    if pg_data_dir is None:
+        pytest.skip("the server's files are not on this machine ($RIPPLEMEM_TEST_PG)")
+    import psycopg
+
+    secret = "Quimby-7731 is the code of my garage door"
+    with RippleMem(user_id="alice", embedder=HashingEmbedder(), store=options(pg_uri, pg_schema)) as mem:
+        mem.add_many([f"Filler note {i} about the allotment" for i in range(50)])
+        kept = mem.add("The spare key hangs behind the shed")
+        mem.add(secret)
+        with psycopg.connect(pg_uri, autocommit=True) as admin:
+            admin.execute("CHECKPOINT")
+        tables = Path(pg_data_dir) / "base"
+        assert _files_holding(tables, b"Quimby-7731"), "the text should be in a table file before the erase"
+        report = mem.erase(matching="Quimby-7731 garage door")
+        assert report.verified and len(report.memory_ids) == 1
+        assert "memories" in report.compaction["tables_rewritten"]
+        assert any("replicas" in item for item in report.verification["not_verifiable"])
+        with psycopg.connect(pg_uri, autocommit=True) as admin:
+            admin.execute("CHECKPOINT")
+        assert _files_holding(tables, b"Quimby-7731") == []  # no table or index file: WAL aside
+        assert mem.get(kept.id).content == "The spare key hangs behind the shed"
+        assert "spare key" in mem.recall("where is the spare key?", k=1).hits[0].memory.content
