@@ -97,6 +97,11 @@ class RowStore(ABC):
     def compact_keywords(self, conn: Connection) -> None:
         """Make the keyword index drop what deleted rows left in it (inside a transaction)."""
 
+    @abstractmethod
+    def reset_generated_keys(self, conn: Connection) -> None:
+        """After rows came in with their own keys (a copied store): the next memories.rowid,
+        history.seq and readings.id follow the largest there."""
+
     def server_bytes(self) -> int:
         """What the store takes on a database server (tables and indexes); 0 for a local file."""
         return 0
