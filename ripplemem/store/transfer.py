@@ -126,7 +126,9 @@ class MigrationReport:
             f"copied {self.source} -> {self.target}" + (" (replacing its rows)" if self.replaced else "")
         ]
         lines += [f"  {name:<{width}}  {count:>9}" for name, count in self.counts.items()]
-        lines.append(f"{self.rows} rows and {self.counts.get(SEGMENTS, 0)} segments in {self.seconds:.1f} s")
+        segments = self.counts.get(SEGMENTS, 0)
+        plural = "" if segments == 1 else "s"
+        lines.append(f"{self.rows} rows and {segments} archive segment{plural} in {self.seconds:.2f} s")
         return "\n".join(lines)
 
 
@@ -169,6 +171,10 @@ def copy_store(
     report = MigrationReport(source.location, target.location, replaced=replace)
     with source.transaction(content=False) as src:
         wanted = _counts(src)
+        if not any(n for name, n in wanted.items() if name != "meta"):
+            raise InvalidInputError(
+                f"the source store {source.location} holds nothing to move; check its folder or schema"
+            )
         with target.read() as conn:
             present = {name: n for name, n in _counts(conn).items() if n and name != "meta"}
             old_segments = _segment_names(conn)

@@ -18,7 +18,7 @@ from manual_clock import ManualClock
 from media_encoders import COLOURS, ColourSpaceImageEncoder, write_ppm
 
 import ripplemem
-from ripplemem import InvalidInputError, RippleMem, StoreOptions
+from ripplemem import InvalidInputError, RippleMem, StoreError, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.store.transfer import TABLES, copied_meta_key
 
@@ -180,6 +180,11 @@ def test_a_target_that_holds_memories_is_refused_unless_replaced(
         assert carol.stats()["vectors"] == 0 and carol.recall("Carol's note", 3).hits == []
     with pytest.raises(InvalidInputError, match="the same store"):
         ripplemem.migrate(path, path)
+    with pytest.raises(StoreError, match="no RippleMem store at"):
+        ripplemem.migrate(tmp_path / "typo", tmp_path / "elsewhere")
+    RippleMem(tmp_path / "empty", user_id="dave", embedder=embedder).close()
+    with pytest.raises(InvalidInputError, match="holds nothing to move"):
+        ripplemem.migrate(tmp_path / "empty", tmp_path / "elsewhere")
 
 
 def test_the_cli_moves_a_store_and_never_prints_the_password(
