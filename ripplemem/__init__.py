@@ -4,8 +4,8 @@ Public API: ``RippleMem`` (the facade) and its ``StoreOptions``, the data types 
 ``Recall``, ``Scope``, ``MemoryType``, ``Answer``, ``Connection`` and the reports, the ``Literal``
 types of the closed choices (``RecallMode``, ``Route``, ...), the ``Settings`` objects, embedders,
 the errors, and the helpers the docs use (``hit_metadata``, ``graph_view``, ``write_graph_html``,
-``build_server``, ``index_damage``). Everything public is exported here; the sub-packages are the
-implementation. Heavy modules load lazily so ``import ripplemem`` stays fast.
+``build_server``, ``index_damage``, ``migrate``). Everything public is exported here; the
+sub-packages are the implementation. Heavy modules load lazily so ``import ripplemem`` stays fast.
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ _EXPORTS = {
     "write_graph_html": "ripplemem.interfaces.viz.page",
     "build_server": "ripplemem.interfaces.mcp_server",
     "index_damage": "ripplemem.store.vectors.chroma_health",
+    "migrate": "ripplemem.lifecycle.migrate",
+    "MigrationReport": "ripplemem.store.transfer",
     "Answer": "ripplemem.llm.answer",
     "Connection": "ripplemem.retrieval.graph_queries",
     "StoreOptions": "ripplemem.api.options",
@@ -149,6 +151,7 @@ if TYPE_CHECKING:
     from ripplemem.interfaces.viz.data import graph_view
     from ripplemem.interfaces.viz.page import write_graph_html
     from ripplemem.lifecycle.consolidate import ConsolidationReport
+    from ripplemem.lifecycle.migrate import migrate
     from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
     from ripplemem.lifecycle.rules.settings import LifecycleSettings
     from ripplemem.llm.answer import Answer
@@ -159,6 +162,7 @@ if TYPE_CHECKING:
     from ripplemem.retrieval.graph_queries import Connection
     from ripplemem.store.history_table import HistoryEvent
     from ripplemem.store.reconcile import CheckReport
+    from ripplemem.store.transfer import MigrationReport
     from ripplemem.store.vectors.chroma_health import index_damage
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 

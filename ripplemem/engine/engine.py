@@ -62,7 +62,8 @@ Clock = Callable[[], datetime]
 WorkingDrop = Callable[["Engine", str, WorkingItem, str], None]
 
 
-def _prepare_directory(path: str) -> str:
+def prepare_directory(path: str) -> str:
+    """The absolute path of a store directory, created if new (StoreError naming why it cannot be)."""
     path = os.path.abspath(os.path.expanduser(path))
     if os.path.exists(path) and not os.path.isdir(path):
         raise StoreError(f"path {path!r} is a file; RippleMem needs a directory for its store")
@@ -159,7 +160,7 @@ class Engine:
         # Connected first: an unreachable server fails the constructor and leaves no new store behind.
         self._chroma_client = None if chroma is None else chroma.connect()
         self._neo4j = None if neo4j is None else Neo4jBackend(neo4j)
-        self.path = None if path is None else _prepare_directory(path)
+        self.path = None if path is None else prepare_directory(path)
         self.settings = settings
         self.clock: Clock = utc_now if clock is None else checked_clock(clock)
         # embedder="auto" (the default) takes the model recorded with the store, or chooses one at

@@ -105,6 +105,11 @@ class RowStore(ABC):
     #: What an erase cannot check on this backend (a server's WAL, replicas, backups).
     unverifiable: tuple[str, ...] = ()
 
+    @abstractmethod
+    def reset_generated_keys(self, conn: Connection) -> None:
+        """After rows came in with their own keys (a copied store): the next memories.rowid,
+        history.seq and readings.id follow the largest there."""
+
     def server_bytes(self) -> int:
         """What the store takes on a database server (tables and indexes); 0 for a local file."""
         return 0

@@ -209,6 +209,9 @@ class SQLiteStore(RowStore):
         """Merge FTS5's segments: deleted tokens stay in old segments until merged."""
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
+    def reset_generated_keys(self, conn: Connection) -> None:
+        """Nothing to move: an INTEGER PRIMARY KEY always continues after the largest key there."""
+
     def changed_elsewhere(self) -> bool:
         """True once after another connection committed a content write to the file (records of
         use, such as a recall's access counts, do not count)."""

@@ -105,6 +105,10 @@ def successes(store: Path) -> dict[tuple[str, ...], tuple[list[str], Any]]:
             [str(store.parent / "tea.md"), "--format", "text", *user],
             lambda out: (out["user_id"], out["lines"], out["stored"]) == ("mei", 2, 2),
         ),
+        ("migrate",): (
+            [str(store), str(store.parent / "copy")],
+            lambda out: out["counts"]["memories"] >= 6 and out["rows"] > out["counts"]["memories"],
+        ),
     }
 
 
@@ -129,6 +133,7 @@ def failures(store: Path) -> dict[tuple[str, ...], tuple[list[str], str]]:
         ("kb", "list"): (["--path", str(store), "--user", ""], "InvalidInputError"),
         ("erase",): (["--id", "abc", *missing], "StoreError"),
         ("import",): ([str(store.parent / "absent.jsonl"), *user], "InvalidInputError"),
+        ("migrate",): ([str(store.parent / "nowhere"), str(store.parent / "copy")], "StoreError"),
     }
 
 
@@ -145,6 +150,7 @@ def test_every_command_accepts_json() -> None:
             ("revoke",): ["kb", "u"],
             ("viz",): ["--out", "x"],
             ("import",): ["f"],
+            ("migrate",): ["src", "dst"],
         }.get(command, [])
         reembed = ["--embedder", "hashing"] if command == ("reembed",) else []
         assert parser.parse_args([*command, *positional, *reembed, "--json"]).json is True, command

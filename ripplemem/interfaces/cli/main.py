@@ -19,6 +19,7 @@ from ripplemem.interfaces.cli.env import quiet_third_party
 from ripplemem.interfaces.cli.erase import add_erase_command
 from ripplemem.interfaces.cli.importing import add_import_command
 from ripplemem.interfaces.cli.ingest import add_document_commands
+from ripplemem.interfaces.cli.migrating import add_migrate_command
 from ripplemem.store.info import recorded_embedder, store_exists, store_users
 from ripplemem.types import MEMORY_TYPES
 
@@ -310,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_document_commands(sub, user)
     add_erase_command(sub, user)
     add_import_command(sub, user)
+    add_migrate_command(sub)
     _core_arguments(parsers)
     _add_json_flags(parser)
     return parser
