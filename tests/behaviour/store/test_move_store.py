@@ -139,7 +139,9 @@ def test_a_store_moves_to_postgresql_and_back_with_every_row(
     with RippleMem(user_id="alice", embedder=embedder, clock=clock, store=pg(pg_uri, pg_schema)) as moved:
         assert every_row(moved) == rows
         assert seen_by_a_user(moved, ids) == seen
-        assert engine_of(moved).index.name == "numpy"  # in memory: filled from the rows at every open
+        # pgvector starts empty (the copy leaves the index label behind): the first open fills it.
+        assert engine_of(moved).index.name == "pgvector"
+        assert moved.stats()["vectors"] == sum(1 for m in moved.list(limit=1000) if m.tier != "cold")
         # New rows continue after the copied keys, and a cold memory comes back from its segment.
         added = moved.add("I renewed my passport in January")
         assert moved.recall("passport renewed", 1).hits[0].memory.id == added.id
