@@ -339,7 +339,8 @@ class RowStore(ABC):
                 found.extend(
                     conn.execute(
                         f"SELECT {_M_COLUMNS}{extra} "
-                        f"FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
+                        f"FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where} "
+                        "ORDER BY m.id",  # SQLite reads them in id order; PostgreSQL keeps no order
                         [*chunk, *params],
                     ).fetchall()
                 )

@@ -1,0 +1,106 @@
+"""Recall on PostgreSQL ranks as on the embedded store: the same LoCoMo conversation and
+LongMemEval haystack, the same MiniLM vectors and the same clock, in SQLite + Chroma and in
+PostgreSQL + pgvector, give the same top 10 for every question in every mode."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from manual_clock import ManualClock
+
+from ripplemem import RippleMem, StoreOptions
+from ripplemem.embedding.embedders import Embedder
+
+ROOT = Path(__file__).resolve().parents[3]
+BENCH = ROOT.parent / "shared" / "bench"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import locomo  # noqa: E402
+import longmemeval  # noqa: E402
+
+MODES = ("keyword", "dense", "hybrid", "ripple")
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"benchmark data not found at {path} (the shared/bench folder beside the repository)")
+    return path
+
+
+@pytest.fixture
+def both(
+    tmp_path: Path, pg_uri: str, pg_schema: str, embedder: Embedder
+) -> Iterator[tuple[RippleMem, RippleMem]]:
+    """One handle on each backend, on one clock (recency weighs in every ranking)."""
+    clock = ManualClock()
+    embedded = RippleMem(tmp_path / "store", user_id="u", embedder=embedder, clock=clock)
+    server = RippleMem(
+        user_id="u",
+        embedder=embedder,
+        clock=clock,
+        store=StoreOptions(backend="postgres", uri=pg_uri, schema=pg_schema),
+    )
+    yield embedded, server
+    embedded.close()
+    server.close()
+
+
+# Cosines from pgvector and from the embedded index agree to about 1e-7, not to the bit.
+CLOSE = 1e-5
+
+
+def _ranking(hits: list[Any], label: Any) -> list[tuple[float, frozenset[Any]]]:
+    """The top 10 as runs of equal score (within CLOSE), best first. Memories that tie keep the
+    order of their ids, which differ between two stores, so a run is compared as a set; the last
+    run may go on past the tenth hit, so only its score counts."""
+    groups: list[tuple[float, set[Any]]] = []
+    previous = None
+    for hit in hits:
+        if previous is not None and previous - hit.score < CLOSE:
+            groups[-1][1].add(label(hit.memory))
+        else:
+            groups.append((round(hit.score, 4), {label(hit.memory)}))
+        previous = hit.score
+    last = len(groups) - 1
+    return [
+        (score, frozenset(members) if n < last else frozenset()) for n, (score, members) in enumerate(groups)
+    ]
+
+
+def _rankings(mem: RippleMem, questions: list[str], label: Any) -> dict[tuple[str, str], list[Any]]:
+    return {
+        (mode, question): _ranking(mem.recall(question, k=10, mode=mode, record_access=False).hits, label)
+        for mode in MODES
+        for question in questions
+    }
+
+
+def test_a_locomo_conversation_ranks_alike_on_both_backends(both: tuple[RippleMem, RippleMem]) -> None:
+    name, sample = locomo.load_conversations([str(_require(BENCH / "locomo" / "conv-26.json"))])[0]
+    questions = [str(qa["question"]) for qa in sample["qa"][:40]]
+    rankings = []
+    for mem in both:
+        mem.add_many(locomo.turns(sample), progress=False)
+        rankings.append(_rankings(mem, questions, lambda m: m.metadata["dia_id"]))
+    differing = [key for key in rankings[0] if rankings[0][key] != rankings[1][key]]
+    first = differing[0] if differing else None
+    assert differing == [], f"{len(differing)} of {len(rankings[0])} differ, first {first}"
+
+
+def test_a_longmemeval_haystack_ranks_alike_on_both_backends(both: tuple[RippleMem, RippleMem]) -> None:
+    data = _require(BENCH / "longmemeval" / "longmemeval_s_dev.jsonl.gz")
+    question = next(q for q in longmemeval.load_questions(data) if not q["question_id"].endswith("_abs"))
+    items, where = longmemeval.turn_items(question)
+    # The haystack up to its last answer turn, at most 300 turns of it: seconds, not minutes.
+    gold = {session for session, _, has_answer in where if has_answer}
+    kept = sorted({i for i, (session, _, _) in enumerate(where) if session in gold})
+    items = items[: max(kept) + 1][-300:]
+    rankings = []
+    for mem in both:
+        mem.add_many(items, progress=False)
+        rankings.append(_rankings(mem, [str(question["question"])], lambda m: m.content))
+    assert rankings[0] == rankings[1]
