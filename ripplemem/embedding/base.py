@@ -1,10 +1,11 @@
 """What every embedder shares: the Embedder protocol, row normalisation, lazy model loading, input
-checks, and where the bundled all-MiniLM-L6-v2 files are. Apart from the embedders themselves
-(embedders.py, onnx.py), so those import it and not each other."""
+checks, progress lines, and where the bundled all-MiniLM-L6-v2 files are. Apart from the embedders
+themselves (embedders.py, onnx.py), so those import it and not each other."""
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -62,6 +63,11 @@ def minilm_weights_dir() -> Path | None:
             if (candidate / "model.safetensors").is_file():
                 return candidate
     return None
+
+
+def announce(message: str) -> None:
+    """Say on stderr what slow one-time work is under way (a model build or first load)."""
+    print(f"ripplemem: {message}", file=sys.stderr, flush=True)
 
 
 class LazyModel:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.embedding.base import MINILM_MODEL_ID, LazyModel, as_text_list, minilm_weights_dir
+from ripplemem.embedding.base import MINILM_MODEL_ID, LazyModel, announce, as_text_list, minilm_weights_dir
 from ripplemem.embedding.minilm_graph import DEFAULT_OPSET, INPUTS, OUTPUT, build_bert_graph
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
 
@@ -113,11 +113,7 @@ def export_minilm_onnx(
         check_minilm_files(source_dir)
     started = time.perf_counter()
     if not quiet:
-        print(
-            f"ripplemem: building the {MODEL_ID} ONNX model (once) into {target} ...",
-            file=sys.stderr,
-            flush=True,
-        )
+        announce(f"building the {MODEL_ID} ONNX model (once) into {target} ...")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
     staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700; give it normal modes
@@ -127,11 +123,7 @@ def export_minilm_onnx(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not quiet:
-        print(
-            f"ripplemem: {MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+        announce(f"{MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s")
     return target
 
 
