@@ -137,6 +137,11 @@ class Settings:
     keyword_weight: float = 0.5
     # recall(time_phrases="boost"): memories from the time a query names score x (1 + time_boost).
     time_boost: float = 0.5
+    # A question about the present ("now", "currently", 现在; retrieval/latest): among the candidates
+    # within latest_margin of the best relevance, those at least latest_same_topic alike (cosine,
+    # written on MiniLM's scale) are one changing fact, and the latest of them ranks first.
+    latest_margin: float = 0.25
+    latest_same_topic: float = 0.45
     default_importance: float = 0.5
     embed_batch_size: int = 64
     max_content_chars: int = 100_000

@@ -102,10 +102,11 @@ def on_model_scale(minilm_cosine: float, scale: CosineScale) -> float:
 
 def on_model_scales(settings: Settings, scale: CosineScale) -> Settings:
     """The settings with every cosine threshold (SIMILAR and ALIAS edges; duplicates, conflicts,
-    the conflict judge, clusters) on the model's scale."""
+    the conflict judge, clusters; recall's latest-first grouping) on the model's scale."""
     graph, lifecycle = settings.graph, settings.lifecycle
     return replace(
         settings,
+        latest_same_topic=on_model_scale(settings.latest_same_topic, scale),
         graph=replace(
             graph,
             similar_threshold=on_model_scale(graph.similar_threshold, scale),

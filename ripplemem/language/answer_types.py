@@ -1,6 +1,6 @@
 """Text cues of questions and answers: whether a turn is a short question (its answer is the
-next turn), whether a query asks "when", and whether a memory names a time (a date, a weekday, a
-clock time, "yesterday", "上周")."""
+next turn), whether a query asks "when" or about the present ("now", "现在"), and whether a memory
+names a time (a date, a weekday, a clock time, "yesterday", "上周")."""
 
 from __future__ import annotations
 
@@ -10,6 +10,19 @@ _ASKS_WHEN = re.compile(
     r"^\s*(?:and\s+|so\s+)?(?:when\b|what\s+(?:time|date|day|year|month)\b|which\s+(?:day|date|year|month)\b"
     r"|how\s+long\s+ago\b|since\s+when\b)"
     r"|什么时候|几点|哪天|哪一天|几号|几月|哪年|哪一年|何时",
+    re.IGNORECASE,
+)
+
+# A question about the present state of something ("What book am I reading now?", 我现在住在哪？),
+# unless it also asks about an earlier state ("my previous status before the current one").
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|currently|current|these\s+days|at\s+the\s+moment|nowadays|presently|still|lately)\b"
+    r"|现在|目前|最近|如今|当前|眼下|这些天|这阵子|近来",
+    re.IGNORECASE,
+)
+_ASKS_PAST = re.compile(
+    r"\b(?:previous|previously|used\s+to|originally|at\s+first|initially|formerly)\b"
+    r"|以前|之前|原来|当初|曾经|过去|起初|最初",
     re.IGNORECASE,
 )
 
@@ -50,6 +63,12 @@ def is_question(text: str) -> bool:
 def asks_when(query: str) -> bool:
     """Whether the query asks for a time ("When is ...", "what time", "什么时候")."""
     return _ASKS_WHEN.search(query) is not None
+
+
+def asks_present(query: str) -> bool:
+    """Whether the query asks about the present ("now", "currently", "these days", 现在, 目前, 最近)
+    and not also about an earlier state ("previous", "used to", 以前)."""
+    return _ASKS_PRESENT.search(query) is not None and _ASKS_PAST.search(query) is None
 
 
 def names_time(text: str) -> bool:

@@ -15,6 +15,7 @@ from ripplemem.config import Settings
 from ripplemem.core.choices import RecallMode, literal_values
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex, query_terms
+from ripplemem.retrieval.latest import Preference, latest_preference
 from ripplemem.retrieval.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.memory_rows import MemoryFilter, row_to_memory, stored_epoch
@@ -180,11 +181,13 @@ def score_pool(
     settings: Settings,
     k: int,
     graph: np.ndarray | None = None,
+    prefer: Preference | None = None,
 ) -> list[Hit]:
     """Apply each memory type's profile to the pool and return the top k hits.
 
-    `graph` is the ripple signal per candidate, if any; Memory objects are built for the k
-    returned hits only.
+    `graph` is the ripple signal per candidate, if any; `prefer` may reorder the scores (the
+    latest-first step of a question about now); Memory objects are built for the k returned
+    hits only.
     """
     n = len(found)
     if n == 0:
@@ -216,6 +219,9 @@ def score_pool(
         access=heat,
         importance=importance,
     )
+    notes: dict[int, str] = {}
+    if prefer is not None:
+        scores, notes = prefer(scores, when)
     hits = []
     for i in np.argsort(-scores, kind="stable")[:k]:
         memory = found.memory(int(i))
@@ -229,12 +235,13 @@ def score_pool(
         }
         if graph is not None:
             parts["graph"] = float(graph[i])
+        why = _why(parts["dense"], parts["keyword"])
         hits.append(
             Hit(
                 memory=memory,
                 score=float(scores[i]),
                 components=parts,
-                why=_why(parts["dense"], parts["keyword"]),
+                why=f"{why}; {notes[int(i)]}" if int(i) in notes else why,
             )
         )
     return hits
@@ -261,4 +268,5 @@ def hybrid_recall(
         return Recall(query=query, hits=[], mode=mode)
     trust = dense_trust(query, embedder) if mode == "hybrid" else 1.0
     relevance = Fusion.fit(found, mode, settings, trust)(found.dense, found.keyword)
-    return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode=mode)
+    prefer = latest_preference(query, found, relevance, flt, store, settings)
+    return Recall(query=query, hits=score_pool(found, relevance, now, settings, k, prefer=prefer), mode=mode)

@@ -70,12 +70,14 @@ def check_time_phrases(value: object) -> str:
 def search_scope(engine: Engine, user_id: str, text: str, spec: SearchSpec) -> Recall:
     """Search one user's memories for one text: ripple over the graph, or a first stage only."""
     keywords = engine.keyword_index(user_id)
+    # Its cosine thresholds on the embedder's own scale (recall reads latest_same_topic).
+    settings = engine.model_settings()
     if spec.mode == "ripple":
         parts = RippleParts(
             store=engine.store,
             index=engine.index,
             embedder=spec.queries,
-            settings=engine.settings,
+            settings=settings,
             keywords=keywords,
             graph=engine.graph(user_id),
         )
@@ -89,7 +91,7 @@ def search_scope(engine: Engine, user_id: str, text: str, spec: SearchSpec) -> R
         store=engine.store,
         index=engine.index,
         embedder=spec.queries,
-        settings=engine.settings,
+        settings=settings,
         keywords=keywords,
     )
 

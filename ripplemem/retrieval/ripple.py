@@ -18,6 +18,7 @@ from ripplemem.language.entities import query_entity_keys
 from ripplemem.retrieval.cues import answers_inherit, time_answer_lift, with_rows
 from ripplemem.retrieval.explain import explain_hits
 from ripplemem.retrieval.hybrid import CandidatePool, Fusion, gather_pool, score_pool
+from ripplemem.retrieval.latest import latest_preference
 from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.graph_tables import entity_id, is_entity
 from ripplemem.store.memory_rows import MemoryFilter
@@ -150,7 +151,10 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
         ),
     )
     if not activation:  # nothing in the graph yet: plain hybrid
-        return Recall(query=query, hits=score_pool(found, relevance, now, settings, k), mode="ripple")
+        prefer = latest_preference(query, found, relevance, flt, parts.store, settings)
+        return Recall(
+            query=query, hits=score_pool(found, relevance, now, settings, k, prefer=prefer), mode="ripple"
+        )
     matched = {row["id"] for row in found.rows}
     reached = _reached(found, activation, k * graph_settings.reached_per_hit)
     found, relevance = with_rows(found, relevance, reached, flt, parts.store, query_vector, fusion)
@@ -162,7 +166,9 @@ def ripple_recall(query: str, k: int, flt: MemoryFilter, now: float, parts: Ripp
     named = _entity_match(found, entities, parts.graph)
     support = graph_support(signal, named, graph_settings)
     # The graph signal is already inside: the profiles' graph weight must not count it twice.
-    hits = score_pool(found, supported(relevance, support), now, settings, k)
+    final = supported(relevance, support)
+    prefer = latest_preference(query, found, final, flt, parts.store, settings)
+    hits = score_pool(found, final, now, settings, k, prefer=prefer)
     position = {row["id"]: i for i, row in enumerate(found.rows)}
     for hit in hits:
         at = position[hit.memory.id]

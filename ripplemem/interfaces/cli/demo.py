@@ -146,7 +146,8 @@ def run_demo(
         if not (keep or path):
             shutil.rmtree(store_path, ignore_errors=True)
     if keep or path:
-        say(f'kept the store; try: ripplemem recall "green tea" --path {store_path} --user {DEMO_USER}')
+        # The green-tea turns are in Chinese, which MiniLM does not read: ask in Chinese.
+        say(f'kept the store; try: ripplemem recall "绿茶" --path {store_path} --user {DEMO_USER}')
     else:
         say("removed the temporary store (pass --keep to keep it)")
     return summary
