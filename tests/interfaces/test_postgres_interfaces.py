@@ -61,6 +61,9 @@ def test_the_environment_names_a_postgres_store(
     assert "Mei flies to Hangzhou in May" in [hit["memory"]["content"] for hit in json.loads(out)["hits"]]
     status, out, _ = cli(capsys, "stats", *schema, "--json")
     assert json.loads(out)["total"] == 2
+    status, out, err = cli(capsys, "maintain", "--schema", pg_schema, "--dry-run", "--json")
+    assert status == 0, err
+    assert len(json.loads(out)) == 1  # one report: mei, the store's only user
     assert not (tmp_path / "memdb").exists()  # nothing was written to the default folder
 
     monkeypatch.setenv("RIPPLEMEM_PATH", str(tmp_path / "db"))
