@@ -1,6 +1,7 @@
 """What the LangChain adapters need of a RippleMem handle beyond its public API, in one place: the
-embedder it embeds with, the clock it dates memories by, the users of the store it is open on, and
-its stored vectors (for maximal marginal relevance and search by a bare vector)."""
+embedder it embeds with, whether its store is in memory only, the clock it dates memories by, the
+users of the store it is open on, and its stored vectors (for maximal marginal relevance and search
+by a bare vector)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ from ripplemem.store.kb_tables import kb_name_of
 def handle_embedder(memory: RippleMem) -> Any:
     """The embedder behind a RippleMem handle (the store embeds every value with it)."""
     return memory._engine.embedder
+
+
+def held_in_memory(memory: RippleMem) -> bool:
+    """Whether the handle's store lives in memory only (path=None and no server), never reopened."""
+    return memory.path is None and not memory._engine.store.on_server
 
 
 def handle_now(memory: RippleMem) -> datetime:

@@ -13,10 +13,15 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from langchain_ripplemem.handle_internals import handle_embedder, nearest_memories, stored_vectors
+from langchain_ripplemem.handle_internals import (
+    handle_embedder,
+    held_in_memory,
+    nearest_memories,
+    stored_vectors,
+)
 from langchain_ripplemem.scopes import check_memory
 from langchain_ripplemem.store_config import embedder_dimension
-from ripplemem import FrameworkEmbedder, Memory, Recall, RecallMode, RippleMem
+from ripplemem import FrameworkEmbedder, Memory, Recall, RecallMode, RippleMem, StoreOptions
 from ripplemem.core.validation import check_k, check_mode, check_type
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.interfaces.caller_ids import memories_by_caller_id
@@ -202,6 +207,7 @@ class RippleMemVectorStore(VectorStore):
         ids: list[str] | None = None,
         memory: RippleMem | None = None,
         path: str | None = None,
+        store: StoreOptions | None = None,
         user_id: str | None = None,
         model_id: str | None = None,
         mode: str = "ripple",
@@ -209,15 +215,17 @@ class RippleMemVectorStore(VectorStore):
         **kwargs: Any,
     ) -> RippleMemVectorStore:
         """A store holding these texts: on ``memory=`` (a RippleMem handle), or on a new RippleMem
-        at ``path`` (None: in memory) for ``user_id`` that embeds with ``embedding``.
+        at ``path`` (None: in memory) or on ``store=StoreOptions(...)`` (e.g. a PostgreSQL store,
+        ``StoreOptions(backend="postgres", uri=...)``, with no path) for ``user_id`` that embeds
+        with ``embedding``.
 
         ``model_id`` names the embedding model when the object does not (a store on disk records
         it; one in memory is named by the object's class).
         """
-        handle = _handle_for("from_texts", embedding, memory, path, user_id, model_id)
-        store = cls(handle, mode=mode, memory_type=memory_type, embedding=embedding)
-        store.add_texts(texts, metadatas, ids=ids, **kwargs)
-        return store
+        handle = _handle_for("from_texts", embedding, memory, path, store, user_id, model_id)
+        vectorstore = cls(handle, mode=mode, memory_type=memory_type, embedding=embedding)
+        vectorstore.add_texts(texts, metadatas, ids=ids, **kwargs)
+        return vectorstore
 
     @classmethod
     def from_documents(
@@ -227,6 +235,7 @@ class RippleMemVectorStore(VectorStore):
         *,
         memory: RippleMem | None = None,
         path: str | None = None,
+        store: StoreOptions | None = None,
         user_id: str | None = None,
         model_id: str | None = None,
         mode: str = "ripple",
@@ -235,10 +244,10 @@ class RippleMemVectorStore(VectorStore):
     ) -> RippleMemVectorStore:
         """A store holding these documents (their ids kept), on ``memory=`` or a new RippleMem, as
         from_texts."""
-        handle = _handle_for("from_documents", embedding, memory, path, user_id, model_id)
-        store = cls(handle, mode=mode, memory_type=memory_type, embedding=embedding)
-        store.add_documents(documents, **kwargs)
-        return store
+        handle = _handle_for("from_documents", embedding, memory, path, store, user_id, model_id)
+        vectorstore = cls(handle, mode=mode, memory_type=memory_type, embedding=embedding)
+        vectorstore.add_documents(documents, **kwargs)
+        return vectorstore
 
     # -- helpers ---------------------------------------------------------------------------------
     def _recall(self, query: str, k: int, filter: dict[str, Any] | None, mode: Any) -> Recall:
@@ -288,6 +297,7 @@ def _handle_for(
     embedding: Embeddings | None,
     memory: RippleMem | None,
     path: str | None,
+    store: StoreOptions | None,
     user_id: str | None,
     model_id: str | None,
 ) -> RippleMem:
@@ -295,10 +305,11 @@ def _handle_for(
     embedding's) or a new one."""
     if memory is not None:
         handle = check_memory(memory)
-        if path is not None or user_id is not None:
-            raise InvalidInputError(f"{method}: pass memory= or path=/user_id=, not both")
+        if path is not None or store is not None or user_id is not None:
+            raise InvalidInputError(f"{method}: pass memory= or path=/store=/user_id=, not both")
         if embedding is not None:
-            wanted = FrameworkEmbedder(embedding, model_id=model_id, in_memory=handle.path is None).model_id
+            in_memory = held_in_memory(handle)
+            wanted = FrameworkEmbedder(embedding, model_id=model_id, in_memory=in_memory).model_id
             recorded = handle.stats()["embedding_model"]
             if wanted != recorded:
                 raise InvalidInputError(
@@ -309,12 +320,13 @@ def _handle_for(
     if user_id is None:
         raise InvalidInputError(
             f"{method} needs memory=RippleMem(...) or user_id=... (and path=..., "
-            "None for in memory) for a new store"
+            "None for in memory, or store=StoreOptions(...)) for a new store"
         )
+    in_memory = path is None and (store is None or store.backend != "postgres")
     embedder = (
-        None if embedding is None else FrameworkEmbedder(embedding, model_id=model_id, in_memory=path is None)
+        None if embedding is None else FrameworkEmbedder(embedding, model_id=model_id, in_memory=in_memory)
     )
-    return RippleMem(path=path, user_id=user_id, embedder=embedder)
+    return RippleMem(path=path, user_id=user_id, embedder=embedder, store=store)
 
 
 def _as_is(relevance: float) -> float:

@@ -1,34 +1,48 @@
-"""What a store directory holds, read without opening a handle: whether there is a store, the
-embedding model it was built with, and its users."""
+"""What a store holds, read without opening a handle: whether there is a store, the embedding
+model it was built with, and its users; for a store folder or a PostgreSQL schema."""
 
 from __future__ import annotations
 
 import os
 
 from ripplemem.store.kb_tables import kb_name_of
+from ripplemem.store.postgres.options import PostgresOptions
+from ripplemem.store.postgres.rows import PostgresStore, schema_holds_store
+from ripplemem.store.rows import RowStore
 from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore
 
-
-def store_exists(path: str) -> bool:
-    """Whether a RippleMem store lives in this directory."""
-    return os.path.isfile(os.path.join(path, DB_FILENAME))
+# A store folder, or the PostgreSQL schema of a store wholly on a server.
+StoreLocation = str | PostgresOptions
 
 
-def recorded_embedder(path: str) -> str | None:
+def store_exists(location: StoreLocation) -> bool:
+    """Whether a RippleMem store lives in this folder (or this PostgreSQL schema)."""
+    if isinstance(location, PostgresOptions):
+        return schema_holds_store(location.uri, location.schema)
+    return os.path.isfile(os.path.join(location, DB_FILENAME))
+
+
+def recorded_embedder(location: StoreLocation) -> str | None:
     """The embedding model a store was built with, or None for a new store."""
-    if not store_exists(path):
+    if not store_exists(location):
         return None
-    store = SQLiteStore(path)
+    store = _rows(location)
     try:
         return store.get_meta("embedding_model")
     finally:
         store.close()
 
 
-def store_users(path: str) -> list[str]:
-    """Every user with memories in the store at this path (knowledge bases are not users)."""
-    store = SQLiteStore(path)
+def store_users(location: StoreLocation) -> list[str]:
+    """Every user with memories in the store there (knowledge bases are not users)."""
+    store = _rows(location)
     try:
         return [user for user in store.user_ids() if kb_name_of(user) is None]
     finally:
         store.close()
+
+
+def _rows(location: StoreLocation) -> RowStore:
+    if isinstance(location, PostgresOptions):
+        return PostgresStore(location.uri, schema=location.schema, pool_size=1)
+    return SQLiteStore(location)

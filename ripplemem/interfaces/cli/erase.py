@@ -7,21 +7,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ripplemem.errors import StoreError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import server_store
-from ripplemem.store.info import recorded_embedder, store_exists
+from ripplemem.interfaces.cli.location import open_store
 
 
 def cmd_erase(args: argparse.Namespace) -> None:
     """Erase (or with --dry-run preview, texts included) and print the audit report; exit 1 if
     verification failed."""
-    from ripplemem.memory import RippleMem
-
-    if not store_exists(args.path):
-        raise StoreError(f"no RippleMem store at {args.path!r} to erase from; pass --path")
-    embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    with RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args)) as mem:
+    with open_store(args, must_exist=True, doing=" to erase from") as mem:
         whole = args.id is None and args.matching is None
         report = mem.erase(
             args.id, matching=args.matching, user_id=args.user if whole else None, dry_run=args.dry_run
@@ -32,7 +25,7 @@ def cmd_erase(args: argparse.Namespace) -> None:
 
 
 def add_erase_command(sub: Any, user: argparse.ArgumentParser) -> None:
-    """Register `erase` on the subcommand parsers (``user`` gives --path, --user, --embedder)."""
+    """Register `erase` on the subcommand parsers (``user`` gives --store, --user, --embedder)."""
     summary = "erase one memory (--id), what a text points to (--matching) or the whole user, verified"
     erase = sub.add_parser("erase", parents=[user], help=summary, description=summary)
     erase.set_defaults(handler=cmd_erase)

@@ -8,18 +8,14 @@ from typing import Any
 from ripplemem.api.bulk_import import FORMATS
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import server_store
-from ripplemem.store.info import recorded_embedder
+from ripplemem.interfaces.cli.location import open_store
 
 
 def cmd_import(args: argparse.Namespace) -> None:
     """Import a file into --user's memories, batch by batch; run again to resume after a kill."""
-    from ripplemem.memory import RippleMem
-
     if args.batch_size <= 0:
         raise InvalidInputError(f"batch-size must be a positive integer, got {args.batch_size}")
-    embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    with RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args)) as mem:
+    with open_store(args, must_exist=False) as mem:
         report = mem.import_file(
             args.file,
             format=args.format,

@@ -20,19 +20,10 @@ from ripplemem.documents.ingest import IngestReport
 from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import server_store
-from ripplemem.store.info import recorded_embedder
+from ripplemem.interfaces.cli.location import open_store
 
 if TYPE_CHECKING:
-    from ripplemem.memory import RippleMem
-
-
-def _open(args: argparse.Namespace) -> RippleMem:
-    """A handle for --user on the store at --path (created if new), with the store's embedder."""
-    from ripplemem.memory import RippleMem
-
-    embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    return RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args))
+    pass
 
 
 def shown(path: Path) -> str:
@@ -69,7 +60,7 @@ def cmd_ingest(args: argparse.Namespace) -> None:
         round(args.max_unpacked_mb * 1_000_000),
         args.max_compression_ratio,
     )  # checked before the store is opened
-    with _open(args) as mem:
+    with open_store(args, must_exist=False) as mem:
         report = mem.ingest(
             args.paths,
             args.kb,
@@ -97,7 +88,7 @@ def cmd_ingest(args: argparse.Namespace) -> None:
 
 def cmd_grant(args: argparse.Namespace) -> None:
     """Share a knowledge base with another user."""
-    with _open(args) as mem:
+    with open_store(args, must_exist=False) as mem:
         added = mem.kb.grant(args.kb, args.reader)
     if args.json:
         print(
@@ -111,7 +102,7 @@ def cmd_grant(args: argparse.Namespace) -> None:
 
 def cmd_revoke(args: argparse.Namespace) -> None:
     """Stop sharing a knowledge base with a user."""
-    with _open(args) as mem:
+    with open_store(args, must_exist=False) as mem:
         removed = mem.kb.revoke(args.kb, args.reader)
     if args.json:
         print(
@@ -126,7 +117,7 @@ def cmd_revoke(args: argparse.Namespace) -> None:
 
 def cmd_kb_list(args: argparse.Namespace) -> None:
     """Print the knowledge bases the user can read, with their sizes and readers."""
-    with _open(args) as mem:
+    with open_store(args, must_exist=False) as mem:
         bases = mem.kb.list()
     if args.json:
         print(fmt.to_json(bases))

@@ -12,19 +12,28 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ripplemem.core.validation import MAX_METADATA_DEPTH
 from ripplemem.core.version import __version__
-from ripplemem.errors import InvalidInputError, RippleMemError, StoreError
+from ripplemem.errors import InvalidInputError, RippleMemError
 from ripplemem.interfaces.cli import formatting as fmt
-from ripplemem.interfaces.cli.chroma import chroma_option, chroma_server, server_store
+from ripplemem.interfaces.cli.chroma import chroma_option, chroma_server
 from ripplemem.interfaces.cli.env import quiet_third_party
 from ripplemem.interfaces.cli.erase import add_erase_command
 from ripplemem.interfaces.cli.importing import add_import_command
 from ripplemem.interfaces.cli.ingest import add_document_commands
+from ripplemem.interfaces.cli.location import (
+    location,
+    location_options,
+    open_store,
+    refuse_server_store,
+    require_store,
+    resolve_location,
+    store_options,
+)
 from ripplemem.interfaces.cli.migrating import add_migrate_command
-from ripplemem.store.info import recorded_embedder, store_exists, store_users
+from ripplemem.store.info import recorded_embedder, store_users
 from ripplemem.types import MEMORY_TYPES
 
 if TYPE_CHECKING:
-    from ripplemem.memory import RippleMem
+    pass
 
 EMBEDDER_HELP = (
     "auto (MiniLM, or multilingual-e5 for a store written in Chinese), minilm, multilingual, "
@@ -42,19 +51,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise the usage error with a pointer to the command's help."""
         raise UsageError(f"{message} (see: {self.prog} --help)")
-
-
-def _open(args: argparse.Namespace, *, must_exist: bool) -> RippleMem:
-    """A handle on the store for --user, with --embedder, else the store's model, else "auto"."""
-    if must_exist and not store_exists(args.path):
-        raise StoreError(
-            f"no RippleMem store at {args.path!r}; add a memory first "
-            f"(ripplemem add TEXT --path {args.path}) or pass --path"
-        )
-    from ripplemem.memory import RippleMem
-
-    embedder = args.embedder or recorded_embedder(args.path) or "auto"
-    return RippleMem(args.path, user_id=args.user, embedder=embedder, store=server_store(args))
 
 
 def _json_object(field: str, text: str | None) -> Any:
@@ -76,7 +72,7 @@ def _json_object(field: str, text: str | None) -> Any:
 def cmd_add(args: argparse.Namespace) -> None:
     """Store one memory and print its id."""
     metadata = _json_object("metadata", args.metadata)
-    with _open(args, must_exist=False) as mem:
+    with open_store(args, must_exist=False) as mem:
         memory = mem.add(
             args.text,
             args.type,
@@ -92,7 +88,7 @@ def cmd_recall(args: argparse.Namespace) -> None:
     """Print the memories that best answer a query, or a prompt-ready context."""
     if args.context is not None and args.context <= 0:
         raise InvalidInputError(f"context must be a positive number of tokens, got {args.context}")
-    with _open(args, must_exist=True) as mem:
+    with open_store(args, must_exist=True) as mem:
         result = mem.recall(
             args.query, args.k, mode=args.mode, types=args.type, since=args.since, until=args.until
         )
@@ -109,7 +105,7 @@ def cmd_list(args: argparse.Namespace) -> None:
     """Print the user's memories, newest first."""
     if args.limit <= 0:
         raise InvalidInputError(f"limit must be a positive integer, got {args.limit}")
-    with _open(args, must_exist=True) as mem:
+    with open_store(args, must_exist=True) as mem:
         memories = mem.list(args.type, since=args.since, until=args.until, limit=args.limit)
     if args.json:
         print(fmt.to_json(memories))
@@ -119,7 +115,7 @@ def cmd_list(args: argparse.Namespace) -> None:
 
 def cmd_stats(args: argparse.Namespace) -> None:
     """Print counts, time span and what the store is built with."""
-    with _open(args, must_exist=True) as mem:
+    with open_store(args, must_exist=True) as mem:
         stats = mem.stats()
     print(fmt.to_json(stats) if args.json else "\n".join(fmt.stats_lines(stats)))
 
@@ -138,8 +134,8 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 def cmd_reembed(args: argparse.Namespace) -> None:
     """Re-embed a whole store with another model."""
-    if not store_exists(args.path):
-        raise StoreError(f"no RippleMem store at {args.path!r} to re-embed")
+    refuse_server_store(args, "reembed")
+    require_store(args, " to re-embed")
     from ripplemem.memory import RippleMem
 
     start = time.perf_counter()
@@ -164,6 +160,7 @@ def cmd_check(args: argparse.Namespace) -> None:
     """Check that SQLite, the keyword index, the graph and the vector index agree; repair by default."""
     from ripplemem.memory import RippleMem
 
+    refuse_server_store(args, "check")
     report = RippleMem.check(args.path, repair=not args.no_repair, **chroma_server(args))
     print(fmt.to_json(report.as_dict()) if args.json else "\n".join(report.lines()))
     if not report.consistent and not report.repaired:
@@ -172,20 +169,19 @@ def cmd_check(args: argparse.Namespace) -> None:
 
 def cmd_maintain(args: argparse.Namespace) -> None:
     """Consolidate, forget and archive the memories of one user (or of every user of the store)."""
-    if not store_exists(args.path):
-        raise StoreError(f"no RippleMem store at {args.path!r} to maintain; pass --path")
+    require_store(args, " to maintain")
     from ripplemem.lifecycle.reembed import progress_reporter
     from ripplemem.memory import RippleMem
 
-    users = [args.user] if args.user else store_users(args.path)
-    embedder = args.embedder or recorded_embedder(args.path) or "auto"
+    users = [args.user] if args.user else store_users(location(args))
+    embedder = args.embedder or recorded_embedder(location(args)) or "auto"
     # A bar when a person watches several users' maintenance (stderr, so --json output stays clean).
     report_done = progress_reporter(
         len(users) > 1 and not args.json and sys.stderr.isatty(), len(users), unit="user"
     )
     reports = []
     with RippleMem(
-        args.path, user_id=users[0] if users else "default", embedder=embedder, store=server_store(args)
+        args.path, user_id=users[0] if users else "default", embedder=embedder, store=store_options(args)
     ) as mem:
         for user in users:
             reports.append(mem.scope(user).maintain(dry_run=args.dry_run, strategy=args.strategy))
@@ -202,7 +198,7 @@ def cmd_viz(args: argparse.Namespace) -> None:
 
     if args.max_nodes <= 0:
         raise InvalidInputError(f"max-nodes must be a positive integer, got {args.max_nodes}")
-    with _open(args, must_exist=True) as mem:
+    with open_store(args, must_exist=True) as mem:
         view = write_graph_html(mem, args.out, args.query, k=args.k, max_nodes=args.max_nodes)
     if args.json:
         print(fmt.to_json({"out": os.path.abspath(args.out), **view.as_dict()}))
@@ -217,31 +213,16 @@ def cmd_mcp(args: argparse.Namespace) -> None:
     """Serve one user's memories to an MCP client over stdin/stdout (the store is created if new)."""
     from ripplemem.interfaces.mcp_server import serve_stdio
 
-    with _open(args, must_exist=False) as mem:
+    with open_store(args, must_exist=False) as mem:
         serve_stdio(mem, allow_erase=args.allow_erase, allow_erase_everything=args.allow_erase_everything)
 
 
 def _store_options(embedder_required: bool = False) -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--path",
-        default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
-        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)",
-    )
+    common = argparse.ArgumentParser(add_help=False, parents=[location_options()])
     common.add_argument(
         "--embedder",
         required=embedder_required,
         help=f"{EMBEDDER_HELP} (default: the store's model; auto for a new store)",
-    )
-    return common
-
-
-def _path_option() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--path",
-        default=os.environ.get("RIPPLEMEM_PATH", "./memdb"),
-        help="store directory (default: $RIPPLEMEM_PATH or ./memdb)",
     )
     return common
 
@@ -295,7 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
         "stats": (cmd_stats, "counts, time span and store details", [user]),
         "demo": (cmd_demo, "load a sample bilingual conversation and recall from it", []),
         "reembed": (cmd_reembed, "re-embed a store with another model", [_store_options(True)]),
-        "check": (cmd_check, "check a store's consistency and repair it", [_path_option(), chroma_option()]),
+        "check": (
+            cmd_check,
+            "check a store's consistency and repair it",
+            [location_options(), chroma_option()],
+        ),
         "maintain": (
             cmd_maintain,
             "consolidate, forget and archive (a scheduled job)",
@@ -407,6 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     quiet_third_party()
     try:
+        if hasattr(args, "store"):
+            resolve_location(args)
         args.handler(args)
     except (RippleMemError, ValueError, TypeError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__

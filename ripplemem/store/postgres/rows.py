@@ -31,6 +31,33 @@ _GENERATED_KEYS = (("memories", "rowid"), ("history", "seq"), ("readings", "id")
 _CONNECT_PATIENCE = 30.0  # seconds to wait for the server, or for a free pooled connection
 
 
+_HAS_META = "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'meta'"
+
+
+def schema_holds_store(uri: str, schema: str) -> bool:
+    """Whether this PostgreSQL schema holds a RippleMem store (its meta table), read without
+    creating anything."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "a PostgreSQL store needs psycopg and psycopg-pool: pip install 'ripplemem[postgres]'"
+        ) from exc
+    try:
+        with psycopg.connect(uri, connect_timeout=int(_CONNECT_PATIENCE)) as conn:
+            return conn.execute(_HAS_META, (schema,)).fetchone() is not None
+    except psycopg.Error as exc:
+        raise _unreachable(exc, uri) from None
+
+
+def _unreachable(exc: Exception, uri: str) -> StoreError:
+    """The error of a server that refused the connection, with its reason and without the password."""
+    return StoreError(
+        f"cannot connect to the PostgreSQL store at {redacted(uri)}: {scrubbed(first_line(exc), uri)}; "
+        "check that the server runs and the URI is right"
+    )
+
+
 def advisory_key(schema: str, purpose: str) -> int:
     """The 64-bit advisory lock key of one purpose ("write", "migrate") in one schema."""
     digest = hashlib.sha256(f"ripplemem:{schema}:{purpose}".encode()).digest()
@@ -90,11 +117,7 @@ class PostgresStore(RowStore):
             self._pool.open(wait=True, timeout=_CONNECT_PATIENCE)
         except Exception as exc:
             self._pool.close()
-            reason = scrubbed(first_line(exc), uri)
-            raise StoreError(
-                f"cannot connect to the PostgreSQL store at {redacted(uri)}: {reason}; "
-                "check that the server runs and the URI is right"
-            ) from None
+            raise _unreachable(exc, uri) from None
         try:
             self._migrate()
             with self.read() as conn:
@@ -153,11 +176,7 @@ class PostgresStore(RowStore):
                         )
                     )
                     _ensure_pgvector(raw, self.location)
-                    has_meta = raw.execute(
-                        "SELECT 1 FROM information_schema.tables "
-                        "WHERE table_schema = %s AND table_name = 'meta'",
-                        (self.schema,),
-                    ).fetchone()
+                    has_meta = raw.execute(_HAS_META, (self.schema,)).fetchone()
                     version = int(read_meta(conn, "schema_version") or 0) if has_meta else 0
                     if version > SCHEMA_VERSION:
                         raise SchemaVersionError(
