@@ -38,6 +38,7 @@ INSTALLS = [
     ("langchain", "+ LangChain retriever and memory tools (langchain-core)"),
     ("langgraph", "+ LangGraph store and agent middleware"),
     ("llamaindex", "+ LlamaIndex retriever, tools and memory (llama-index-core)"),
+    ("postgres", "+ the whole store on PostgreSQL + pgvector (psycopg 3, psycopg-pool)"),
 ]
 HEAVY = re.compile(r"^(torch|triton|nvidia-.*|cuda-.*)$", re.IGNORECASE)
 START, END = "<!-- install-sizes:start -->", "<!-- install-sizes:end -->"
