@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.expansion import fuse_by_rank
-from ripplemem.retrieval.hybrid import CandidatePool, score_pool
+from ripplemem.retrieval.hybrid import score_pool
 from ripplemem.store.vectors.base import VectorFilter
 from ripplemem.types import Hit, Recall
 

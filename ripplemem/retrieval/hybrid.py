@@ -15,13 +15,14 @@ from ripplemem.config import Settings
 from ripplemem.core.choices import RecallMode, literal_values
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex, query_terms
+from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.latest import Preference, latest_preference
 from ripplemem.retrieval.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.retrieval.script_reading import dense_trust
-from ripplemem.store.memory_rows import MemoryFilter, row_to_memory, stored_epoch
+from ripplemem.store.memory_rows import MemoryFilter, stored_epoch
 from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
-from ripplemem.types import Hit, Memory, Recall
+from ripplemem.types import Hit, Recall
 
 RECALL_MODES: tuple[RecallMode, ...] = literal_values(RecallMode)
 
@@ -41,25 +42,6 @@ def keyword_search(
     if keywords is not None and flt == MemoryFilter(user_id=flt.user_id):
         return keywords.search(query_terms(query), limit)
     return store.keyword_search(query, flt, limit)
-
-
-@dataclass
-class CandidatePool:
-    """First-stage candidates as columns: raw store rows, dense cosines and BM25 scores.
-
-    Memory objects are built only for the hits that are returned (``memory(i)``).
-    """
-
-    rows: list[Any]
-    dense: np.ndarray
-    keyword: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def memory(self, position: int) -> Memory:
-        """The candidate at a position as a Memory."""
-        return row_to_memory(self.rows[position])
 
 
 def gather_pool(

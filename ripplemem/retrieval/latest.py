@@ -11,17 +11,14 @@ that does not match the query, or matches something else, never moves.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ripplemem.config import Settings
 from ripplemem.language.answer_types import asks_present
+from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.rows import RowStore
-
-if TYPE_CHECKING:
-    from ripplemem.retrieval.hybrid import CandidatePool
 
 # At most this many strong candidates are compared (their vectors read): a recall's top few.
 _MAX_COMPARED = 12

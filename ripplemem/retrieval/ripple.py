@@ -15,9 +15,10 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex
 from ripplemem.index.scope_graph import ScopeGraph, SpreadParams
 from ripplemem.language.entities import query_entity_keys
+from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.cues import answers_inherit, time_answer_lift, with_rows
 from ripplemem.retrieval.explain import explain_hits
-from ripplemem.retrieval.hybrid import CandidatePool, Fusion, gather_pool, score_pool
+from ripplemem.retrieval.hybrid import Fusion, gather_pool, score_pool
 from ripplemem.retrieval.latest import latest_preference
 from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.graph_tables import entity_id, is_entity
