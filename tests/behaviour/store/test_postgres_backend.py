@@ -256,3 +256,61 @@ def test_erase_leaves_no_table_file_holding_the_text(
         assert _files_holding(tables, b"Quimby-7731") == []  # no table or index file: WAL aside
         assert mem.get(kept.id).content == "The spare key hangs behind the shed"
         assert "spare key" in mem.recall("where is the spare key?", k=1).hits[0].memory.content
+
+
+# A child that runs one long store-wide job (erase of bob, or maintain far in the future) in a loop,
+# so that a SIGKILL lands in the middle of one.
+LONG_JOB = r"""
+import sys
+from datetime import datetime, timedelta, timezone
+from ripplemem import HashingEmbedder, RippleMem, StoreOptions
+uri, schema, job = sys.argv[1], sys.argv[2], sys.argv[3]
+later = datetime.now(timezone.utc) + timedelta(days=400)
+mem = RippleMem(user_id="bob", embedder=HashingEmbedder(), clock=lambda: later,
+                store=StoreOptions(backend="postgres", uri=uri, schema=schema))
+print("ready", flush=True)
+while True:
+    mem.erase(user_id="bob") if job == "erase" else mem.maintain()
+    mem.add_many([f"Bob's refilled note {i} on the pump house" for i in range(200)])
+"""
+
+
+def _kill_mid(script_args: list[str], tmp_path: Path, seconds: float) -> None:
+    env, cwd = host_env(tmp_path, "victim")
+    child = spawn(LONG_JOB, script_args, env, cwd)
+    assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    time.sleep(seconds)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+
+
+@pytest.mark.parametrize("job", ["erase", "maintain"])
+def test_a_process_killed_mid_erase_or_maintain_leaves_a_consistent_store(
+    pg_uri: str, pg_schema: str, tmp_path: Path, job: str
+) -> None:
+    store = options(pg_uri, pg_schema)
+    with RippleMem(user_id="alice", embedder=HashingEmbedder(), store=store) as alice:
+        alice.add_many([f"Alice's field note {i}: the heron came back to pond {i}" for i in range(60)])
+        bob = alice.scope("bob")
+        bob.add_many([f"Bob's note {i} on the pump house, valve {i}" for i in range(600)])
+    _kill_mid([pg_uri, pg_schema, job], tmp_path, 3.0)
+    with RippleMem(user_id="alice", embedder=HashingEmbedder(), store=store) as alice:
+        # The other user lost nothing, and every user's rows and vectors agree after the open's check.
+        assert alice.stats()["total"] == 60
+        assert "pond 7" in alice.recall("the heron at pond 7", k=1).hits[0].memory.content
+        bob = alice.scope("bob")
+        stats = bob.stats()
+        assert stats["by_tier"] != {"hot": 600}, "the job never got going before the kill"
+        hot = stats["by_tier"].get("hot", 0) + stats["by_tier"].get("warm", 0)
+        assert stats["vectors"] == hot
+        # The store takes a new write and the interrupted job can run again to the end.
+        added = bob.add("Bob replaced the pump house valve in spring")
+        assert bob.recall("pump house valve replaced in spring", k=1).hits[0].memory.id == added.id
+        if job == "erase":
+            assert bob.erase(user_id="bob").verified
+            assert bob.stats()["total"] == 0
+        else:
+            bob.maintain()
+            assert bob.stats()["vectors"] == sum(
+                n for tier, n in bob.stats()["by_tier"].items() if tier != "cold"
+            )
