@@ -29,10 +29,19 @@ def redacted(uri: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def password_of(uri: str) -> str | None:
-    """The URI's password (user part or password= parameter), to scrub from a server's messages."""
+def password_of(conninfo: str) -> str | None:
+    """The password of a URI (user part or password= parameter) or of a key=value connection
+    string, to scrub from a server's messages."""
+    if not is_postgres_uri(conninfo):
+        from psycopg.conninfo import conninfo_to_dict  # a key=value string: only psycopg reads those
+
+        try:
+            password = conninfo_to_dict(conninfo).get("password")
+        except Exception:  # not parsable: nothing to scrub by
+            return None
+        return str(password) if password else None
     try:
-        parts = urlsplit(uri)
+        parts = urlsplit(conninfo)
     except ValueError:
         return None
     if parts.password:

@@ -27,6 +27,8 @@ from psycopg.rows import TupleRow, tuple_row
 from psycopg_pool import ConnectionPool
 
 from ripplemem.errors import InvalidInputError, StoreError
+from ripplemem.store.postgres.connection import first_line
+from ripplemem.store.postgres.uri import scrubbed
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 
 # benchmarks/pgvector_exact_vs_hnsw.py (pgvector 0.6.2, one user's 384-d vectors, k=10, 2 cores
@@ -191,9 +193,8 @@ class PgVectorIndex:
 
     def _scrubbed(self, exc: Exception) -> str:
         """The error's text without the password, should the driver ever quote the connection string."""
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        password = _conninfo(self._pool).get("password")
-        return text.replace(str(password), "***") if password else text
+        conninfo = self._pool.conninfo
+        return scrubbed(first_line(exc), conninfo) if isinstance(conninfo, str) else first_line(exc)
 
     @contextmanager
     def _existing(self) -> Iterator[Cursor | None]:
