@@ -14,7 +14,7 @@ from ripplemem.api.documents import DocumentMethods, KnowledgeBases
 from ripplemem.api.graph import Graph
 from ripplemem.api.history import HistoryMethods
 from ripplemem.api.lifecycle import Lifecycle, LifecycleMethods
-from ripplemem.api.options import StoreOptions, open_engine, store_options
+from ripplemem.api.options import StoreOptions, maintained_location, open_engine, store_options
 from ripplemem.api.perceptual import Media, Sensors
 from ripplemem.api.privacy import PrivacyMethods
 from ripplemem.api.recall import RecallMethods
@@ -23,7 +23,7 @@ from ripplemem.core.choices import VectorIndexName
 from ripplemem.core.validation import check_identifier
 from ripplemem.embedding.framework import EmbedderSpec, TargetEmbedder
 from ripplemem.engine.engine import Clock, Engine
-from ripplemem.errors import StoreError
+from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.lifecycle.consolidate import consolidate_dropped
 from ripplemem.lifecycle.reembed import ProgressCallback, reembed_store
 from ripplemem.llm.extraction import LLMExtractor
@@ -169,28 +169,34 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
     # -- maintenance -------------------------------------------------------------------------
     @staticmethod
     def reembed(
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None,
         embedder: TargetEmbedder,
         *,
         vector_index: VectorIndexName = "auto",
         batch_size: int = 256,
         progress: bool | ProgressCallback = False,
+        store: StoreOptions | None = None,
     ) -> int:
-        """Re-embed every memory of a store with another model and rebuild its vector index.
+        """Re-embed every memory of a store with another model and rebuild its vector index
+        (``path=None, store=StoreOptions(backend="postgres", uri=...)``: a PostgreSQL store).
 
         Returns how many memories were re-embedded. Afterwards open the store with the new embedder.
         """
+        location = maintained_location(path, store)
+        if not isinstance(location, str) and vector_index != "auto":
+            raise InvalidInputError("a PostgreSQL store keeps its vectors in pgvector: drop vector_index")
         return reembed_store(
-            path, embedder, vector_index=vector_index, batch_size=batch_size, progress=progress
+            location, embedder, vector_index=vector_index, batch_size=batch_size, progress=progress
         )
 
     @staticmethod
     def check(
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None = None,
         *,
         repair: bool = True,
         chroma_url: str | None = None,
         chroma_headers: Mapping[str, str] | None = None,
+        store: StoreOptions | None = None,
     ) -> CheckReport:
         """Check that a store's SQLite rows, keyword index, graph and vector index agree, and that
         the vector index's files are sound (checked without loading them, then one query per
@@ -198,8 +204,12 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
         copies, a broken collection rebuilt, strays, dangling edges and orphan entities removed)
         unless ``repair=False``. Open handles repair on their own after a
         crash; this is the explicit, reported version. Returns what was found and fixed. A store
-        whose vectors are on a Chroma server needs its ``chroma_url``."""
-        return check_path(path, repair=repair, server=server_option(chroma_url, chroma_headers))
+        whose vectors are on a Chroma server needs its ``chroma_url``; a PostgreSQL store is
+        ``path=None, store=StoreOptions(backend="postgres", uri=...)``."""
+        location = maintained_location(path, store)
+        if not isinstance(location, str) and chroma_url is not None:
+            raise InvalidInputError("a PostgreSQL store keeps its vectors in pgvector: drop chroma_url")
+        return check_path(location, repair=repair, server=server_option(chroma_url, chroma_headers))
 
     @classmethod
     def erase_user(

@@ -16,7 +16,7 @@ from ripplemem.embedding.framework import EmbedderSpec
 from ripplemem.engine.engine import Clock, Engine, WorkingDrop
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.store.neo4j.connection import neo4j_options
-from ripplemem.store.postgres.options import postgres_options
+from ripplemem.store.postgres.options import PostgresOptions, postgres_options
 from ripplemem.store.postgres.uri import redacted
 from ripplemem.store.vectors.chroma_server import server_option
 
@@ -57,6 +57,30 @@ class StoreOptions:
 
 
 STORE_ARGUMENTS = tuple(f.name for f in fields(StoreOptions))
+
+
+def maintained_location(
+    path: str | os.PathLike[str] | None, store: StoreOptions | None
+) -> str | PostgresOptions:
+    """The store a maintenance call (reembed, check) works on: the folder ``path``, or the
+    PostgreSQL schema that ``store=StoreOptions(backend="postgres", uri=...)`` names."""
+    if store is not None and not isinstance(store, StoreOptions):
+        raise InvalidTypeError(f"store must be a StoreOptions, got {type(store).__name__}")
+    if store is not None and store.backend != "postgres":
+        raise InvalidInputError(
+            "store= names a PostgreSQL store here (backend='postgres'); for a store folder pass its path"
+        )
+    if store is not None:
+        options = postgres_options(
+            "postgres", store.uri, store.schema, store.pool_size, path=path, vector_index=store.vector_index
+        )
+        assert options is not None
+        return options
+    if path is None:
+        raise InvalidInputError(
+            "name the store: its folder, or store=StoreOptions(backend='postgres', uri='postgresql://...')"
+        )
+    return os.fspath(path)
 
 
 def store_options(store: StoreOptions | None, loose: Mapping[str, Any]) -> StoreOptions:

@@ -229,12 +229,8 @@ class Engine:
                     server = None if self._chroma_client is None else (self._chroma_client, self.store)
                     # After a crash (a marker left) the graph files are checked link by link.
                     verify = "graph" if pending_markers(self.path) else "files"
-                    index = (
-                        self.store.open_vector_index()
-                        if isinstance(self.store, PostgresStore)
-                        else open_vector_index(
-                            self._vector_index_kind, self.path, self._isolation, server, verify
-                        )
+                    index = self.store.open_vector_index() or open_vector_index(
+                        self._vector_index_kind, self.path, self._isolation, server, verify
                     )
                     self._sync_index(index)
                     # Broken files found on a later reload are refilled from SQLite.

@@ -13,7 +13,8 @@ from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
 from ripplemem.embedding.framework import TargetEmbedder, as_embedder
 from ripplemem.engine.engine import open_vector_index, rebuild_index
 from ripplemem.lifecycle.archive import rearchive_store
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.info import open_rows
+from ripplemem.store.postgres.options import PostgresOptions
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -50,17 +51,18 @@ def disk_bytes(path: str | None) -> int:
 
 
 def reembed_store(
-    path: str | os.PathLike[str],
+    location: str | os.PathLike[str] | PostgresOptions,
     embedder: TargetEmbedder,
     *,
     vector_index: str = "auto",
     batch_size: int = 256,
     progress: bool | ProgressCallback = False,
 ) -> int:
-    """Re-embed every memory of a store with another model and rebuild its vector index."""
+    """Re-embed every memory of a store (a folder, or a PostgreSQL schema) with another model and
+    rebuild its vector index."""
     check_k(batch_size, "batch_size")
     target = CheckedEmbedder(resolve_embedder(as_embedder(embedder)))
-    store = SQLiteStore(os.fspath(path))
+    store = open_rows(location if isinstance(location, PostgresOptions) else os.fspath(location))
     try:
         report = progress_reporter(progress, store.counts_all())
         done = 0
@@ -75,7 +77,7 @@ def reembed_store(
             # The server is not known here: the next open with its chroma_url rebuilds from SQLite.
             store.set_meta("vector_index", "chroma-server (stale)")
             return done
-        index = open_vector_index(vector_index, store.path)
+        index = store.open_vector_index() or open_vector_index(vector_index, store.path)
         try:
             rebuild_index(index, store)
             store.set_meta("vector_index", index.name)

@@ -26,7 +26,7 @@ def recorded_embedder(location: StoreLocation) -> str | None:
     """The embedding model a store was built with, or None for a new store."""
     if not store_exists(location):
         return None
-    store = _rows(location)
+    store = open_rows(location)
     try:
         return store.get_meta("embedding_model")
     finally:
@@ -35,14 +35,15 @@ def recorded_embedder(location: StoreLocation) -> str | None:
 
 def store_users(location: StoreLocation) -> list[str]:
     """Every user with memories in the store there (knowledge bases are not users)."""
-    store = _rows(location)
+    store = open_rows(location)
     try:
         return [user for user in store.user_ids() if kb_name_of(user) is None]
     finally:
         store.close()
 
 
-def _rows(location: StoreLocation) -> RowStore:
+def open_rows(location: StoreLocation) -> RowStore:
+    """The row store of a folder (SQLiteStore) or of a PostgreSQL schema (one pooled connection)."""
     if isinstance(location, PostgresOptions):
         return PostgresStore(location.uri, schema=location.schema, pool_size=1)
     return SQLiteStore(location)

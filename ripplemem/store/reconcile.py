@@ -28,8 +28,12 @@ from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.store.check_report import CheckReport, take_damage, take_foreign
 from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import delete_orphan_entities
+from ripplemem.store.info import open_rows, store_exists
 from ripplemem.store.memory_rows import index_metadata, scope_token
-from ripplemem.store.modality_index import check_opened, opened_for_check
+from ripplemem.store.modality_index import check_opened, opened_for_check, sync_modality
+from ripplemem.store.modality_vectors import recorded_modalities
+from ripplemem.store.postgres.options import PostgresOptions
+from ripplemem.store.postgres.uri import redacted
 from ripplemem.store.rows import RowStore
 from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore, damaged_store_error, is_damaged
 from ripplemem.store.vectors.base import VectorIndex
@@ -315,10 +319,13 @@ def reconcile_on_open(
 
 
 def check_path(
-    path: str | os.PathLike[str], *, repair: bool = True, server: ChromaServer | None = None
+    path: str | os.PathLike[str] | PostgresOptions, *, repair: bool = True, server: ChromaServer | None = None
 ) -> CheckReport:
-    """Open the store at `path` without an embedder, check it, repair it if asked, close it.
-    A store whose vectors are on a Chroma server is checked against that ``server``."""
+    """Open the store at `path` (a folder, or a PostgreSQL schema) without an embedder, check it,
+    repair it if asked, close it. A store whose vectors are on a Chroma server is checked against
+    that ``server``."""
+    if isinstance(path, PostgresOptions):
+        return _check_server_store(path, repair)
     folder = os.path.abspath(os.fspath(path))
     if not os.path.isfile(os.path.join(folder, DB_FILENAME)):
         raise StoreError(f"no RippleMem store at {folder!r} to check")
@@ -357,6 +364,25 @@ def check_path(
                 )
         finally:
             index.close()
+    finally:
+        store.close()
+
+
+def _check_server_store(options: PostgresOptions, repair: bool) -> CheckReport:
+    """Check a PostgreSQL store's rows, keyword rows and graph against its pgvector tables (the
+    text space and every modality's), repairing what disagrees if asked."""
+    if not store_exists(options):
+        raise StoreError(f"no RippleMem store at {redacted(options.uri)} (schema {options.schema}) to check")
+    store = open_rows(options)
+    try:
+        index = store.open_vector_index()
+        assert index is not None  # a PostgreSQL store keeps its vectors beside its rows
+
+        def check_modalities(report: CheckReport, fix: bool) -> None:
+            for modality in recorded_modalities(store):
+                sync_modality(store, modality, index.open_space(modality), report, fix)
+
+        return check_store(store, index, repair=repair, extra=check_modalities)
     finally:
         store.close()
 

@@ -9,7 +9,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ripplemem.store.memory_rows import (
 )
 from ripplemem.store.schema import indexed_value
 from ripplemem.types import Memory
+
+if TYPE_CHECKING:
+    from ripplemem.store.vectors.base import VectorIndex
 
 COLUMNS = (
     "id, user_id, agent_id, session_id, type, content, modality, importance, created_at, "
@@ -96,6 +99,11 @@ class RowStore(ABC):
     @abstractmethod
     def compact_keywords(self, conn: Connection) -> None:
         """Make the keyword index drop what deleted rows left in it (inside a transaction)."""
+
+    def open_vector_index(self) -> VectorIndex | None:
+        """The vector index a server keeps beside the rows (pgvector); None for a local store,
+        whose caller opens the index it chose (Chroma, numpy, a Chroma server)."""
+        return None
 
     def rewrite_tables(self) -> list[str]:
         """Rewrite the tables that held erased rows so no file keeps their bytes; returns the tables
@@ -415,7 +423,7 @@ class RowStore(ABC):
     def iter_contents(self, batch: int = 1000) -> Iterator[builtins.list[tuple[str, str]]]:
         """Stream (id, content) of every memory, for re-embedding a store."""
         for rows in self._pages(
-            "SELECT m.rowid, m.id, m.content FROM memories m", "1", [], batch, one_user=False
+            "SELECT m.rowid, m.id, m.content FROM memories m", "TRUE", [], batch, one_user=False
         ):
             yield [(r["id"], r["content"]) for r in rows]
 

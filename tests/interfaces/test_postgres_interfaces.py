@@ -81,7 +81,7 @@ def test_store_errors_never_show_the_password(tmp_path: Path, capsys: pytest.Cap
     status, _, err = cli(capsys, "list", "--path", unreachable)
     assert status == 2 and "pass a postgresql:// URI as --store" in err and "s3cret-pw" not in err
     status, _, err = cli(capsys, "reembed", "--store", unreachable, "--embedder", "hashing")
-    assert status == 2 and "works on a store folder" in err and "s3cret-pw" not in err
+    assert status == 2 and "postgresql://mei:***@127.0.0.1:1/memories" in err and "s3cret-pw" not in err
 
 
 def test_mcp_stores_and_recalls_on_a_postgres_store(pg_uri: str, pg_schema: str) -> None:

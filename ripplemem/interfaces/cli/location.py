@@ -90,12 +90,12 @@ def require_store(args: argparse.Namespace, doing: str) -> None:
         )
 
 
-def refuse_server_store(args: argparse.Namespace, command: str) -> None:
-    """Refuse a command that works on store folders only when --store names a PostgreSQL store."""
-    if args.postgres is not None:
-        raise InvalidInputError(
-            f"ripplemem {command} works on a store folder; {shown_location(args)} is a PostgreSQL store"
-        )
+def maintained_store(args: argparse.Namespace) -> StoreOptions | None:
+    """store= of a maintenance call (reembed, check): the PostgreSQL store, or None for a folder."""
+    postgres: PostgresOptions | None = args.postgres
+    if postgres is None:
+        return None
+    return StoreOptions(backend="postgres", uri=postgres.uri, schema=postgres.schema)
 
 
 def store_options(args: argparse.Namespace) -> StoreOptions:

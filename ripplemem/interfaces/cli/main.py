@@ -22,8 +22,8 @@ from ripplemem.interfaces.cli.ingest import add_document_commands
 from ripplemem.interfaces.cli.location import (
     location,
     location_options,
+    maintained_store,
     open_store,
-    refuse_server_store,
     require_store,
     resolve_location,
     store_options,
@@ -134,12 +134,16 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 def cmd_reembed(args: argparse.Namespace) -> None:
     """Re-embed a whole store with another model."""
-    refuse_server_store(args, "reembed")
     require_store(args, " to re-embed")
     from ripplemem.memory import RippleMem
 
     start = time.perf_counter()
-    count = RippleMem.reembed(args.path, args.embedder, progress=sys.stderr.isatty() and not args.json)
+    count = RippleMem.reembed(
+        args.path,
+        args.embedder,
+        progress=sys.stderr.isatty() and not args.json,
+        store=maintained_store(args),
+    )
     seconds = time.perf_counter() - start
     if args.json:
         print(
@@ -160,8 +164,9 @@ def cmd_check(args: argparse.Namespace) -> None:
     """Check that SQLite, the keyword index, the graph and the vector index agree; repair by default."""
     from ripplemem.memory import RippleMem
 
-    refuse_server_store(args, "check")
-    report = RippleMem.check(args.path, repair=not args.no_repair, **chroma_server(args))
+    report = RippleMem.check(
+        args.path, repair=not args.no_repair, store=maintained_store(args), **chroma_server(args)
+    )
     print(fmt.to_json(report.as_dict()) if args.json else "\n".join(report.lines()))
     if not report.consistent and not report.repaired:
         raise SystemExit(1)

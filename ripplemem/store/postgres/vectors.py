@@ -130,6 +130,7 @@ class PgVectorIndex:
         self._schema = schema
         self._space = space
         self._dimension = dimension
+        self._opened_dimension = dimension
         self._exact_below = exact_below
         self._ef_search = ef_search
         self._table_name = f"vectors_{space}"
@@ -162,7 +163,7 @@ class PgVectorIndex:
             "foreign": sql.SQL(
                 "SELECT user_id, count(*) FROM {t} WHERE NOT (user_id = ANY(%s)) GROUP BY user_id"
             ).format(t=t),
-            "truncate": sql.SQL("TRUNCATE {t}").format(t=t),
+            "drop table": sql.SQL("DROP TABLE IF EXISTS {t}").format(t=t),
             "create index": sql.SQL(
                 "CREATE INDEX IF NOT EXISTS {i} ON {t} USING hnsw (embedding vector_cosine_ops)"
             ).format(i=sql.Identifier(index), t=t),
@@ -383,14 +384,13 @@ class PgVectorIndex:
             return cur is None or cur.execute(self._sql["any"]).fetchone() != (True,)
 
     def drop_all(self) -> None:
-        """Remove every vector of this space, users known or not (before a rebuild: TRUNCATE, so a
-        million rows go at once and leave no dead tuples in the table or its HNSW graph)."""
-        with self._existing() as cur:
-            if cur is not None:
-                # Refilled row by row next: the first big user's query builds the index again, at
-                # once. No advisory lock: TRUNCATE's lock on the table already keeps builders out.
-                cur.execute(self._sql["truncate"])
-                cur.execute(self._sql["drop index"])
+        """Remove every vector of this space, users known or not (before a rebuild: the table goes,
+        so a million rows leave no dead tuples, and the rebuild may bring another dimension)."""
+        with self._cursor() as cur:
+            self._lock_ddl(cur)
+            cur.execute(self._sql["drop table"])
+        self._ready = False
+        self._dimension = self._opened_dimension
 
     def foreign(self, user_ids: Sequence[str]) -> dict[str, int]:
         """{user: vector count} of the users outside `user_ids` who have vectors here."""
