@@ -48,7 +48,7 @@ def test_the_sizes_were_measured_for_the_current_requirements(extras):
 
 def test_the_default_install_stays_within_its_budget():
     default = next(r for r in RECORD["rows"] if r["extras"] == "")
-    assert default["mb"] <= 800
+    assert default["mb"] <= 760  # 782 while the install carried onnx, ml-dtypes and safetensors
     assert not {"scipy", "pandas", "duckdb"} & {name.lower() for name, _ in default["largest"]}
 
 
