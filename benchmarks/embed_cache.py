@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from minilm_int8 import INT8_NAMES, int8_embedder
 
 from ripplemem.embedding.embedders import Embedder, resolve_embedder
 
@@ -74,5 +75,8 @@ class DiskCachedEmbedder:
 
 
 def cached_embedder(spec: str | None, folder: str | os.PathLike[str] = DEFAULT_CACHE) -> DiskCachedEmbedder:
-    """The named embedder (None: the default MiniLM) behind the disk cache in `folder`."""
+    """The named embedder (None: the default MiniLM; 'minilm-int8': its int8 graph, minilm_int8.py)
+    behind the disk cache in `folder`."""
+    if spec is not None and spec.strip().lower() in INT8_NAMES:
+        return DiskCachedEmbedder(int8_embedder(), folder)
     return DiskCachedEmbedder(resolve_embedder(spec), folder)

