@@ -10,6 +10,9 @@ The texts are the speed benchmark's (speed_texts.py), embedded once with MiniLM 
 - queries/s of 1, 2 and 4 client processes.
 
     python benchmarks/postgres.py [--sizes 10000 100000] [--queries 200] [--clients 1,2,4] [--uri ...]
+
+The script's folder, not the current one, leads sys.path: from a checkout other than the one the
+venv's editable install points at, set PYTHONPATH=. so that checkout's ripplemem is measured.
 """
 
 from __future__ import annotations
