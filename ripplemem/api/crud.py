@@ -7,8 +7,11 @@ import asyncio
 import builtins
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from ripplemem.api.bulk_import import ImportReport, ImportTarget, import_file
 from ripplemem.api.handle import HandleState
@@ -29,7 +32,7 @@ from ripplemem.core.validation import (
 )
 from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
-from ripplemem.engine.writes import delete_memories, update_memory, write_batch
+from ripplemem.engine.writes import delete_memories, embed_batch, update_memory, write_batch
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.lifecycle.reembed import ProgressCallback, disk_bytes, progress_reporter
 from ripplemem.llm.extraction import LLMExtractor
@@ -101,14 +104,29 @@ class CrudMethods(HandleState):
         ]
         inputs = [GraphInput(relations=coerce_relations(item.get("relations") or [])) for item in entries]
         report = progress_reporter(progress, len(memories))
+        starts = range(0, len(memories), batch_size)
         stored: list[Memory] = []
-        for start in range(0, len(memories), batch_size):
-            batch = memories[start : start + batch_size]
-            batch_inputs = inputs[start : start + batch_size]
-            if self._extractor is not None:
-                self._extract_into(batch, batch_inputs)
-            stored.extend(write_batch(self._engine, self.user_id, batch, batch_inputs, llm=self.llm))
-            report(min(start + batch_size, len(memories)))
+        # The model embeds batch n+1 while batch n is written (onnxruntime and the database driver
+        # let go of the GIL): the first batch is embedded here, each one after it in the thread.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ripplemem-embed") as embedder:
+            upcoming: Future[np.ndarray] | None = None
+            for number, start in enumerate(starts):
+                batch = memories[start : start + batch_size]
+                batch_inputs = inputs[start : start + batch_size]
+                if self._extractor is not None:
+                    self._extract_into(batch, batch_inputs)
+                vectors = upcoming.result() if upcoming is not None else embed_batch(self._engine, batch)
+                following = start + batch_size
+                upcoming = (
+                    embedder.submit(embed_batch, self._engine, memories[following : following + batch_size])
+                    if number + 1 < len(starts)
+                    else None
+                )
+                written = write_batch(
+                    self._engine, self.user_id, batch, batch_inputs, llm=self.llm, vectors=vectors
+                )
+                stored.extend(written)
+                report(min(following, len(memories)))
         return stored
 
     def import_file(

@@ -43,6 +43,13 @@ def index_meta(memory: Memory) -> dict[str, Any]:
     return index_metadata(memory.user_id, memory.agent_id, memory.session_id, memory.type, to_epoch(when))
 
 
+def embed_batch(engine: Engine, memories: Sequence[Memory]) -> np.ndarray:
+    """The document vectors of new memories (on a store opened with embedder="auto", the first
+    batch chooses the model first)."""
+    engine.settle_embedder([m.content for m in memories])
+    return np.asarray(engine.embedder.embed_documents([m.content for m in memories]), dtype=np.float32)
+
+
 def write_batch(
     engine: Engine,
     user_id: str,
@@ -52,6 +59,7 @@ def write_batch(
     llm: Any = None,
     cause: str = "add",
     on_commit: Callable[[Connection], None] | None = None,
+    vectors: np.ndarray | None = None,
 ) -> list[Memory]:
     """Embed and store new memories of one user with their graph rows; returns, per item, the memory
     now holding it.
@@ -61,10 +69,11 @@ def write_batch(
     the memory it repeats (which is returned in its place), an update supersedes the old value, a
     contradiction links both; ``llm`` (a chat model) judges the pairs the rules leave open.
     ``on_commit`` runs inside the batch's transaction (a bulk import records its progress there,
-    so the batch and the record commit together or not at all).
+    so the batch and the record commit together or not at all). ``vectors`` are the memories'
+    embed_batch() when the caller has them already (add_many embeds the next batch meanwhile).
     """
-    engine.settle_embedder([m.content for m in memories])  # embedder="auto": the first write chooses
-    vectors = np.asarray(engine.embedder.embed_documents([m.content for m in memories]), dtype=np.float32)
+    if vectors is None:
+        vectors = embed_batch(engine, memories)
     settings = engine.model_settings()
     judge = (
         LLMConflictJudge(llm, settings=settings.lifecycle)
