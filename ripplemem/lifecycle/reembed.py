@@ -67,8 +67,10 @@ def reembed_store(
         report = progress_reporter(progress, store.counts_all())
         done = 0
         for batch in store.iter_contents(batch=batch_size):
-            vectors = target.embed_documents([content for _, content in batch])
-            store.set_embeddings([(memory_id, v) for (memory_id, _), v in zip(batch, vectors, strict=True)])
+            vectors = target.embed_documents([content for _, _, content in batch])
+            store.set_embeddings(
+                [(user_id, memory_id, v) for (user_id, memory_id, _), v in zip(batch, vectors, strict=True)]
+            )
             done += len(batch)
             report(done)
         store.set_meta("embedding_model", target.model_id)

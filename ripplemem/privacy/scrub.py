@@ -76,7 +76,7 @@ def _counts(engine: Engine, user_id: str, targets: EraseTargets) -> dict[str, in
     with engine.store.read() as conn:
         counts = {
             "memories": count_user_rows(conn, "memories", user_id),
-            "keyword_index": count_keyword_rows(conn, targets.rowids),
+            "keyword_index": count_keyword_rows(conn, user_id, targets.rowids),
             "edges": count_user_rows(conn, "edges", user_id),
             "entities": count_user_rows(conn, "entities", user_id),
         }
@@ -103,7 +103,7 @@ def _delete_history(conn: Connection, targets: EraseTargets) -> int:
         n.encode("utf-8") for t in [*targets.contents, targets.request] if t for n in text_needles(t)
     )
     quoting = [seq for seq, detail in history_details(conn, targets.user_id) if texts.scan_text(detail)]
-    return gone + delete_history_rows(conn, quoting)
+    return gone + delete_history_rows(conn, targets.user_id, quoting)
 
 
 def _drop_grants(conn: Connection, user_id: str, shared: Sequence[str]) -> int:

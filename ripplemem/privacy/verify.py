@@ -114,7 +114,7 @@ def _row_residues(
     """The SQLite layers, probed in batches; returns the names of the erased memories' entities
     that no row holds any more (the raw scan looks for them)."""
     user_id, ids = targets.user_id, targets.memory_ids
-    result.found("memories_by_id", erase_rows.count_memories_by_id(conn, ids), len(ids))
+    result.found("memories_by_id", erase_rows.count_memories_by_id(conn, user_id, ids), len(ids))
     result.found(
         "memories_by_content",
         erase_rows.count_memories_by_content(conn, user_id, targets.contents),
@@ -122,14 +122,14 @@ def _row_residues(
     )
     result.found(
         "keyword_index_by_row",
-        erase_rows.count_unbacked_keyword_rows(conn, targets.rowids),
+        erase_rows.count_unbacked_keyword_rows(conn, user_id, targets.rowids),
         len(targets.rowids),
     )
     # FTS rows of the user that no memory backs: what is left of an erased text's keywords.
     result.found("keyword_index_orphans", store.orphan_keyword_rows(conn, user_id), 1)
     result.found("edges", count_edges_touching(conn, user_id, ids), len(ids))
     result.found("history_by_id", count_history(conn, user_id, ids), len(ids))
-    result.found("readings", count_readings(conn, targets.reading_ids), len(targets.reading_ids))
+    result.found("readings", count_readings(conn, user_id, targets.reading_ids), len(targets.reading_ids))
     kept = existing_entity_ids(conn, user_id, targets.entity_ids)
     gone = [n for i, n in zip(targets.entity_ids, targets.entity_names, strict=True) if i not in kept]
     result.found("entities_by_name", count_entities_named(conn, user_id, gone), len(gone))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
+from ripplemem.store.memory_rows import scope_token
 
 # Every table whose rows belong to one user (its user_id column).
 USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants", "modality_vectors")
@@ -78,24 +79,32 @@ def count_user_rows(conn: Connection, table: str, user_id: str) -> int:
     return int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?", (user_id,)).fetchone()[0])
 
 
-def count_keyword_rows(conn: Connection, rowids: Sequence[int]) -> int:
-    """How many of these memory rowids the keyword index still holds."""
-    return count_in(conn, "SELECT COUNT(*) FROM memories_fts WHERE rowid IN ({})", rowids)
-
-
-def count_unbacked_keyword_rows(conn: Connection, rowids: Sequence[int]) -> int:
-    """How many of these rowids the keyword index holds with no memory row behind them."""
+# The keyword rows of a user are found by its scope token: SQLite's FTS5 table has no user_id.
+def count_keyword_rows(conn: Connection, user_id: str, rowids: Sequence[int]) -> int:
+    """How many of these rowids of the user's memories the keyword index still holds."""
     return count_in(
         conn,
-        "SELECT COUNT(*) FROM memories_fts f WHERE rowid IN ({}) AND NOT EXISTS "
-        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
+        "SELECT COUNT(*) FROM memories_fts WHERE scope = ? AND rowid IN ({})",
         rowids,
+        [scope_token(user_id)],
     )
 
 
-def count_memories_by_id(conn: Connection, ids: Sequence[str]) -> int:
-    """How many of these memory ids are still stored (of any user)."""
-    return count_in(conn, "SELECT COUNT(*) FROM memories WHERE id IN ({})", ids)
+def count_unbacked_keyword_rows(conn: Connection, user_id: str, rowids: Sequence[int]) -> int:
+    """How many of these rowids the keyword index holds for the user with no memory row of the
+    user behind them."""
+    return count_in(
+        conn,
+        "SELECT COUNT(*) FROM memories_fts f WHERE f.scope = ? AND NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE +m.user_id = ? AND m.rowid = f.rowid) AND f.rowid IN ({})",
+        rowids,
+        [scope_token(user_id), user_id],
+    )
+
+
+def count_memories_by_id(conn: Connection, user_id: str, ids: Sequence[str]) -> int:
+    """How many of these ids of the user's memories are still stored."""
+    return count_in(conn, "SELECT COUNT(*) FROM memories WHERE +user_id = ? AND id IN ({})", ids, [user_id])
 
 
 def count_memories_by_content(conn: Connection, user_id: str, contents: Sequence[str]) -> int:

@@ -91,10 +91,12 @@ def history_details(conn: Connection, user_id: str) -> Iterator[tuple[int, str]]
     return iter(conn.execute("SELECT seq, detail FROM history WHERE user_id = ?", (user_id,)))
 
 
-def delete_history_rows(conn: Connection, seqs: Sequence[int]) -> int:
-    """Remove change-log rows by their seq; returns how many went."""
+def delete_history_rows(conn: Connection, user_id: str, seqs: Sequence[int]) -> int:
+    """Remove some of a user's change-log rows by their seq; returns how many went."""
     return sum(
-        conn.execute(f"DELETE FROM history WHERE seq IN ({marks})", chunk).rowcount
+        conn.execute(
+            f"DELETE FROM history WHERE +user_id = ? AND seq IN ({marks})", [user_id, *chunk]
+        ).rowcount
         for marks, chunk in in_chunks(seqs)
     )
 

@@ -54,10 +54,11 @@ def recorded_modalities(store: RowStore) -> list[str]:
 
 def put_vector(conn: Connection, user_id: str, memory_id: str, modality: str, vector: np.ndarray) -> None:
     """Store (or replace) one memory's modality vector."""
+    # Delete, then insert: the tables' keys differ (memory_id on SQLite, (user_id, memory_id) on
+    # PostgreSQL), so no ON CONFLICT target serves both.
+    conn.execute("DELETE FROM modality_vectors WHERE memory_id = ? AND +user_id = ?", (memory_id, user_id))
     conn.execute(
-        "INSERT INTO modality_vectors (memory_id, user_id, modality, embedding) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT (memory_id) DO UPDATE SET user_id = excluded.user_id, modality = excluded.modality, "
-        "embedding = excluded.embedding",
+        "INSERT INTO modality_vectors (memory_id, user_id, modality, embedding) VALUES (?, ?, ?, ?)",
         (memory_id, user_id, modality, np.asarray(vector, dtype=np.float32).tobytes()),
     )
 
@@ -68,7 +69,8 @@ def indexed_vectors(
     """The vectors of a user's memories that belong in the modality index (active, not cold),
     all of them or those among `ids`; (ids, matrix), matrix None when there are none."""
     sql = (
-        f"SELECT v.memory_id, v.embedding FROM modality_vectors v JOIN memories m ON m.id = v.memory_id "
+        "SELECT v.memory_id, v.embedding FROM modality_vectors v "
+        "JOIN memories m ON m.id = v.memory_id AND +m.user_id = v.user_id "
         f"WHERE v.user_id = ? AND v.modality = ? AND {_INDEXED}"
     )
     found: list[tuple[str, bytes]] = []
@@ -91,7 +93,8 @@ def indexed_ids(store: RowStore, user_id: str, modality: str) -> set[str]:
         return {
             r[0]
             for r in conn.execute(
-                "SELECT v.memory_id FROM modality_vectors v JOIN memories m ON m.id = v.memory_id "
+                "SELECT v.memory_id FROM modality_vectors v "
+                "JOIN memories m ON m.id = v.memory_id AND +m.user_id = v.user_id "
                 f"WHERE v.user_id = ? AND v.modality = ? AND {_INDEXED}",
                 (user_id, modality),
             )

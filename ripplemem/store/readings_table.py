@@ -175,6 +175,6 @@ def delete_readings_by_id(conn: Connection, user_id: str, ids: Sequence[int]) ->
     )
 
 
-def count_readings(conn: Connection, ids: Sequence[int]) -> int:
-    """How many of these reading ids are still stored (of any user)."""
-    return count_in(conn, "SELECT COUNT(*) FROM readings WHERE id IN ({})", ids)
+def count_readings(conn: Connection, user_id: str, ids: Sequence[int]) -> int:
+    """How many of these ids of the user's readings are still stored."""
+    return count_in(conn, "SELECT COUNT(*) FROM readings WHERE +user_id = ? AND id IN ({})", ids, [user_id])

@@ -29,7 +29,7 @@ from ripplemem.store.check_report import CheckReport, take_damage, take_foreign
 from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import delete_orphan_entities
 from ripplemem.store.info import open_rows, store_exists
-from ripplemem.store.memory_rows import index_metadata, scope_token
+from ripplemem.store.memory_rows import index_metadata
 from ripplemem.store.modality_index import check_opened, opened_for_check, sync_modality
 from ripplemem.store.modality_vectors import recorded_modalities
 from ripplemem.store.postgres.options import PostgresOptions
@@ -258,29 +258,24 @@ def _check_graph(store: RowStore, report: CheckReport, repair: bool) -> None:
 
 def _check_keywords(store: RowStore, report: CheckReport, repair: bool) -> None:
     with store.read() as conn:
-        stray = [
-            r[0]
-            for r in conn.execute(
-                "SELECT f.rowid FROM memories_fts f WHERE NOT EXISTS "
-                "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)"
-            )
-        ]
+        # (rowid, scope): a stray row may belong to no user a memory names; its scope token is its own.
+        stray = conn.execute(
+            "SELECT f.rowid, f.scope FROM memories_fts f WHERE NOT EXISTS "
+            f"(SELECT 1 FROM memories m WHERE {store.keyword_join})"
+        ).fetchall()
         missing = conn.execute(
             "SELECT m.rowid, m.user_id, m.content FROM memories m WHERE NOT EXISTS "
-            "(SELECT 1 FROM memories_fts f WHERE f.rowid = m.rowid)"
+            f"(SELECT 1 FROM memories_fts f WHERE {store.keyword_join})"
         ).fetchall()
     report.stray_keywords = len(stray)
     report.missing_keywords = len(missing)
     if not repair or not (stray or missing):
         return
     with store.transaction() as conn:
-        for start in range(0, len(stray), 500):
-            chunk = stray[start : start + 500]
-            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
         conn.executemany(
-            "INSERT INTO memories_fts(rowid, scope, tokens) VALUES (?, ?, ?)",
-            [(r[0], scope_token(r[1]), " ".join(keyword_tokens(r[2]))) for r in missing],
+            "DELETE FROM memories_fts WHERE rowid = ? AND scope = ?", [(r[0], r[1]) for r in stray]
         )
+        store.write_keyword_rows(conn, [(r[1], r[0], " ".join(keyword_tokens(r[2]))) for r in missing])
 
 
 def _clear_markers(store: RowStore, names: list[str]) -> None:

@@ -15,13 +15,13 @@ import numpy as np
 
 from ripplemem.core.text import keyword_tokens
 from ripplemem.store.connection import Connection, Row
+from ripplemem.store.in_lists import in_chunks
 from ripplemem.store.memory_rows import (
     READABLE_EPOCHS,
     MemoryFilter,
     from_epoch,
     index_metadata,
     row_to_memory,
-    scope_token,
     to_epoch,
 )
 from ripplemem.store.schema import indexed_value
@@ -65,6 +65,8 @@ class RowStore(ABC):
     on_server: bool = False
     """Whether the rows live on a database server that other hosts share (not in a local file)."""
     on_write: Callable[[Connection], None] | None
+    keyword_join: str
+    """The condition that meets a memory row ``m`` with its keyword row ``f``."""
 
     @abstractmethod
     def transaction(self, *, content: bool = True) -> AbstractContextManager[Connection]:
@@ -95,6 +97,14 @@ class RowStore(ABC):
     @abstractmethod
     def orphan_keyword_rows(self, conn: Connection, user_id: str) -> int:
         """How many keyword-index rows of the user no memory row backs (what is left of deleted text)."""
+
+    @abstractmethod
+    def write_keyword_rows(self, conn: Connection, rows: Sequence[tuple[str, int, str]]) -> None:
+        """Insert keyword rows: (user id, memory rowid, space-joined tokens), in the caller's transaction."""
+
+    @abstractmethod
+    def delete_keyword_rows(self, conn: Connection, user_id: str, rowids: Sequence[int]) -> None:
+        """Delete the keyword rows of some of a user's memory rows, in the caller's transaction."""
 
     @abstractmethod
     def compact_keywords(self, conn: Connection) -> None:
@@ -182,19 +192,19 @@ class RowStore(ABC):
                 )
             )
         conn.executemany(f"INSERT INTO memories ({COLUMNS}, embedding) VALUES ({','.join('?' * 20)})", rows)
-        self._index_keywords(conn, [m.id for m in memories])
+        by_user: dict[str, builtins.list[str]] = {}
+        for memory in memories:
+            by_user.setdefault(memory.user_id, []).append(memory.id)
+        for user_id, ids in by_user.items():
+            self._index_keywords(conn, user_id, ids)
 
-    def _index_keywords(self, conn: Connection, ids: Sequence[str]) -> None:
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+    def _index_keywords(self, conn: Connection, user_id: str, ids: Sequence[str]) -> None:
+        for marks, chunk in in_chunks(ids):
             found = conn.execute(
-                f"SELECT rowid, user_id, content FROM memories WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f"SELECT rowid, content FROM memories WHERE +user_id = ? AND id IN ({marks})",
+                [user_id, *chunk],
             ).fetchall()
-            conn.executemany(
-                "INSERT INTO memories_fts(rowid, scope, tokens) VALUES (?, ?, ?)",
-                [(r[0], scope_token(r[1]), " ".join(keyword_tokens(r[2]))) for r in found],
-            )
+            self.write_keyword_rows(conn, [(user_id, r[0], " ".join(keyword_tokens(r[1]))) for r in found])
 
     def update(
         self, memory_id: str, user_id: str, fields: dict[str, Any], embedding: np.ndarray | None = None
@@ -223,9 +233,11 @@ class RowStore(ABC):
             [*values.values(), memory_id, user_id],
         )
         if "content" in values:
-            rowid = conn.execute("SELECT rowid FROM memories WHERE id=?", (memory_id,)).fetchone()[0]
-            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-            self._index_keywords(conn, [memory_id])
+            rowid = conn.execute(
+                "SELECT rowid FROM memories WHERE id = ? AND +user_id = ?", (memory_id, user_id)
+            ).fetchone()[0]
+            self.delete_keyword_rows(conn, user_id, [rowid])
+            self._index_keywords(conn, user_id, [memory_id])
 
     def delete(self, memory_ids: Sequence[str], user_id: str) -> list[str]:
         """Delete memories of one user (rows, keywords, edges); returns the ids that existed."""
@@ -248,8 +260,10 @@ class RowStore(ABC):
             ids = [r[1] for r in found]
             rmarks = ",".join("?" * len(rowids))
             imarks = ",".join("?" * len(ids))
-            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({rmarks})", rowids)
-            conn.execute(f"DELETE FROM memories WHERE rowid IN ({rmarks})", rowids)
+            self.delete_keyword_rows(conn, user_id, rowids)
+            conn.execute(
+                f"DELETE FROM memories WHERE +user_id = ? AND rowid IN ({rmarks})", [user_id, *rowids]
+            )
             conn.execute(
                 f"DELETE FROM edges WHERE user_id = ? AND (src IN ({imarks}) OR dst IN ({imarks}))",
                 [user_id, *ids, *ids],
@@ -420,19 +434,19 @@ class RowStore(ABC):
                 np.stack([np.frombuffer(r["embedding"], dtype=np.float32) for r in rows]),
             )
 
-    def iter_contents(self, batch: int = 1000) -> Iterator[builtins.list[tuple[str, str]]]:
-        """Stream (id, content) of every memory, for re-embedding a store."""
+    def iter_contents(self, batch: int = 1000) -> Iterator[builtins.list[tuple[str, str, str]]]:
+        """Stream (user id, id, content) of every memory, for re-embedding a store."""
         for rows in self._pages(
-            "SELECT m.rowid, m.id, m.content FROM memories m", "TRUE", [], batch, one_user=False
+            "SELECT m.rowid, m.user_id, m.id, m.content FROM memories m", "TRUE", [], batch, one_user=False
         ):
-            yield [(r["id"], r["content"]) for r in rows]
+            yield [(r["user_id"], r["id"], r["content"]) for r in rows]
 
-    def set_embeddings(self, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
-        """Replace the stored vectors of memories (used when re-embedding)."""
+    def set_embeddings(self, vectors: Sequence[tuple[str, str, np.ndarray]]) -> None:
+        """Replace the stored vectors of memories, each (user id, id, vector) (used when re-embedding)."""
         with self.transaction() as conn:
             conn.executemany(
-                "UPDATE memories SET embedding = ? WHERE id = ?",
-                [(np.asarray(v, dtype=np.float32).tobytes(), i) for i, v in pairs],
+                "UPDATE memories SET embedding = ? WHERE id = ? AND +user_id = ?",
+                [(np.asarray(v, dtype=np.float32).tobytes(), i, u) for u, i, v in vectors],
             )
 
     def counts_all(self) -> int:
@@ -446,7 +460,7 @@ class RowStore(ABC):
         """Stream (memory id, space-joined keyword tokens) of a user's active memories."""
         select = (
             "SELECT m.rowid, m.created_at, m.id, f.tokens FROM memories m "
-            "JOIN memories_fts f ON f.rowid = m.rowid"
+            f"JOIN memories_fts f ON {self.keyword_join}"
         )
         for rows in self._pages(
             select, "m.user_id = ? AND m.status = 'active'", [user_id], batch, one_user=True

@@ -13,6 +13,7 @@ from ripplemem.errors import SchemaVersionError, StoreError
 from ripplemem.store.connection import Connection
 from ripplemem.store.content_version import ContentVersion, bump, sqlite_data_version
 from ripplemem.store.disk_errors import storage_failure
+from ripplemem.store.in_lists import in_chunks
 from ripplemem.store.memory_rows import MemoryFilter, fts_query, scope_token
 from ripplemem.store.rows import RowStore, write_meta
 from ripplemem.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -39,6 +40,8 @@ _LOCKED_PATIENCE = 60.0  # seconds a write waits for another writer
 
 class SQLiteStore(RowStore):
     """All rows of all users in one SQLite file (or in memory); every query is scoped."""
+
+    keyword_join = "f.rowid = m.rowid"  # the FTS5 table's rowid is the memory's
 
     def __init__(self, path: str | None) -> None:
         self.path = path
@@ -204,6 +207,19 @@ class SQLiteStore(RowStore):
             (f'scope:"{scope_token(user_id)}"',),
         ).fetchone()
         return int(row[0])
+
+    def write_keyword_rows(self, conn: Connection, rows: Sequence[tuple[str, int, str]]) -> None:
+        """Insert keyword rows: (user id, memory rowid, space-joined tokens), in the caller's transaction."""
+        conn.executemany(
+            "INSERT INTO memories_fts(rowid, scope, tokens) VALUES (?, ?, ?)",
+            [(rowid, scope_token(user_id), tokens) for user_id, rowid, tokens in rows],
+        )
+
+    def delete_keyword_rows(self, conn: Connection, user_id: str, rowids: Sequence[int]) -> None:
+        """Delete the keyword rows of some of a user's memory rows (rowids are unique: the user is
+        not needed), in the caller's transaction."""
+        for marks, chunk in in_chunks(rowids):
+            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", chunk)
 
     def compact_keywords(self, conn: Connection) -> None:
         """Merge FTS5's segments: deleted tokens stay in old segments until merged."""

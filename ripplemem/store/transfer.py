@@ -18,6 +18,7 @@ from ripplemem.errors import InvalidInputError, StoreError
 from ripplemem.store.archive import archive_of
 from ripplemem.store.connection import Connection
 from ripplemem.store.content_version import KEY as CONTENT_VERSION_KEY
+from ripplemem.store.memory_rows import scope_token
 from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.chroma_server import STORE_ID_KEY
 
@@ -191,9 +192,13 @@ def copy_store(
         done = 0
         with target.transaction() as dst:
             _clear(dst, rows=replace)
+            owners = _scope_owners(src)
             for table in TABLES:
                 for rows in _pages(src, table):
-                    _write(dst, table, rows, target.location)
+                    if table.name == "memories_fts":
+                        _write_keywords(dst, target, rows, owners)
+                    else:
+                        _write(dst, table, rows, target.location)
                     done += len(rows)
                     if progress is not None:
                         progress(done)
@@ -241,6 +246,25 @@ def _pages(conn: Connection, table: Table) -> Iterator[list[tuple[Any, ...]]]:
             return
         yield rows
         after = [rows[-1][p] for p in positions]
+
+
+def _scope_owners(conn: Connection) -> dict[str, str]:
+    """{scope token: user id} of every user with a memory (a keyword row names its user by token)."""
+    return {scope_token(r[0]): r[0] for r in conn.execute("SELECT DISTINCT user_id FROM memories")}
+
+
+def _write_keywords(
+    conn: Connection, target: RowStore, rows: Sequence[tuple[Any, ...]], owners: dict[str, str]
+) -> None:
+    """Insert one batch of keyword rows (rowid, scope, tokens) in the target's own form: a
+    PostgreSQL store keys them by user too."""
+    unowned = sum(row[1] not in owners for row in rows)
+    if unowned:
+        raise StoreError(
+            f"the source's keyword index holds {unowned} rows of no user's memory: run `ripplemem check` "
+            "on the source (it deletes them), then move it again; the target is unchanged"
+        )
+    target.write_keyword_rows(conn, [(owners[scope], rowid, tokens) for rowid, scope, tokens in rows])
 
 
 def _write(conn: Connection, table: Table, rows: Sequence[tuple[Any, ...]], target: str) -> None:

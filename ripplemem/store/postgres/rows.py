@@ -17,9 +17,10 @@ from ripplemem.errors import MissingDependencyError, SchemaVersionError, StoreEr
 from ripplemem.index.bm25 import KeywordIndex, query_terms, stem
 from ripplemem.store.connection import Connection
 from ripplemem.store.content_version import ContentVersion, bump
+from ripplemem.store.in_lists import in_chunks
 from ripplemem.store.memory_rows import MemoryFilter, scope_token
 from ripplemem.store.postgres.connection import PgConnection, first_line, pg_row_factory, server_error
-from ripplemem.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
+from ripplemem.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION, create_schema
 from ripplemem.store.postgres.uri import redacted, scrubbed
 from ripplemem.store.rows import RowStore, read_meta, write_meta
 from ripplemem.store.vectors.base import VectorIndex
@@ -68,6 +69,9 @@ class PostgresStore(RowStore):
     """All rows of all users in one PostgreSQL schema; every query is scoped."""
 
     on_server = True
+    # Keyword rows are keyed by (user_id, rowid), as every user table: a join naming the user stays
+    # within one partition (or one Citus shard).
+    keyword_join = "f.user_id = m.user_id AND f.rowid = m.rowid"
     unverifiable = (
         "the server's WAL segments (recycled by the server, not erased)",
         "replicas and standbys",
@@ -184,9 +188,13 @@ class PostgresStore(RowStore):
                             f"newer than this RippleMem understands ({SCHEMA_VERSION}); "
                             "upgrade ripplemem to open it"
                         )
-                    for target in range(version + 1, SCHEMA_VERSION + 1):
-                        MIGRATIONS[target](raw)
-                        write_meta(conn, "schema_version", str(target))
+                    if version == 0:
+                        create_schema(raw)
+                        write_meta(conn, "schema_version", str(SCHEMA_VERSION))
+                    else:  # an older store: upgraded in place, its rows kept
+                        for target in range(version + 1, SCHEMA_VERSION + 1):
+                            MIGRATIONS[target](raw)
+                            write_meta(conn, "schema_version", str(target))
             except psycopg.Error as exc:
                 raise server_error(exc, self.uri) from exc
 
@@ -231,7 +239,7 @@ class PostgresStore(RowStore):
         return [
             r[0]
             for r in conn.execute(
-                "SELECT m.id FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
+                f"SELECT m.id FROM memories m JOIN memories_fts f ON {self.keyword_join} "
                 "WHERE m.user_id = ? AND string_to_array(f.tokens, ' ') @> (?)::text[]",
                 (user_id, list(terms)),
             )
@@ -240,11 +248,25 @@ class PostgresStore(RowStore):
     def orphan_keyword_rows(self, conn: Connection, user_id: str) -> int:
         """How many keyword rows of the user no memory row backs (what is left of deleted text)."""
         row = conn.execute(
-            "SELECT COUNT(*) FROM memories_fts f WHERE f.scope = ? AND NOT EXISTS "
-            "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
-            (scope_token(user_id),),
+            "SELECT COUNT(*) FROM memories_fts f WHERE f.user_id = ? AND NOT EXISTS "
+            f"(SELECT 1 FROM memories m WHERE {self.keyword_join})",
+            (user_id,),
         ).fetchone()
         return int(row[0])
+
+    def write_keyword_rows(self, conn: Connection, rows: Sequence[tuple[str, int, str]]) -> None:
+        """Insert keyword rows: (user id, memory rowid, space-joined tokens), in the caller's transaction."""
+        conn.executemany(
+            "INSERT INTO memories_fts(user_id, rowid, scope, tokens) VALUES (?, ?, ?, ?)",
+            [(user_id, rowid, scope_token(user_id), tokens) for user_id, rowid, tokens in rows],
+        )
+
+    def delete_keyword_rows(self, conn: Connection, user_id: str, rowids: Sequence[int]) -> None:
+        """Delete the keyword rows of some of a user's memory rows, in the caller's transaction."""
+        for marks, chunk in in_chunks(rowids):
+            conn.execute(
+                f"DELETE FROM memories_fts WHERE user_id = ? AND rowid IN ({marks})", [user_id, *chunk]
+            )
 
     def compact_keywords(self, conn: Connection) -> None:
         """Nothing to merge: a memory's keyword row is deleted with it (its dead tuple is vacuumed)."""
@@ -305,7 +327,7 @@ class PostgresStore(RowStore):
         where, params = flt.where()
         with self.read() as conn:
             rows = conn.execute(
-                "SELECT m.id, f.tokens FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
+                f"SELECT m.id, f.tokens FROM memories m JOIN memories_fts f ON {self.keyword_join} "
                 f"WHERE {where}",
                 params,
             ).fetchall()
