@@ -87,13 +87,18 @@ def pg_uri() -> Iterator[str]:
             server.cleanup()
 
 
-@pytest.fixture
-def pg_schema(pg_uri: str) -> Iterator[str]:
-    """A schema name no other test uses; the schema (if created) is dropped after the test."""
+def throwaway_schema(uri: str, prefix: str = "test") -> Iterator[str]:
+    """A schema name no other test uses (``prefix_<hex>``); the schema, if created, is dropped after."""
     import psycopg
     from psycopg import sql
 
-    name = f"test_{uuid.uuid4().hex[:16]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
     yield name
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
+    with psycopg.connect(uri, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def pg_schema(pg_uri: str) -> Iterator[str]:
+    """A schema name no other test uses; the schema (if created) is dropped after the test."""
+    yield from throwaway_schema(pg_uri)

@@ -7,7 +7,6 @@ other's rows. PostgreSQL refuses those partitions on a version-1 schema."""
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from internals import engine_of, stored_rows
 from media_encoders import COLOURS, ColourSpaceImageEncoder, write_ppm
 from pg_schema_v1 import create_v1_tables
+from pg_server import throwaway_schema
 
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.store.transfer import TABLES
@@ -45,13 +45,7 @@ def connect(uri: str, schema: str) -> Any:
 @pytest.fixture
 def v1_schema(pg_uri: str) -> Iterator[str]:
     """A second schema name no other test uses, dropped with everything in it afterwards."""
-    import psycopg
-    from psycopg import sql
-
-    name = f"test_v1_{uuid.uuid4().hex[:12]}"
-    yield name
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+    yield from throwaway_schema(pg_uri, "test_v1")
 
 
 def fill(uri: str, schema: str, tmp_path: Path) -> dict[str, str]:
