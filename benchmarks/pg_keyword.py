@@ -47,7 +47,7 @@ from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder, resolve_embedder
 from ripplemem.index.bm25 import query_terms, stem
 from ripplemem.retrieval.hybrid import keyword_search
-from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.tables.memories import MemoryFilter
 
 K = 10
 EVERY_TYPE = ("working", "episodic", "semantic", "perceptual", "document")

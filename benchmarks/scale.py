@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

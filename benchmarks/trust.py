@@ -27,9 +27,10 @@ from trust_processes import ACTIVITIES, KillTrials, LostWrites, kill_trials, los
 
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.errors import RippleMemError
-from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.recovery.reconcile import check_path
+from ripplemem.store.sqlite.rows import DB_FILENAME
 from ripplemem.store.vectors.chroma_health import index_damage
+from ripplemem.store.write_lock import PENDING_DIRNAME
 
 COMMAND = "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/trust.py"
 # Writers are forked from a clean server process that imported RippleMem and Chroma once: forking

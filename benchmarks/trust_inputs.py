@@ -26,7 +26,7 @@ import numpy as np
 from ripplemem import HashingEmbedder, RippleMem, Settings, StoreOptions
 from ripplemem.errors import RippleMemError
 from ripplemem.interfaces.cli.main import main as cli_main
-from ripplemem.store.reconcile import PENDING_DIRNAME
+from ripplemem.store.write_lock import PENDING_DIRNAME
 
 Probe = Callable[[RippleMem], Any]
 SURROGATE = "lone \ud800 surrogate"

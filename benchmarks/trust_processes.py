@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
-from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.recovery.reconcile import check_path
+from ripplemem.store.sqlite.rows import DB_FILENAME
+from ripplemem.store.write_lock import PENDING_DIRNAME
 
 FORKS = multiprocessing.get_context("forkserver")
 ACTIVITIES = ("erase", "delete", "maintain", "import")

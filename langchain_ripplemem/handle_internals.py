@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem import Memory, RippleMem
-from ripplemem.store.kb_tables import kb_name_of
+from ripplemem.store.tables.knowledge_bases import kb_name_of
 
 
 def handle_embedder(memory: RippleMem) -> Any:

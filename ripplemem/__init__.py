@@ -51,13 +51,13 @@ _EXPORTS = {
     "LifecycleReport": "ripplemem.lifecycle.report",
     "MaintenanceReport": "ripplemem.lifecycle.report",
     "ConsolidationReport": "ripplemem.lifecycle.consolidate",
-    "HistoryEvent": "ripplemem.store.history_table",
+    "HistoryEvent": "ripplemem.store.tables.history",
     "Predecessor": "ripplemem.api.history",
     "Reading": "ripplemem.perceptual.rules",
     "MetricStats": "ripplemem.perceptual.rules",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
     "GraphIssue": "ripplemem.analysis.graph_quality",
-    "CheckReport": "ripplemem.store.reconcile",
+    "CheckReport": "ripplemem.store.recovery.reconcile",
     "LLMRequiredError": "ripplemem.llm.chat",
     "ImageEncoder": "ripplemem.embedding.media_encoders",
     "AudioEncoder": "ripplemem.embedding.media_encoders",
@@ -160,8 +160,8 @@ if TYPE_CHECKING:
     from ripplemem.perceptual.rules import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.privacy.erase import EraseReport
     from ripplemem.retrieval.graph_queries import Connection
-    from ripplemem.store.history_table import HistoryEvent
-    from ripplemem.store.reconcile import CheckReport
+    from ripplemem.store.recovery.reconcile import CheckReport
+    from ripplemem.store.tables.history import HistoryEvent
     from ripplemem.store.transfer import MigrationReport
     from ripplemem.store.vectors.chroma_health import index_damage
     from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope

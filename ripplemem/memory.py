@@ -29,7 +29,7 @@ from ripplemem.lifecycle.reembed import ProgressCallback, reembed_store
 from ripplemem.llm.extraction import LLMExtractor
 from ripplemem.privacy.erase import EraseReport
 from ripplemem.store.info import recorded_embedder
-from ripplemem.store.reconcile import CheckReport, check_path
+from ripplemem.store.recovery.reconcile import CheckReport, check_path
 from ripplemem.store.vectors.chroma_server import server_option
 from ripplemem.types import Scope
 

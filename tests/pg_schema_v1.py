@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ripplemem.store.schema import INDEXED_METADATA_KEYS
+from ripplemem.store.tables.memories import INDEXED_METADATA_KEYS
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -130,7 +130,7 @@ CREATE TABLE IF NOT EXISTS modality_vectors (
     embedding BYTEA NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ix_modality_vectors_user ON modality_vectors(user_id, modality);
--- The cold tier: compressed vector segments (store/archive.py), by owner (a digest of the user id).
+-- The cold tier: compressed vector segments (store/cold_segments.py), by owner (a digest of the user id).
 CREATE TABLE IF NOT EXISTS archive_segments (
     owner TEXT NOT NULL,
     name TEXT NOT NULL,

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Memory
 
 # ours: MiniLM cosine between a question or note and a chunk of the section it is about is

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ripplemem.analysis.graph_snapshot import GraphSnapshot
-from ripplemem.store.graph_tables import EdgeRow
+from ripplemem.store.tables.graph import EdgeRow
 
 # Entity types that say nothing specific (rule extraction's capitalised spans, bare relations).
 GENERIC_TYPES = frozenset({"thing", "name"})

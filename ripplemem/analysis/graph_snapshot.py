@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ripplemem.store.analysis_rows import MemoryRow, active_memories, all_entities
-from ripplemem.store.graph_tables import EdgeRow, EntityRow, is_entity, iter_edges
+from ripplemem.store.queries.analysis import MemoryRow, active_memories, all_entities
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import EdgeRow, EntityRow, is_entity, iter_edges
 
 
 @dataclass

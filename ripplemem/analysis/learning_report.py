@@ -21,7 +21,7 @@ from ripplemem.analysis.learning_stats import (
 from ripplemem.analysis.report_phrasing import phrase_report
 from ripplemem.engine import knowledge_bases as kbs
 from ripplemem.engine.engine import Engine
-from ripplemem.store.analysis_rows import MemoryRow
+from ripplemem.store.queries.analysis import MemoryRow
 
 MAX_ITEMS = 5
 # ours: below this estimated retention a concept is worth reviewing; urgency bands below.

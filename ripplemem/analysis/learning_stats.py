@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from ripplemem.analysis.graph_snapshot import GraphSnapshot
-from ripplemem.store.analysis_rows import MemoryRow
+from ripplemem.store.queries.analysis import MemoryRow
 
 SECONDS_PER_DAY = 86_400.0
 # Concepts are named entities; dates, amounts and sensor metrics are not things one studies.

@@ -36,7 +36,7 @@ from ripplemem.engine.writes import delete_memories, embed_batch, update_memory,
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.lifecycle.reembed import ProgressCallback, disk_bytes, progress_reporter
 from ripplemem.llm.extraction import LLMExtractor
-from ripplemem.store.memory_rows import to_epoch
+from ripplemem.store.tables.memories import to_epoch
 from ripplemem.types import Memory, MemoryTypeChoice
 
 

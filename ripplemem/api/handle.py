@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.errors import ClosedError
-from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Scope
 
 if TYPE_CHECKING:

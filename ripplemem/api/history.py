@@ -12,9 +12,9 @@ from ripplemem.api.handle import HandleState
 from ripplemem.core.clock import time_key
 from ripplemem.core.validation import check_text
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
-from ripplemem.store.history_table import HistoryEvent, read_history
-from ripplemem.store.memory_rows import MemoryFilter
-from ripplemem.store.revision_rows import linked_pairs
+from ripplemem.store.queries.revisions import linked_pairs
+from ripplemem.store.tables.history import HistoryEvent, read_history
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Hit, Memory
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from ripplemem.perceptual.recording import (
     to_reading,
 )
 from ripplemem.perceptual.rules import MetricStats, Reading, SensorSettings, check_metric
-from ripplemem.store.memory_rows import to_epoch
-from ripplemem.store.readings_table import delete_readings, metric_units, reading_stats, select_readings
+from ripplemem.store.tables.memories import to_epoch
+from ripplemem.store.tables.readings import delete_readings, metric_units, reading_stats, select_readings
 
 if TYPE_CHECKING:
     from ripplemem.types import Memory

@@ -42,7 +42,7 @@ from ripplemem.retrieval.pipeline import (
 from ripplemem.retrieval.relevance import check_score_threshold, with_relevance
 from ripplemem.retrieval.route_rules import check_route
 from ripplemem.retrieval.routing import order_by_route, plan_route
-from ripplemem.store.memory_rows import to_epoch
+from ripplemem.store.tables.memories import to_epoch
 from ripplemem.types import MemoryTypeChoice, Recall
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.knowledge_bases import kb_scope, open_for_ingest
 from ripplemem.engine.writes import delete_memories, write_batch
 from ripplemem.errors import InvalidTypeError, RippleMemError
-from ripplemem.store import kb_tables
+from ripplemem.store.tables import knowledge_bases as kb_tables
 from ripplemem.types import Memory
 
 # A page of running text, for formats without pages of their own (Markdown, HTML, DOCX, ...):

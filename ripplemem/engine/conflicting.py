@@ -37,8 +37,8 @@ from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
 from ripplemem.lifecycle.rules.conflicts import ConflictVerdict, clear_text_cache, compare_statements
 from ripplemem.lifecycle.rules.settings import LifecycleSettings
 from ripplemem.lifecycle.rules.statements import Statement, parse_statement
-from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|[零〇一二两三四五六七八九十百千万]+(?=[月日号点个次岁年天周])")

@@ -34,25 +34,24 @@ from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, Sto
 from ripplemem.index.bm25 import KeywordIndex, index_terms, stem
 from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
-from ripplemem.store.archive import archive_of
-from ripplemem.store.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
-from ripplemem.store.modality_index import ModalityIndexes
+from ripplemem.store.cold_segments import archive_of
 from ripplemem.store.neo4j.backend import Neo4jBackend, check_backend_kept
 from ripplemem.store.neo4j.connection import Neo4jOptions
 from ripplemem.store.postgres.options import PostgresOptions
 from ripplemem.store.postgres.rows import PostgresStore
-from ripplemem.store.reconcile import (
+from ripplemem.store.recovery.reconcile import (
     CheckReport,
-    MarkedWriteLock,
-    pending_markers,
     reconcile_on_open,
     sync_index,
 )
 from ripplemem.store.rows import RowStore
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.sqlite.rows import SQLiteStore
+from ripplemem.store.tables.graph import EdgeRow, entity_vectors, iter_edge_rows
 from ripplemem.store.vectors.base import NumpyIndex, VectorIndex
 from ripplemem.store.vectors.chroma import ISOLATIONS, ChromaIndex
 from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
+from ripplemem.store.vectors.modality_index import ModalityIndexes
+from ripplemem.store.write_lock import MarkedWriteLock, pending_markers
 from ripplemem.types import Memory
 
 VECTOR_INDEXES = literal_values(VectorIndexName)

@@ -15,7 +15,7 @@ from ripplemem.config import GraphSettings
 from ripplemem.core.relations import Relation
 from ripplemem.language.entities import ExtractedEntity, canonical_name, extract_entities, has_cjk
 from ripplemem.store.connection import Connection
-from ripplemem.store.graph_tables import (
+from ripplemem.store.tables.graph import (
     EdgeRow,
     EntityRow,
     entities_containing_word,

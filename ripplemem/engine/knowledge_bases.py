@@ -19,9 +19,9 @@ from ripplemem.documents.convert.convert import source_key
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
-from ripplemem.store import kb_tables
-from ripplemem.store.kb_tables import KB_SCOPE_PREFIX, kb_name_of
-from ripplemem.store.memory_rows import MemoryFilter, from_epoch
+from ripplemem.store.tables import knowledge_bases as kb_tables
+from ripplemem.store.tables.knowledge_bases import KB_SCOPE_PREFIX, kb_name_of
+from ripplemem.store.tables.memories import MemoryFilter, from_epoch
 from ripplemem.types import Memory
 
 DEFAULT_KNOWLEDGE_BASE = "default"

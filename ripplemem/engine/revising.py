@@ -15,10 +15,10 @@ from typing import Any
 
 from ripplemem.engine.conflicting import Link, WritePlan
 from ripplemem.store.connection import Connection
-from ripplemem.store.graph_tables import EdgeRow, insert_edges
-from ripplemem.store.history_table import HistoryEvent, record_history
-from ripplemem.store.memory_rows import to_epoch
-from ripplemem.store.revision_rows import MergeUpdate, merge_rows, set_beliefs, supersede_rows
+from ripplemem.store.queries.revisions import MergeUpdate, merge_rows, set_beliefs, supersede_rows
+from ripplemem.store.tables.graph import EdgeRow, insert_edges
+from ripplemem.store.tables.history import HistoryEvent, record_history
+from ripplemem.store.tables.memories import to_epoch
 from ripplemem.types import Memory
 
 

@@ -11,12 +11,12 @@ from typing import Protocol
 
 import numpy as np
 
-from ripplemem.store.archive import VectorArchive
+from ripplemem.store.cold_segments import VectorArchive
 from ripplemem.store.connection import Connection
-from ripplemem.store.graph_tables import EdgeRow
-from ripplemem.store.modality_index import ModalityIndexes
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import EdgeRow
 from ripplemem.store.vectors.base import VectorIndex
+from ripplemem.store.vectors.modality_index import ModalityIndexes
 from ripplemem.types import Memory
 
 

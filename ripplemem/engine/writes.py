@@ -20,7 +20,8 @@ from ripplemem.errors import EmbedderOutputError
 from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
 from ripplemem.store.connection import Connection
 from ripplemem.store.disk_errors import storage_failure
-from ripplemem.store.graph_tables import (
+from ripplemem.store.queries.lifecycle import archive_locations
+from ripplemem.store.tables.graph import (
     EntityRow,
     delete_orphan_entities,
     insert_edges,
@@ -29,9 +30,8 @@ from ripplemem.store.graph_tables import (
     reinforce_edges,
     set_entity_vectors,
 )
-from ripplemem.store.history_table import HistoryEvent, record_history
-from ripplemem.store.lifecycle_rows import archive_locations
-from ripplemem.store.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
+from ripplemem.store.tables.history import HistoryEvent, record_history
+from ripplemem.store.tables.memories import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
 from ripplemem.types import Memory, Recall
 
 logger = logging.getLogger("ripplemem.engine.writes")

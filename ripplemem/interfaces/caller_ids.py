@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.tables.memories import MemoryFilter
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def memories_by_metadata(memory: RippleMem, key: str, values: Sequence[str]) -> dict[str, list[Memory]]:
     """The handle's active memories whose metadata[key] is each value (newest first); ``key`` is one
-    of ripplemem.store.schema.INDEXED_METADATA_KEYS. Values no memory has are left out."""
+    of ripplemem.store.tables.memories.INDEXED_METADATA_KEYS. Values no memory has are left out."""
     store = memory._engine.store
     agent_id = memory.scope_info.agent_id
     ids = store.ids_by_metadata(memory.user_id, key, list(dict.fromkeys(values)), agent_id=agent_id)

@@ -20,9 +20,8 @@ from ripplemem.engine.writes import delete_memories
 from ripplemem.lifecycle.report import LifecycleEntry, LifecycleReport
 from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS
 from ripplemem.lifecycle.rules.tiers import plan_tier_moves, plan_wakeups
-from ripplemem.store.archive import archive_of
-from ripplemem.store.history_table import HistoryEvent, record_history
-from ripplemem.store.lifecycle_rows import (
+from ripplemem.store.cold_segments import archive_of
+from ripplemem.store.queries.lifecycle import (
     archive_locations,
     archived_with_vectors,
     index_metadatas,
@@ -33,6 +32,7 @@ from ripplemem.store.lifecycle_rows import (
     stored_vectors,
 )
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.history import HistoryEvent, record_history
 
 TIER_CAUSE = "tiers"
 

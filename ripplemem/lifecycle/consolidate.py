@@ -29,10 +29,10 @@ from ripplemem.lifecycle.rules.consolidation import (
     plan_promotions,
 )
 from ripplemem.lifecycle.rules.working import WorkingItem
-from ripplemem.store.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
-from ripplemem.store.history_table import HistoryEvent, record_history
-from ripplemem.store.memory_rows import MemoryFilter
-from ripplemem.store.revision_rows import entity_keys, summarized_ids
+from ripplemem.store.queries.revisions import entity_keys, summarized_ids
+from ripplemem.store.tables.graph import EdgeRow, entity_id, existing_entity_ids, insert_edges
+from ripplemem.store.tables.history import HistoryEvent, record_history
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Memory, Scope
 
 logger = logging.getLogger("ripplemem.lifecycle.rules")

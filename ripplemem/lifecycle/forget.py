@@ -21,13 +21,13 @@ from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle.archive import move_to_cold
 from ripplemem.lifecycle.report import LifecycleEntry, LifecycleReport
 from ripplemem.lifecycle.rules.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
-from ripplemem.store.history_table import HistoryEvent, record_history
-from ripplemem.store.lifecycle_rows import (
+from ripplemem.store.queries.lifecycle import (
     LifecycleRows,
     link_counts,
     read_lifecycle_rows,
     set_importance,
 )
+from ripplemem.store.tables.history import HistoryEvent, record_history
 
 
 def check_strategy(strategy: object) -> ForgetStrategy:

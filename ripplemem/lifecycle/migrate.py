@@ -14,7 +14,7 @@ from ripplemem.store.postgres.options import postgres_options
 from ripplemem.store.postgres.rows import PostgresStore
 from ripplemem.store.postgres.uri import is_postgres_uri, redacted
 from ripplemem.store.rows import RowStore
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.sqlite.rows import SQLiteStore
 from ripplemem.store.transfer import MigrationReport, copy_store, table_counts
 
 StoreLocation = str | os.PathLike[str]

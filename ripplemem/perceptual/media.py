@@ -1,7 +1,7 @@
 """Images and audio as perceptual memories (CLIP for images, CLAP for audio). The memory
 keeps a reference to the file. Its caption or transcript (when given) is embedded with the text
 embedder into the text index, as any memory; an encoder embeds the file itself into its own space,
-kept in the modality's own index (ripplemem.store.modality_index), where cross-modal recall finds it.
+kept in the modality's own index (ripplemem.store.vectors.modality_index), where cross-modal recall finds it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
 from ripplemem.engine.writes import delete_memories, write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
-from ripplemem.store.modality_index import check_space
-from ripplemem.store.modality_vectors import ModalitySpace
+from ripplemem.store.tables.modality_vectors import ModalitySpace
+from ripplemem.store.vectors.modality_index import check_space
 from ripplemem.types import Memory, Scope
 
 MEDIA = {"image": ("caption", "embed_image"), "audio": ("transcript", "embed_audio")}

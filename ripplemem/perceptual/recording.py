@@ -30,8 +30,8 @@ from ripplemem.perceptual.rules import (
     local_time,
     metric_label,
 )
-from ripplemem.store.memory_rows import MemoryFilter, to_epoch
-from ripplemem.store.readings_table import (
+from ripplemem.store.tables.memories import MemoryFilter, to_epoch
+from ripplemem.store.tables.readings import (
     ReadingRow,
     insert_readings,
     metric_units,

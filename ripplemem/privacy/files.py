@@ -4,7 +4,7 @@ locks of a live SQLite database.
 On POSIX, closing any descriptor of a file drops every fcntl lock the process holds on it, so a
 plain open()/close() of ripplemem.db (or its -wal, -shm) while the store's connection is open lets
 another process checkpoint and delete the WAL under this one: its committed rows vanish. So the
-store's database is read through SQLite itself (store/side_connection.py: a second connection of
+store's database is read through SQLite itself (store/sqlite/side_connection.py: a second connection of
 the same SQLite library, which keeps its descriptors open while the first holds locks), and the
 files of a database held by another library in this process (Chroma's chroma.sqlite3, opened by
 chromadb's own bundled SQLite) are not opened at all: RippleMem never gives Chroma any text, and
@@ -16,8 +16,8 @@ import os
 from collections.abc import Iterable, Iterator
 
 from ripplemem.privacy.matcher import CHUNK, chunks_of, file_chunks
-from ripplemem.store.side_connection import database_image, database_values, side_connection
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
+from ripplemem.store.sqlite.side_connection import database_image, database_values, side_connection
 
 # SQLite's companions of a database file, and the names SQLite databases go by.
 SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
-from ripplemem.store.erase_rows import memory_texts
-from ripplemem.store.graph_tables import (
+from ripplemem.store.queries.erase import memory_texts
+from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import (
     mentioned_entities,
     mentioning_memories,
     rarely_mentioned,
     user_entities,
 )
-from ripplemem.store.rows import RowStore
 
 # A match's entities lead to the other memories mentioning them, unless the entity is a hub
 # (the user's own name, "today"): followed only when it is mentioned by at most this many memories.

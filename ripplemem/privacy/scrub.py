@@ -15,18 +15,18 @@ from ripplemem.engine.knowledge_bases import delete_knowledge_base
 from ripplemem.engine.writes import delete_memories
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.targets import EraseTargets
-from ripplemem.store.archive import user_digest
+from ripplemem.store.cold_segments import user_digest
 from ripplemem.store.connection import Connection
-from ripplemem.store.erase_rows import count_keyword_rows, count_user_rows
-from ripplemem.store.history_table import (
+from ripplemem.store.queries.erase import count_keyword_rows, count_user_rows
+from ripplemem.store.sqlite.side_connection import checkpoint_wal
+from ripplemem.store.tables.history import (
     delete_history,
     delete_history_rows,
     delete_user_history,
     history_details,
 )
-from ripplemem.store.kb_tables import remove_grant, rename_user
-from ripplemem.store.readings_table import delete_readings_by_id
-from ripplemem.store.side_connection import checkpoint_wal
+from ripplemem.store.tables.knowledge_bases import remove_grant, rename_user
+from ripplemem.store.tables.readings import delete_readings_by_id
 
 ERASED_USER = "(erased user)"
 # Memories deleted per hold of the write lock (a few hundred milliseconds with Chroma).

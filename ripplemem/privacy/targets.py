@@ -19,12 +19,12 @@ from ripplemem.privacy.matching import (
     keyword_matches,
     through_entities,
 )
-from ripplemem.store import kb_tables
-from ripplemem.store.erase_rows import memory_places, memory_vectors, user_memory_ids
-from ripplemem.store.graph_tables import get_entities, mentioned_entities, user_entities
-from ripplemem.store.modality_vectors import vectors_of
-from ripplemem.store.readings_table import reading_ids
-from ripplemem.store.revision_rows import linked_pairs, summaries_of
+from ripplemem.store.queries.erase import memory_places, memory_vectors, user_memory_ids
+from ripplemem.store.queries.revisions import linked_pairs, summaries_of
+from ripplemem.store.tables import knowledge_bases as kb_tables
+from ripplemem.store.tables.graph import get_entities, mentioned_entities, user_entities
+from ripplemem.store.tables.modality_vectors import vectors_of
+from ripplemem.store.tables.readings import reading_ids
 
 MODES = ("memory", "matching", "user")
 

@@ -16,18 +16,18 @@ from ripplemem.privacy.files import store_files
 from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.scrub import text_needles
 from ripplemem.privacy.targets import EraseTargets
-from ripplemem.store import erase_rows
 from ripplemem.store.connection import Connection
-from ripplemem.store.graph_tables import (
+from ripplemem.store.queries import erase as erase_rows
+from ripplemem.store.rows import RowStore
+from ripplemem.store.sqlite.side_connection import checkpoint_wal
+from ripplemem.store.tables.graph import (
     count_edges_touching,
     count_entities_named,
     entity_texts,
     existing_entity_ids,
 )
-from ripplemem.store.history_table import count_history, history_details
-from ripplemem.store.readings_table import count_readings
-from ripplemem.store.rows import RowStore
-from ripplemem.store.side_connection import checkpoint_wal
+from ripplemem.store.tables.history import count_history, history_details
+from ripplemem.store.tables.readings import count_readings
 
 # Near-duplicate threshold of the dense check: an index entry this close to an erased vector is it.
 NEAR_DUPLICATE = 0.999

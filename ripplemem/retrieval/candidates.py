@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.store.memory_rows import row_to_memory
+from ripplemem.store.tables.memories import row_to_memory
 from ripplemem.types import Memory
 
 

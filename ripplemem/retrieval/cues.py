@@ -11,9 +11,9 @@ from ripplemem.config import GraphSettings
 from ripplemem.language.answer_types import asks_when, is_question, names_time
 from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.hybrid import Fusion
-from ripplemem.store.graph_tables import next_in_session
-from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import next_in_session
+from ripplemem.store.tables.memories import MemoryFilter
 
 
 def with_rows(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ripplemem.config import GRAPH_SUPPORTED
 from ripplemem.index.scope_graph import ScopeGraph
-from ripplemem.store.graph_tables import edges_between, get_entities, is_entity
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import edges_between, get_entities, is_entity
 from ripplemem.types import GraphNode, Hit, Subgraph, SubgraphEdge
 
 _SNIPPET_CHARS = 60

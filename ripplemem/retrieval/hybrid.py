@@ -19,8 +19,8 @@ from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.latest import Preference, latest_preference
 from ripplemem.retrieval.scoring import access_heat, profile_scores, profile_weights, recency
 from ripplemem.retrieval.script_reading import dense_trust
-from ripplemem.store.memory_rows import MemoryFilter, stored_epoch
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.memories import MemoryFilter, stored_epoch
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 from ripplemem.types import Hit, Recall
 

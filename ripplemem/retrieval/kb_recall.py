@@ -25,8 +25,8 @@ from ripplemem.engine.knowledge_bases import kb_label, kb_scope, present
 from ripplemem.engine.writes import reinforce_paths
 from ripplemem.retrieval.pipeline import SearchSpec, search_scope
 from ripplemem.retrieval.route_rules import classify_query
-from ripplemem.store.graph_tables import get_entities, mentioned_entities
-from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.tables.graph import get_entities, mentioned_entities
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Hit, Recall, Subgraph
 
 # How many of the user's own top hits lend their entities to a knowledge-base search, and how

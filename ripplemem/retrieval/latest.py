@@ -17,8 +17,8 @@ import numpy as np
 from ripplemem.config import Settings
 from ripplemem.language.answer_types import asks_present
 from ripplemem.retrieval.candidates import CandidatePool
-from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.memories import MemoryFilter
 
 # At most this many strong candidates are compared (their vectors read): a recall's top few.
 _MAX_COMPARED = 12

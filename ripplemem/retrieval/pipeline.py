@@ -18,7 +18,7 @@ from ripplemem.language.timeparse import TimeRange, resolve_time
 from ripplemem.retrieval.expansion import QueryExpander, candidate_pool_size, fuse_by_rank
 from ripplemem.retrieval.hybrid import hybrid_recall
 from ripplemem.retrieval.ripple import RippleParts, ripple_recall
-from ripplemem.store.memory_rows import MemoryFilter, to_epoch
+from ripplemem.store.tables.memories import MemoryFilter, to_epoch
 from ripplemem.types import Hit, Recall, Subgraph
 
 TIME_PHRASE_MODES = literal_values(TimePhraseMode)

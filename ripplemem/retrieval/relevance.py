@@ -23,7 +23,7 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.index.bm25 import KeywordIndex, index_terms, query_terms
 from ripplemem.retrieval.pipeline import SearchSpec
 from ripplemem.retrieval.script_reading import dense_trust
-from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Hit
 
 

@@ -21,9 +21,9 @@ from ripplemem.retrieval.explain import explain_hits
 from ripplemem.retrieval.hybrid import Fusion, gather_pool, score_pool
 from ripplemem.retrieval.latest import latest_preference
 from ripplemem.retrieval.script_reading import dense_trust
-from ripplemem.store.graph_tables import entity_id, is_entity
-from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import entity_id, is_entity
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.types import Recall
 

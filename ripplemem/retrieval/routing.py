@@ -14,7 +14,7 @@ from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import chunk_count, readable
 from ripplemem.language.entities import query_entity_keys
 from ripplemem.retrieval.route_rules import RuleRouter
-from ripplemem.store.graph_tables import entity_id, get_entities
+from ripplemem.store.tables.graph import entity_id, get_entities
 from ripplemem.types import MemoryType, Recall
 
 PERSONAL_TYPES: tuple[MemoryTypeName, ...] = tuple(check_type(t) for t in MemoryType if t.value != "document")

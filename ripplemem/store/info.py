@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 
-from ripplemem.store.kb_tables import kb_name_of
 from ripplemem.store.postgres.options import PostgresOptions
 from ripplemem.store.postgres.rows import PostgresStore, schema_holds_store
 from ripplemem.store.rows import RowStore
-from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore
+from ripplemem.store.sqlite.rows import DB_FILENAME, SQLiteStore
+from ripplemem.store.tables.knowledge_bases import kb_name_of
 
 # A store folder, or the PostgreSQL schema of a store wholly on a server.
 StoreLocation = str | PostgresOptions

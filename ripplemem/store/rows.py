@@ -1,6 +1,6 @@
 """The rows every backend holds (memories, their keywords and vectors, meta), read and written
 through one connection per store in the SQL both SQLite and PostgreSQL speak; a backend supplies
-the connection, its transactions and migrations (store/sqlite.py, store/postgres/)."""
+the connection, its transactions and migrations (store/sqlite/, store/postgres/)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ import numpy as np
 from ripplemem.core.text import keyword_tokens
 from ripplemem.store.connection import Connection, Row
 from ripplemem.store.in_lists import in_chunks
-from ripplemem.store.memory_rows import (
+from ripplemem.store.tables.memories import (
     READABLE_EPOCHS,
     MemoryFilter,
     from_epoch,
     index_metadata,
+    indexed_value,
     row_to_memory,
     to_epoch,
 )
-from ripplemem.store.schema import indexed_value
 from ripplemem.types import Memory
 
 if TYPE_CHECKING:

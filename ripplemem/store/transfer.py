@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.errors import InvalidInputError, StoreError
-from ripplemem.store.archive import archive_of
+from ripplemem.store.cold_segments import archive_of
 from ripplemem.store.connection import Connection
 from ripplemem.store.content_version import KEY as CONTENT_VERSION_KEY
-from ripplemem.store.memory_rows import scope_token
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.memories import scope_token
 from ripplemem.store.vectors.chroma_server import STORE_ID_KEY
 
 BATCH = 1000

@@ -40,7 +40,7 @@ KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
         "memory_metadata",
     },
     "ripplemem.retrieval.relevance": {"check_score_threshold"},
-    "ripplemem.store.kb_tables": {"kb_name_of"},
+    "ripplemem.store.tables.knowledge_bases": {"kb_name_of"},
     "ripplemem.lifecycle.rules": {"remember_cue"},
     "ripplemem.interfaces.metadata_filters": {"OPERATORS", "Condition", "recall_options"},
     "ripplemem.retrieval.hybrid": {"RECALL_MODES"},

@@ -109,9 +109,9 @@ def test_writes_go_through_the_unit_of_work() -> None:
 
 def test_the_checks_see_the_real_tree() -> None:
     modules = sources()
-    assert "ripplemem/privacy/scrub.py" in modules and "ripplemem/store/sqlite.py" in modules
+    assert "ripplemem/privacy/scrub.py" in modules and "ripplemem/store/sqlite/rows.py" in modules
     # The homes are exempt, not unseen: both checks find plenty there.
-    assert len(list(sql_calls(modules["ripplemem/store/sqlite.py"]))) > 10
+    assert len(list(sql_calls(modules["ripplemem/store/sqlite/rows.py"]))) > 10
     assert list(write_path_reaches(modules["ripplemem/engine/unit_of_work.py"]))
 
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.validation import check_k
 from ripplemem.errors import InvalidInputError
-from ripplemem.store.graph_tables import EdgeRow, get_entities, is_entity, iter_edges
-from ripplemem.store.memory_rows import MemoryFilter
+from ripplemem.store.tables.graph import EdgeRow, get_entities, is_entity, iter_edges
+from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.types import Memory, Recall, SubgraphEdge
 
 if TYPE_CHECKING:

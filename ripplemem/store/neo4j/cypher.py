@@ -10,7 +10,7 @@ tests/unit/store/test_neo4j_cypher.py parse each statement with Neo4j's own pars
 
 from __future__ import annotations
 
-from ripplemem.store.graph_tables import EDGE_TYPES
+from ripplemem.store.tables.graph import EDGE_TYPES
 
 VECTOR_INDEX = "ripplemem_memory_embedding"
 FULLTEXT_INDEX = "ripplemem_memory_content"

@@ -18,12 +18,12 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ripplemem.store.graph_tables import EdgeRow
 from ripplemem.store.neo4j import cypher
 from ripplemem.store.neo4j.connection import Neo4jConnection, Statement, statement
 from ripplemem.store.neo4j.index import Neo4jIndex
-from ripplemem.store.reconcile import MarkedWriteLock
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import EdgeRow
+from ripplemem.store.write_lock import MarkedWriteLock
 
 _BATCH = 1000
 _SWEEP = 10_000

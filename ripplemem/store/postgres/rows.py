@@ -18,11 +18,11 @@ from ripplemem.index.bm25 import KeywordIndex, query_terms, stem
 from ripplemem.store.connection import Connection
 from ripplemem.store.content_version import ContentVersion, bump
 from ripplemem.store.in_lists import in_chunks
-from ripplemem.store.memory_rows import MemoryFilter, scope_token
 from ripplemem.store.postgres.connection import PgConnection, first_line, pg_row_factory, server_error
 from ripplemem.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION, create_schema
 from ripplemem.store.postgres.uri import redacted, scrubbed
 from ripplemem.store.rows import RowStore, read_meta, write_meta
+from ripplemem.store.tables.memories import MemoryFilter, scope_token
 from ripplemem.store.vectors.base import VectorIndex
 
 DEFAULT_SCHEMA = "ripplemem"

@@ -1,4 +1,4 @@
-"""The PostgreSQL schema (the tables of store/schema.py, typed for PostgreSQL), its version, and
+"""The PostgreSQL schema (the tables of store/sqlite/schema.py, typed for PostgreSQL), its version, and
 the migrations run on open: one process migrates under an advisory lock, the others wait for it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ripplemem.store.schema import INDEXED_METADATA_KEYS
+from ripplemem.store.tables.memories import INDEXED_METADATA_KEYS
 
 SCHEMA_VERSION = 2
 
@@ -143,7 +143,7 @@ CREATE TABLE IF NOT EXISTS modality_vectors (
     FOREIGN KEY (user_id, memory_id) REFERENCES memories(user_id, id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS ix_modality_vectors_user ON modality_vectors(user_id, modality);
--- The cold tier: compressed vector segments (store/archive.py), by owner (a digest of the user id).
+-- The cold tier: compressed vector segments (store/cold_segments.py), by owner (a digest of the user id).
 CREATE TABLE IF NOT EXISTS archive_segments (
     owner TEXT NOT NULL,
     name TEXT NOT NULL,

@@ -1,1 +1,2 @@
-"""Vector indexes: the protocol (`base`), embedded Chroma and its health checks, a Chroma server."""
+"""Vector indexes: the protocol (`base`), embedded Chroma and its health checks, a Chroma server,
+the image/audio indexes (`modality_index`)."""

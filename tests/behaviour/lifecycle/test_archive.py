@@ -16,7 +16,7 @@ from manual_clock import ManualClock
 
 from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.store.archive import decode_segment
+from ripplemem.store.cold_segments import decode_segment
 from ripplemem.types import Memory
 
 

@@ -11,7 +11,7 @@ from manual_clock import ManualClock
 
 from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.store.history_table import read_history
+from ripplemem.store.tables.history import read_history
 from ripplemem.types import Memory
 
 

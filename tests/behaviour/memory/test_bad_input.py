@@ -27,7 +27,7 @@ from ripplemem import (
     StoreError,
     StoreOptions,
 )
-from ripplemem.store.reconcile import PENDING_DIRNAME
+from ripplemem.store.write_lock import PENDING_DIRNAME
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from ripplemem import RippleMem
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli.main import main
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
 
 PEOPLE = ["Asha", "Bruno", "Chen", "Dara", "Emil", "Fatima", "Goran", "Hana"]
 THINGS = [

@@ -15,8 +15,9 @@ from internals import engine_of
 from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import HashingEmbedder
 from ripplemem.interfaces.caller_ids import memories_by_metadata
-from ripplemem.store.schema import INDEXED_METADATA_KEYS, SCHEMA_VERSION
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
+from ripplemem.store.sqlite.schema import SCHEMA_VERSION
+from ripplemem.store.tables.memories import INDEXED_METADATA_KEYS
 
 ROWS = 200
 INDEXES = {f"ix_memories_meta_{key}" for key in INDEXED_METADATA_KEYS}

@@ -15,8 +15,8 @@ import pytest
 
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.store.reconcile import check_path
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.recovery.reconcile import check_path
+from ripplemem.store.sqlite.rows import DB_FILENAME
 
 FRUITS = ["quince", "lychee", "damson", "medlar", "persimmon", "kumquat", "loquat", "pawpaw"]
 CITIES = ["Tromso", "Valparaiso", "Hobart", "Ushuaia", "Nuuk", "Timbuktu", "Kochi", "Tbilisi"]

@@ -20,7 +20,7 @@ from ripplemem.core.validation import MAX_METADATA_CHARS
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.interfaces.cli.main import main as cli_main
-from ripplemem.store.reconcile import PENDING_DIRNAME
+from ripplemem.store.write_lock import PENDING_DIRNAME
 
 EXAMPLES = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -11,7 +11,7 @@ import pytest
 from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
 
 HOSTILE_IDS = [
     "../../etc/passwd",

@@ -21,8 +21,8 @@ from ripplemem import (
     StoreOptions,
 )
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.store.schema import SCHEMA_VERSION
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
+from ripplemem.store.sqlite.schema import SCHEMA_VERSION
 
 WRITER = """
 import json, sys

@@ -291,7 +291,7 @@ def test_a_matching_text_longer_than_a_recall_query_is_refused(alice: RippleMem)
 
 def test_python_without_serialize_still_searches_every_stored_value(alice: RippleMem) -> None:
     # Python 3.10 has no Connection.serialize: the verification reads every row's values instead.
-    from ripplemem.store.side_connection import database_values, side_connection
+    from ripplemem.store.sqlite.side_connection import database_values, side_connection
 
     fill(alice)
     with side_connection(alice.path or "") as conn:

@@ -11,7 +11,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
 
 # Fresh interpreters (no fork of a process that runs Chroma's threads), as benchmarks/trust.py does.
 PROCESSES = multiprocessing.get_context("spawn")

@@ -20,9 +20,10 @@ from internals import engine_of
 
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
 from ripplemem.interfaces.cli.main import main
-from ripplemem.store.reconcile import PENDING_DIRNAME, check_path
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.recovery.reconcile import check_path
+from ripplemem.store.sqlite.rows import DB_FILENAME
 from ripplemem.store.vectors.chroma import ChromaIndex
+from ripplemem.store.write_lock import PENDING_DIRNAME
 
 # A "zygote" process imports RippleMem and Chroma once, then forks one writer per kill, so a kill
 # costs a fork instead of two seconds of imports. Each writer opens the store, keeps adding batches,

@@ -16,7 +16,7 @@ from ripplemem.config import GraphSettings
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine.graph_rows import edge_strengths, weighted_edges
 from ripplemem.index.scope_graph import ScopeGraph
-from ripplemem.store.graph_tables import iter_edges
+from ripplemem.store.tables.graph import iter_edges
 
 
 def some_edges(count: int, nodes: int, seed: int = 3) -> list[tuple[str, str, float]]:

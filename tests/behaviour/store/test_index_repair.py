@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from ripplemem import HashingEmbedder, RippleMem, StoreOptions
-from ripplemem.store.reconcile import PENDING_DIRNAME
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
 from ripplemem.store.vectors.chroma import CHROMA_DIRNAME
 from ripplemem.store.vectors.chroma_calls import collection_name
 from ripplemem.store.vectors.chroma_files import vector_segments
 from ripplemem.store.vectors.chroma_health import index_damage
+from ripplemem.store.write_lock import PENDING_DIRNAME
 
 # Chroma persists a graph every 1,000 vectors: alice's collection gets persisted graph files.
 ALICE_NOTES = 1100

@@ -13,10 +13,10 @@ from internals import engine_of
 from ripplemem import RippleMem, StoreOptions
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError, StoreError
-from ripplemem.store.graph_tables import iter_edges
 from ripplemem.store.neo4j import cypher
 from ripplemem.store.neo4j.connection import statement
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.sqlite.rows import SQLiteStore
+from ripplemem.store.tables.graph import iter_edges
 from ripplemem.store.vectors.chroma_server import store_namespace
 
 DEAD_URI = "neo4j://127.0.0.1:1"

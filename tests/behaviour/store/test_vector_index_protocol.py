@@ -17,8 +17,8 @@ import pytest
 from ripplemem import RippleMem, StoreOptions
 from ripplemem.engine.engine import rebuild_index
 from ripplemem.store.neo4j.index import Neo4jIndex
-from ripplemem.store.reconcile import check_store, sync_index
-from ripplemem.store.sqlite import SQLiteStore
+from ripplemem.store.recovery.reconcile import check_store, sync_index
+from ripplemem.store.sqlite.rows import SQLiteStore
 from ripplemem.store.vectors.base import NumpyIndex, VectorFilter, VectorIndex
 from ripplemem.store.vectors.chroma import ChromaIndex
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ripplemem.store.graph_tables import EntityRow
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.graph import EntityRow
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 
-from ripplemem.store.sqlite import DB_FILENAME
+from ripplemem.store.sqlite.rows import DB_FILENAME
 
 # Seconds a checkpoint waits for other processes' readers before giving up (it blocks writers).
 CHECKPOINT_PATIENCE = 1.0

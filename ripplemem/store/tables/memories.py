@@ -1,5 +1,6 @@
 """Rows of the memories table as Python values: the scoped filter every query carries, time and
-JSON conversions, the FTS query and the metadata a vector index keeps beside each vector."""
+JSON conversions, the FTS query, the metadata a vector index keeps beside each vector, and the
+metadata keys both backends index."""
 
 from __future__ import annotations
 
@@ -13,12 +14,22 @@ from typing import Any
 from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.core.text import keyword_tokens
 from ripplemem.store.connection import Row
-from ripplemem.store.schema import INDEXED_METADATA_KEYS, indexed_value
 from ripplemem.types import Memory
 
 _FIRST_EPOCH, _LAST_EPOCH = READABLE_EPOCHS
 _log = logging.getLogger(__name__)
 _reported: set[str] = set()  # memories whose unreadable time was already logged
+
+#: Metadata keys that name a memory by a caller's own id (LangChain document ids, LlamaIndex node
+#: and source document ids): looked up through an index, not by reading every memory of the user.
+INDEXED_METADATA_KEYS = ("langchain_id", "llamaindex_node_id", "ref_doc_id")
+
+
+def indexed_value(key: str, column: str = "metadata") -> str:
+    """The SQL of an indexed metadata key's value; a query must spell it so to use the index."""
+    if key not in INDEXED_METADATA_KEYS:
+        raise ValueError(f"metadata key {key!r} has no index")
+    return f"json_extract({column}, '$.\"{key}\"')"
 
 
 @dataclass(frozen=True)

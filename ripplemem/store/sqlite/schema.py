@@ -5,19 +5,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from ripplemem.store.tables.memories import INDEXED_METADATA_KEYS, indexed_value
+
 SCHEMA_VERSION = 7
-
-#: Metadata keys that name a memory by a caller's own id (LangChain document ids, LlamaIndex node
-#: and source document ids): looked up through an index, not by reading every memory of the user.
-INDEXED_METADATA_KEYS = ("langchain_id", "llamaindex_node_id", "ref_doc_id")
-
-
-def indexed_value(key: str, column: str = "metadata") -> str:
-    """The SQL of an indexed metadata key's value; a query must spell it so to use the index."""
-    if key not in INDEXED_METADATA_KEYS:
-        raise ValueError(f"metadata key {key!r} has no index")
-    return f"json_extract({column}, '$.\"{key}\"')"
-
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -2,11 +2,9 @@
 
 A write touches SQLite (rows, keywords and graph in one transaction) and the vector index, one
 after the other, so a process killed between the two, or inside Chroma, can leave rows without
-vectors or vectors without rows. While a thread holds the engine's write lock, the first write
-transaction it begins creates a marker file for this writer under ``<store>/pending-writes/``
-(before anything is written, outside SQLite so it exists even if the transaction never commits);
-the outermost release of the lock removes it, unless the hold ended in an error. On open, a marker
-left by a dead writer means a write was cut short, and only then is the full check run.
+vectors or vectors without rows. The engine's write lock (store/write_lock.py) leaves a marker file
+for each write in flight; on open, a marker left by a dead writer means a write was cut short, and
+only then is the full check run.
 """
 
 from __future__ import annotations
@@ -15,9 +13,7 @@ import contextlib
 import logging
 import os
 import socket
-import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -25,95 +21,24 @@ import numpy as np
 
 from ripplemem.core.text import keyword_tokens
 from ripplemem.errors import InvalidInputError, StoreError
-from ripplemem.store.check_report import CheckReport, take_damage, take_foreign
-from ripplemem.store.connection import Connection
-from ripplemem.store.graph_tables import delete_orphan_entities
 from ripplemem.store.info import open_rows, store_exists
-from ripplemem.store.memory_rows import index_metadata
-from ripplemem.store.modality_index import check_opened, opened_for_check, sync_modality
-from ripplemem.store.modality_vectors import recorded_modalities
 from ripplemem.store.postgres.options import PostgresOptions
 from ripplemem.store.postgres.uri import redacted
+from ripplemem.store.recovery.check_report import CheckReport, take_damage, take_foreign
 from ripplemem.store.rows import RowStore
-from ripplemem.store.sqlite import DB_FILENAME, SQLiteStore, damaged_store_error, is_damaged
+from ripplemem.store.sqlite.rows import DB_FILENAME, SQLiteStore, damaged_store_error, is_damaged
+from ripplemem.store.tables.graph import delete_orphan_entities
+from ripplemem.store.tables.memories import index_metadata
+from ripplemem.store.tables.modality_vectors import recorded_modalities
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.store.vectors.chroma import ChromaIndex
 from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
+from ripplemem.store.vectors.modality_index import check_opened, opened_for_check, sync_modality
+from ripplemem.store.write_lock import PENDING_DIRNAME, pending_markers
 
-PENDING_DIRNAME = "pending-writes"
 _log = logging.getLogger(__name__)
 # A further check run by check_store under its guard: (report, repair) -> None.
 ExtraCheck = Callable[[CheckReport, bool], None]
-
-
-class MarkedWriteLock:
-    """The engine's reentrant write lock: while a thread holds it, the store's write transactions
-    leave this writer's pending marker file; the outermost successful release removes it."""
-
-    def __init__(self, store: RowStore, *, enabled: bool) -> None:
-        self._lock = threading.RLock()
-        self._owner: int | None = None
-        self._depth = 0
-        self._marked = False
-        on_disk = enabled and store.path is not None
-        self._folder = os.path.join(store.path, PENDING_DIRNAME) if on_disk else None  # type: ignore[arg-type]
-        self.marker: str | None = self._new_marker()
-        if self.marker is not None:
-            store.on_write = self.mark
-
-    def _new_marker(self) -> str | None:
-        if self._folder is None:
-            return None
-        return os.path.join(self._folder, f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}")
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """Take the lock (reentrant)."""
-        if not self._lock.acquire(blocking, timeout):
-            return False
-        self._owner = threading.get_ident()
-        self._depth += 1
-        return True
-
-    def release(self, failed: bool = False) -> None:
-        """Give the lock back; the outermost release removes the marker unless the hold failed."""
-        try:
-            self._depth -= 1
-            if self._depth == 0:
-                self._owner = None
-                if self._marked and failed:
-                    # The write failed part-way: its marker stays for the next open to check.
-                    self.marker = self._new_marker()
-                elif self._marked:
-                    # A marker that cannot be removed only costs a full check on the next open.
-                    with contextlib.suppress(OSError):
-                        os.unlink(self.marker)  # type: ignore[arg-type]
-                self._marked = False
-        finally:
-            self._lock.release()
-
-    def __enter__(self) -> MarkedWriteLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.release(failed=exc_type is not None)
-
-    def mark(self, conn: Connection) -> None:
-        """Store hook, at the start of a write transaction: the lock holder leaves its marker."""
-        if self._marked or self.marker is None or self._owner != threading.get_ident():
-            return
-        os.makedirs(self._folder, exist_ok=True)  # type: ignore[arg-type]
-        with open(self.marker, "w", encoding="utf-8") as handle:
-            handle.write(repr(time.time()))
-        self._marked = True
-
-
-def pending_markers(path: str | None) -> list[str]:
-    """The marker files of writes in flight or cut short in a store directory."""
-    folder = None if path is None else os.path.join(path, PENDING_DIRNAME)
-    if folder is None or not os.path.isdir(folder):
-        return []
-    return sorted(os.listdir(folder))
 
 
 def _dead_markers(markers: list[str]) -> list[str]:

@@ -14,8 +14,8 @@ from typing import Any
 
 from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
-from ripplemem.store.memory_rows import READABLE_EPOCHS, from_epoch
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.memories import READABLE_EPOCHS, from_epoch
 
 
 @dataclass(frozen=True)

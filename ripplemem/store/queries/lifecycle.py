@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from ripplemem.store.connection import Connection
-from ripplemem.store.memory_rows import index_metadata, stored_epoch
 from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.memories import index_metadata, stored_epoch
 
 PREVIEW_CHARS = 60
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
-from ripplemem.store.memory_rows import scope_token
+from ripplemem.store.tables.memories import scope_token
 
 # Every table whose rows belong to one user (its user_id column).
 USER_TABLES = ("memories", "entities", "edges", "history", "readings", "kb_grants", "modality_vectors")

@@ -14,9 +14,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from ripplemem.errors import EmbeddingModelMismatchError
-from ripplemem.store.check_report import CheckReport, take_damage, take_foreign
-from ripplemem.store.lifecycle_rows import index_metadatas
-from ripplemem.store.modality_vectors import (
+from ripplemem.store.queries.lifecycle import index_metadatas
+from ripplemem.store.recovery.check_report import CheckReport, take_damage, take_foreign
+from ripplemem.store.rows import RowStore
+from ripplemem.store.tables.modality_vectors import (
     ModalitySpace,
     indexed_ids,
     indexed_vectors,
@@ -26,7 +27,6 @@ from ripplemem.store.modality_vectors import (
     recorded_modalities,
     recorded_space,
 )
-from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
 from ripplemem.store.vectors.chroma import ChromaIndex
 from ripplemem.store.vectors.chroma_files import modality_folder

@@ -14,9 +14,9 @@ from ripplemem.store.connection import Connection
 from ripplemem.store.content_version import ContentVersion, bump, sqlite_data_version
 from ripplemem.store.disk_errors import storage_failure
 from ripplemem.store.in_lists import in_chunks
-from ripplemem.store.memory_rows import MemoryFilter, fts_query, scope_token
 from ripplemem.store.rows import RowStore, write_meta
-from ripplemem.store.schema import MIGRATIONS, SCHEMA_VERSION
+from ripplemem.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from ripplemem.store.tables.memories import MemoryFilter, fts_query, scope_token
 
 DB_FILENAME = "ripplemem.db"
 
@@ -55,7 +55,7 @@ class SQLiteStore(RowStore):
         self._lock = threading.RLock()
         self.closed = False
         # Called inside every write transaction, before the caller's statements (the engine marks
-        # index writes in flight with it; see ripplemem.store.reconcile).
+        # index writes in flight with it; see ripplemem.store.recovery.reconcile).
         self.on_write: Callable[[Connection], None] | None = None
         try:
             self._configure()

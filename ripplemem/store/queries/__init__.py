@@ -1,0 +1,1 @@
+"""Queries of one feature spanning several tables: lifecycle, analysis, erase, revisions."""

@@ -1,0 +1,1 @@
+"""Crash recovery and ``ripplemem check``: the consistency check, its report, the repair on open."""

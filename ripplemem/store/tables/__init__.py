@@ -1,0 +1,1 @@
+"""One module per table or table family (SQL in the SQLite dialect both row stores run)."""
