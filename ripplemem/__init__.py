@@ -17,11 +17,11 @@ from ripplemem.core.version import __version__
 
 _EXPORTS = {
     "RippleMem": "ripplemem.memory",
-    "Memory": "ripplemem.types",
-    "Hit": "ripplemem.types",
-    "Recall": "ripplemem.types",
-    "Scope": "ripplemem.types",
-    "MemoryType": "ripplemem.types",
+    "Memory": "ripplemem.core.types",
+    "Hit": "ripplemem.core.types",
+    "Recall": "ripplemem.core.types",
+    "Scope": "ripplemem.core.types",
+    "MemoryType": "ripplemem.core.types",
     "Settings": "ripplemem.config",
     "ScoreProfile": "ripplemem.config",
     "Embedder": "ripplemem.embedding.embedders",
@@ -115,6 +115,7 @@ if TYPE_CHECKING:
         TimePhraseMode,
         VectorIndexName,
     )
+    from ripplemem.core.types import Hit, Memory, MemoryType, Recall, Scope
     from ripplemem.documents.ingest import IngestReport
     from ripplemem.embedding.embedders import (
         Embedder,
@@ -164,7 +165,6 @@ if TYPE_CHECKING:
     from ripplemem.store.reconcile import CheckReport
     from ripplemem.store.transfer import MigrationReport
     from ripplemem.store.vectors.chroma_health import index_damage
-    from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 
 
 def __getattr__(name: str) -> Any:

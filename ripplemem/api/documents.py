@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from ripplemem.api.handle import HandleState, Namespace
 from ripplemem.core.choices import Chunker
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_identifier, check_k
 from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS
 from ripplemem.documents.convert.discover import PathLike
@@ -23,7 +24,6 @@ from ripplemem.documents.ingest import FileProgress, IngestOptions, IngestReport
 from ripplemem.engine import knowledge_bases as kbs
 from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
 from ripplemem.errors import InvalidInputError
-from ripplemem.types import Memory
 
 
 class DocumentMethods(HandleState):

@@ -26,7 +26,7 @@ from ripplemem.store.memory_rows import to_epoch
 from ripplemem.store.readings_table import delete_readings, metric_units, reading_stats, select_readings
 
 if TYPE_CHECKING:
-    from ripplemem.types import Memory
+    from ripplemem.core.types import Memory
 
 
 class Media(Namespace):

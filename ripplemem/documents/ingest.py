@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ripplemem.core.progress import progress_bar
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_content, check_k
 from ripplemem.documents.chunk.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, Chunk
 from ripplemem.documents.chunk.chunking import chunk_text, resolve_chunker
@@ -36,7 +37,6 @@ from ripplemem.engine.knowledge_bases import kb_scope, open_for_ingest
 from ripplemem.engine.writes import delete_memories, write_batch
 from ripplemem.errors import InvalidTypeError, RippleMemError
 from ripplemem.store import kb_tables
-from ripplemem.types import Memory
 
 # A page of running text, for formats without pages of their own (Markdown, HTML, DOCX, ...):
 # about 500 words of English, the usual "standard manuscript page".

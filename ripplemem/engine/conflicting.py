@@ -31,6 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
+from ripplemem.core.types import Memory
 from ripplemem.index.bm25 import stem
 from ripplemem.lifecycle.rules._common import normalize_text
 from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
@@ -39,7 +40,6 @@ from ripplemem.lifecycle.rules.settings import LifecycleSettings
 from ripplemem.lifecycle.rules.statements import Statement, parse_statement
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.rows import RowStore
-from ripplemem.types import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|[零〇一二两三四五六七八九十百千万]+(?=[月日号点个次岁年天周])")
 _TIME_WORDS = re.compile(

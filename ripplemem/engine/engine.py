@@ -15,6 +15,7 @@ import numpy as np
 from ripplemem.config import Settings
 from ripplemem.core.choices import VectorIndexName, literal_values
 from ripplemem.core.clock import utc_now
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import checked_clock
 from ripplemem.embedding.auto import AUTO, AutoEmbedder, is_auto, model_for
 from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
@@ -53,7 +54,6 @@ from ripplemem.store.sqlite import SQLiteStore
 from ripplemem.store.vectors.base import NumpyIndex, VectorIndex
 from ripplemem.store.vectors.chroma import ISOLATIONS, ChromaIndex
 from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
-from ripplemem.types import Memory
 
 VECTOR_INDEXES = literal_values(VectorIndexName)
 Clock = Callable[[], datetime]

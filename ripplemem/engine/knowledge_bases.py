@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_identifier
 from ripplemem.documents.convert.convert import source_key
 from ripplemem.engine.engine import Engine
@@ -22,7 +23,6 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseA
 from ripplemem.store import kb_tables
 from ripplemem.store.kb_tables import KB_SCOPE_PREFIX, kb_name_of
 from ripplemem.store.memory_rows import MemoryFilter, from_epoch
-from ripplemem.types import Memory
 
 DEFAULT_KNOWLEDGE_BASE = "default"
 

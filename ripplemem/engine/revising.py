@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ripplemem.core.types import Memory
 from ripplemem.engine.conflicting import Link, WritePlan
 from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import EdgeRow, insert_edges
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.memory_rows import to_epoch
 from ripplemem.store.revision_rows import MergeUpdate, merge_rows, set_beliefs, supersede_rows
-from ripplemem.types import Memory
 
 
 @dataclass

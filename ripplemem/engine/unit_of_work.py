@@ -11,13 +11,13 @@ from typing import Protocol
 
 import numpy as np
 
+from ripplemem.core.types import Memory
 from ripplemem.store.archive import VectorArchive
 from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import EdgeRow
 from ripplemem.store.modality_index import ModalityIndexes
 from ripplemem.store.rows import RowStore
 from ripplemem.store.vectors.base import VectorIndex
-from ripplemem.types import Memory
 
 
 class WriteTarget(Protocol):

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import GRAPH_SUPPORTED
+from ripplemem.core.types import Memory, Recall
 from ripplemem.engine.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
@@ -32,7 +33,6 @@ from ripplemem.store.graph_tables import (
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.lifecycle_rows import archive_locations
 from ripplemem.store.memory_rows import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
-from ripplemem.types import Memory, Recall
 
 logger = logging.getLogger("ripplemem.engine.writes")
 

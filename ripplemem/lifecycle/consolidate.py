@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.core.clock import time_key
+from ripplemem.core.types import Memory, Scope
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
@@ -33,7 +34,6 @@ from ripplemem.store.graph_tables import EdgeRow, entity_id, existing_entity_ids
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.memory_rows import MemoryFilter
 from ripplemem.store.revision_rows import entity_keys, summarized_ids
-from ripplemem.types import Memory, Scope
 
 logger = logging.getLogger("ripplemem.lifecycle.rules")
 
