@@ -53,8 +53,8 @@ _EXPORTS = {
     "ConsolidationReport": "ripplemem.lifecycle.consolidate",
     "HistoryEvent": "ripplemem.store.history_table",
     "Predecessor": "ripplemem.api.history",
-    "Reading": "ripplemem.perceptual.rules",
-    "MetricStats": "ripplemem.perceptual.rules",
+    "Reading": "ripplemem.rules.perceptual",
+    "MetricStats": "ripplemem.rules.perceptual",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
     "GraphIssue": "ripplemem.analysis.graph_quality",
     "CheckReport": "ripplemem.store.reconcile",
@@ -63,10 +63,10 @@ _EXPORTS = {
     "AudioEncoder": "ripplemem.embedding.media_encoders",
     "SentenceTransformerImageEncoder": "ripplemem.embedding.media_encoders",
     "ClapAudioEncoder": "ripplemem.embedding.media_encoders",
-    "LifecycleSettings": "ripplemem.lifecycle.rules.settings",
-    "SensorSettings": "ripplemem.perceptual.rules",
-    "MetricRule": "ripplemem.perceptual.rules",
-    "DEFAULT_METRICS": "ripplemem.perceptual.rules",
+    "LifecycleSettings": "ripplemem.rules.lifecycle.settings",
+    "SensorSettings": "ripplemem.rules.perceptual",
+    "MetricRule": "ripplemem.rules.perceptual",
+    "DEFAULT_METRICS": "ripplemem.rules.perceptual",
     "hit_metadata": "ripplemem.interfaces.hit_metadata",
     "graph_view": "ripplemem.interfaces.viz.data",
     "write_graph_html": "ripplemem.interfaces.viz.page",
@@ -154,13 +154,13 @@ if TYPE_CHECKING:
     from ripplemem.lifecycle.consolidate import ConsolidationReport
     from ripplemem.lifecycle.migrate import migrate
     from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
-    from ripplemem.lifecycle.rules.settings import LifecycleSettings
     from ripplemem.llm.answer import Answer
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
-    from ripplemem.perceptual.rules import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.privacy.erase import EraseReport
     from ripplemem.retrieval.graph_queries import Connection
+    from ripplemem.rules.lifecycle.settings import LifecycleSettings
+    from ripplemem.rules.perceptual import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.store.history_table import HistoryEvent
     from ripplemem.store.reconcile import CheckReport
     from ripplemem.store.transfer import MigrationReport

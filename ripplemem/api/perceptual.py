@@ -21,7 +21,7 @@ from ripplemem.perceptual.recording import (
     resolve_window,
     to_reading,
 )
-from ripplemem.perceptual.rules import MetricStats, Reading, SensorSettings, check_metric
+from ripplemem.rules.perceptual import MetricStats, Reading, SensorSettings, check_metric
 from ripplemem.store.memory_rows import to_epoch
 from ripplemem.store.readings_table import delete_readings, metric_units, reading_stats, select_readings
 

@@ -34,7 +34,7 @@ from ripplemem.engine.unit_of_work import UnitOfWork
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.index.bm25 import KeywordIndex, index_terms, stem
 from ripplemem.index.scope_graph import ScopeGraph
-from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
+from ripplemem.rules.lifecycle.working import WorkingItem, WorkingMemories
 from ripplemem.store.archive import archive_of
 from ripplemem.store.graph_tables import EdgeRow, entity_vectors, iter_edge_rows
 from ripplemem.store.modality_index import ModalityIndexes

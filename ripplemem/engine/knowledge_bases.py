@@ -16,10 +16,10 @@ from datetime import datetime
 
 from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_identifier
-from ripplemem.documents.convert.convert import source_key
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
+from ripplemem.markdown.convert.convert import source_key
 from ripplemem.store import kb_tables
 from ripplemem.store.kb_tables import KB_SCOPE_PREFIX, kb_name_of
 from ripplemem.store.memory_rows import MemoryFilter, from_epoch

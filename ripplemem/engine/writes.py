@@ -18,7 +18,7 @@ from ripplemem.engine.graph_rows import ALIAS_KINDS, GraphInput, alias_by_embedd
 from ripplemem.engine.revising import apply_revisions, merge_within_batch
 from ripplemem.engine.unit_of_work import UnitOfWork
 from ripplemem.errors import EmbedderOutputError
-from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
+from ripplemem.rules.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.store.connection import Connection
 from ripplemem.store.disk_errors import storage_failure
 from ripplemem.store.graph_tables import (

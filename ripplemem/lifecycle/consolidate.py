@@ -23,13 +23,13 @@ from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
 from ripplemem.engine.writes import retype_memories, write_batch
-from ripplemem.lifecycle.rules.clusters import cluster_related, summarize_cluster
-from ripplemem.lifecycle.rules.consolidation import (
+from ripplemem.rules.lifecycle.clusters import cluster_related, summarize_cluster
+from ripplemem.rules.lifecycle.consolidation import (
     ConsolidationContext,
     decide_consolidation,
     plan_promotions,
 )
-from ripplemem.lifecycle.rules.working import WorkingItem
+from ripplemem.rules.lifecycle.working import WorkingItem
 from ripplemem.store.graph_tables import EdgeRow, entity_id, existing_entity_ids, insert_edges
 from ripplemem.store.history_table import HistoryEvent, record_history
 from ripplemem.store.memory_rows import MemoryFilter

@@ -19,7 +19,7 @@ from ripplemem.engine.writes import update_memory, write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.language.entities import ExtractedEntity, canonical_name
 from ripplemem.language.timeparse import resolve_time
-from ripplemem.perceptual.rules import (
+from ripplemem.rules.perceptual import (
     MetricRule,
     Reading,
     SensorSettings,

@@ -12,10 +12,10 @@ from ripplemem import RippleMem
 from ripplemem.api.deprecation import Moved
 from ripplemem.core import choices
 from ripplemem.core.types import MEMORY_TYPES
-from ripplemem.documents.chunk.chunking import CHUNKERS
 from ripplemem.engine.engine import VECTOR_INDEXES
-from ripplemem.lifecycle.rules.forgetting import STRATEGIES
+from ripplemem.markdown.chunk.chunking import CHUNKERS
 from ripplemem.retrieval.hybrid import RECALL_MODES
+from ripplemem.rules.lifecycle.forgetting import STRATEGIES
 from ripplemem.store.vectors.chroma import ISOLATIONS
 
 # The flat surface of a handle (docs/api.md): the common calls, the headline verbs, their async
