@@ -371,6 +371,96 @@ def test_the_layer_check_catches_an_upward_or_sideways_import() -> None:
     assert place("ripplemem.api.lifecycle") == place("ripplemem.api")
 
 
+# The folder graph (docs/architecture.md, "One layer per folder"): one node per top-level folder of
+# ripplemem (`core/`) and per top-level module (`config.py`, `__init__.py` for the package itself),
+# and an arrow from A to B when any module in A imports one in B. The layer order alone allows a
+# folder to hold two layers (a feature's rules low, its runs high) with arrows back up between the
+# folders; this graph has none: no two folders import each other, and no chain of them loops.
+
+
+def folder_of(module: str, folders: set[str]) -> str:
+    """The node of a ripplemem module in the folder graph: `name/` for a folder, else `name.py`."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__.py"
+    return f"{parts[1]}/" if parts[1] in folders else f"{parts[1]}.py"
+
+
+def folder_graph(graph: dict[str, dict[str, int]], folders: set[str]) -> dict[str, dict[str, str]]:
+    """folder -> {folder it imports: the first such import, as `module (line N) imports module`}."""
+    found: dict[str, dict[str, str]] = {}
+    for importer in sorted(name for name in graph if name.split(".")[0] == "ripplemem"):
+        source = folder_of(importer, folders)
+        found.setdefault(source, {})
+        # By line, and on one line the deepest module first: `a.b.c` rather than the `a.b` it runs.
+        for imported, line in sorted(graph[importer].items(), key=lambda item: (item[1], -len(item[0]))):
+            target = folder_of(imported, folders)
+            if imported.split(".")[0] == "ripplemem" and target != source:
+                found[source].setdefault(target, f"{importer} (line {line}) imports {imported}")
+    return found
+
+
+def ripplemem_folders() -> dict[str, dict[str, str]]:
+    """The folder graph of ripplemem as it is on disk."""
+    folders = {path.parent.name for path in (ROOT / "ripplemem").glob("*/__init__.py")}
+    return folder_graph(import_graph(), folders)
+
+
+def arrows_in_loops(folders: dict[str, dict[str, str]]) -> list[str]:
+    """Every arrow that lies on a loop of the folder graph, with one import that draws it."""
+    loops = circles({name: dict.fromkeys(targets, 0) for name, targets in folders.items()})
+    return [
+        f"{a} -> {b}: {folders[a][b]}"
+        for loop in loops
+        for a in loop
+        for b in sorted(folders[a])
+        if b in loop
+    ]
+
+
+def test_no_two_folders_import_each_other() -> None:
+    folders = ripplemem_folders()
+    pairs = [
+        f"{a} <-> {b}: {folders[a][b]}; {folders[b][a]}"
+        for a in sorted(folders)
+        for b in sorted(folders[a])
+        if a < b and a in folders.get(b, {})
+    ]
+    assert not pairs, "folders of ripplemem that import each other:\n  " + "\n  ".join(pairs)
+
+
+def test_the_folders_import_without_a_loop() -> None:
+    arrows = arrows_in_loops(ripplemem_folders())
+    assert not arrows, "arrows on a loop among ripplemem's folders:\n  " + "\n  ".join(arrows)
+
+
+def test_the_folder_graph_joins_a_folders_modules() -> None:
+    graph = {
+        "ripplemem": {"ripplemem.b.y": 1},
+        "ripplemem.a.x": {"ripplemem.b.y": 2, "ripplemem.a.z": 3, "other.m": 4},
+        "ripplemem.a.z": {"ripplemem.c": 5},
+        "ripplemem.b.y": {"ripplemem.c": 6},
+        "ripplemem.c": {"ripplemem.a.z": 7},
+    }
+    folders = folder_graph(graph, {"a", "b"})
+    assert folders == {
+        "__init__.py": {"b/": "ripplemem (line 1) imports ripplemem.b.y"},
+        "a/": {
+            "b/": "ripplemem.a.x (line 2) imports ripplemem.b.y",
+            "c.py": "ripplemem.a.z (line 5) imports ripplemem.c",
+        },
+        "b/": {"c.py": "ripplemem.b.y (line 6) imports ripplemem.c"},
+        "c.py": {"a/": "ripplemem.c (line 7) imports ripplemem.a.z"},
+    }
+    assert arrows_in_loops(folders) == [
+        "a/ -> b/: ripplemem.a.x (line 2) imports ripplemem.b.y",
+        "a/ -> c.py: ripplemem.a.z (line 5) imports ripplemem.c",
+        "b/ -> c.py: ripplemem.b.y (line 6) imports ripplemem.c",
+        "c.py -> a/: ripplemem.c (line 7) imports ripplemem.a.z",
+    ]
+    assert not arrows_in_loops({"a/": {"b/": ""}, "b/": {}})
+
+
 def test_the_docs_import_only_from_the_public_surface() -> None:
     """A ripplemem module path in a docs page's code (`from ripplemem.x import ...`) would make that
     module public; the docs import from `ripplemem` itself."""
