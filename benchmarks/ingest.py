@@ -37,11 +37,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from speed import _contention, _cpu_snapshot  # noqa: E402
 
 from ripplemem import RippleMem  # noqa: E402
-from ripplemem.documents.chunk.chunking import chunk_text  # noqa: E402
-from ripplemem.documents.convert.convert import ConvertedDocument, iter_convert, source_key  # noqa: E402
 from ripplemem.documents.ingest import _chunk_memory, page_count  # noqa: E402
 from ripplemem.engine.graph_rows import GraphInput  # noqa: E402
 from ripplemem.engine.writes import write_batch  # noqa: E402
+from ripplemem.markdown.chunk.chunking import chunk_text  # noqa: E402
+from ripplemem.markdown.convert.convert import ConvertedDocument, iter_convert, source_key  # noqa: E402
 
 NAIVE_CHARS = 1000
 FORMATS = ("md", "docx", "pdf", "html", "csv")

@@ -47,10 +47,10 @@ def _seeded_uuid4() -> uuid.UUID:
 
 def _fix_time_and_ids(start: str) -> None:
     import ripplemem.engine.engine
-    import ripplemem.lifecycle.rules.working
+    import ripplemem.rules.lifecycle.working
 
     clock = SampleClock(start)
-    for module in (ripplemem.engine.engine, ripplemem.lifecycle.rules.working):
+    for module in (ripplemem.engine.engine, ripplemem.rules.lifecycle.working):
         module.utc_now = clock
     uuid.uuid4 = _seeded_uuid4
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ripplemem import Memory, RippleMem
 from ripplemem.errors import InvalidInputError
-from ripplemem.lifecycle.rules import remember_cue
+from ripplemem.rules.lifecycle import remember_cue
 
 
 def is_plain_question(text: str) -> bool:

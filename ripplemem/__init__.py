@@ -17,11 +17,11 @@ from ripplemem.core.version import __version__
 
 _EXPORTS = {
     "RippleMem": "ripplemem.memory",
-    "Memory": "ripplemem.types",
-    "Hit": "ripplemem.types",
-    "Recall": "ripplemem.types",
-    "Scope": "ripplemem.types",
-    "MemoryType": "ripplemem.types",
+    "Memory": "ripplemem.core.types",
+    "Hit": "ripplemem.core.types",
+    "Recall": "ripplemem.core.types",
+    "Scope": "ripplemem.core.types",
+    "MemoryType": "ripplemem.core.types",
     "Settings": "ripplemem.config",
     "ScoreProfile": "ripplemem.config",
     "Embedder": "ripplemem.embedding.embedders",
@@ -53,8 +53,8 @@ _EXPORTS = {
     "ConsolidationReport": "ripplemem.lifecycle.consolidate",
     "HistoryEvent": "ripplemem.store.tables.history",
     "Predecessor": "ripplemem.api.history",
-    "Reading": "ripplemem.perceptual.rules",
-    "MetricStats": "ripplemem.perceptual.rules",
+    "Reading": "ripplemem.rules.perceptual",
+    "MetricStats": "ripplemem.rules.perceptual",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
     "GraphIssue": "ripplemem.analysis.graph_quality",
     "CheckReport": "ripplemem.store.recovery.reconcile",
@@ -63,10 +63,10 @@ _EXPORTS = {
     "AudioEncoder": "ripplemem.embedding.media_encoders",
     "SentenceTransformerImageEncoder": "ripplemem.embedding.media_encoders",
     "ClapAudioEncoder": "ripplemem.embedding.media_encoders",
-    "LifecycleSettings": "ripplemem.lifecycle.rules.settings",
-    "SensorSettings": "ripplemem.perceptual.rules",
-    "MetricRule": "ripplemem.perceptual.rules",
-    "DEFAULT_METRICS": "ripplemem.perceptual.rules",
+    "LifecycleSettings": "ripplemem.rules.lifecycle.settings",
+    "SensorSettings": "ripplemem.rules.perceptual",
+    "MetricRule": "ripplemem.rules.perceptual",
+    "DEFAULT_METRICS": "ripplemem.rules.perceptual",
     "hit_metadata": "ripplemem.interfaces.hit_metadata",
     "graph_view": "ripplemem.interfaces.viz.data",
     "write_graph_html": "ripplemem.interfaces.viz.page",
@@ -115,6 +115,7 @@ if TYPE_CHECKING:
         TimePhraseMode,
         VectorIndexName,
     )
+    from ripplemem.core.types import Hit, Memory, MemoryType, Recall, Scope
     from ripplemem.documents.ingest import IngestReport
     from ripplemem.embedding.embedders import (
         Embedder,
@@ -153,18 +154,17 @@ if TYPE_CHECKING:
     from ripplemem.lifecycle.consolidate import ConsolidationReport
     from ripplemem.lifecycle.migrate import migrate
     from ripplemem.lifecycle.report import LifecycleReport, MaintenanceReport
-    from ripplemem.lifecycle.rules.settings import LifecycleSettings
     from ripplemem.llm.answer import Answer
     from ripplemem.llm.chat import LLMRequiredError
     from ripplemem.memory import RippleMem
-    from ripplemem.perceptual.rules import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.privacy.erase import EraseReport
     from ripplemem.retrieval.graph_queries import Connection
+    from ripplemem.rules.lifecycle.settings import LifecycleSettings
+    from ripplemem.rules.perceptual import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.store.recovery.reconcile import CheckReport
     from ripplemem.store.tables.history import HistoryEvent
     from ripplemem.store.transfer import MigrationReport
     from ripplemem.store.vectors.chroma_health import index_damage
-    from ripplemem.types import Hit, Memory, MemoryType, Recall, Scope
 
 
 def __getattr__(name: str) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ripplemem.errors import InvalidTypeError
-from ripplemem.lifecycle.rules.settings import LifecycleSettings
-from ripplemem.perceptual.rules import SensorSettings
+from ripplemem.rules.lifecycle.settings import LifecycleSettings
+from ripplemem.rules.perceptual import SensorSettings
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ripplemem.api.privacy import PrivacyMethods
 from ripplemem.api.recall import RecallMethods
 from ripplemem.config import Settings
 from ripplemem.core.choices import VectorIndexName
+from ripplemem.core.types import Scope
 from ripplemem.core.validation import check_identifier
 from ripplemem.embedding.framework import EmbedderSpec, TargetEmbedder
 from ripplemem.engine.engine import Clock, Engine
@@ -31,7 +32,6 @@ from ripplemem.privacy.erase import EraseReport
 from ripplemem.store.info import recorded_embedder
 from ripplemem.store.recovery.reconcile import CheckReport, check_path
 from ripplemem.store.vectors.chroma_server import server_option
-from ripplemem.types import Scope
 
 
 class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods, PrivacyMethods):

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ripplemem.core.types import Memory
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Memory
 
 # ours: MiniLM cosine between a question or note and a chunk of the section it is about is
 # typically 0.45-0.75; unrelated sections stay under 0.3.

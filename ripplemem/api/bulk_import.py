@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.choices import ImportFormat, literal_values
 from ripplemem.core.relations import coerce_relations
+from ripplemem.core.types import Memory, Scope
 from ripplemem.core.validation import MAX_METADATA_DEPTH, check_k
 from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
@@ -28,7 +29,6 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError, StoreError
 from ripplemem.lifecycle.reembed import ProgressCallback, progress_reporter
 from ripplemem.store.connection import Connection
 from ripplemem.store.rows import read_meta, write_meta
-from ripplemem.types import Memory, Scope
 
 if TYPE_CHECKING:
     from ripplemem.engine.engine import Engine

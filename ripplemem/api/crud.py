@@ -17,6 +17,7 @@ from ripplemem.api.bulk_import import ImportReport, ImportTarget, import_file
 from ripplemem.api.handle import HandleState
 from ripplemem.core.choices import ImportFormat, Modality
 from ripplemem.core.relations import coerce_relations
+from ripplemem.core.types import Memory, MemoryTypeChoice
 from ripplemem.core.validation import (
     check_content,
     check_datetime,
@@ -37,7 +38,6 @@ from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.lifecycle.reembed import ProgressCallback, disk_bytes, progress_reporter
 from ripplemem.llm.extraction import LLMExtractor
 from ripplemem.store.tables.memories import to_epoch
-from ripplemem.types import Memory, MemoryTypeChoice
 
 
 class CrudMethods(HandleState):

@@ -10,20 +10,20 @@ from collections.abc import Iterable
 
 from ripplemem.api.handle import HandleState, Namespace
 from ripplemem.core.choices import Chunker
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_identifier, check_k
-from ripplemem.documents.chunk.chunk_types import DEFAULT_MAX_TOKENS
-from ripplemem.documents.convert.discover import PathLike
-from ripplemem.documents.convert.file_limits import (
+from ripplemem.documents.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
+from ripplemem.engine import knowledge_bases as kbs
+from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
+from ripplemem.errors import InvalidInputError
+from ripplemem.markdown.chunk.chunk_types import DEFAULT_MAX_TOKENS
+from ripplemem.markdown.convert.discover import PathLike
+from ripplemem.markdown.convert.file_limits import (
     DEFAULT_MAX_COMPRESSION_RATIO,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_UNPACKED_BYTES,
     FileLimits,
 )
-from ripplemem.documents.ingest import FileProgress, IngestOptions, IngestReport, ingest_paths
-from ripplemem.engine import knowledge_bases as kbs
-from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE, KnowledgeBase, check_kb_name
-from ripplemem.errors import InvalidInputError
-from ripplemem.types import Memory
 
 
 class DocumentMethods(HandleState):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.types import Scope
 from ripplemem.errors import ClosedError
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Scope
 
 if TYPE_CHECKING:
     from ripplemem.config import Settings

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from ripplemem.api.handle import HandleState
 from ripplemem.core.clock import time_key
+from ripplemem.core.types import Hit, Memory
 from ripplemem.core.validation import check_text
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
 from ripplemem.store.queries.revisions import linked_pairs
 from ripplemem.store.tables.history import HistoryEvent, read_history
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Hit, Memory
 
 if TYPE_CHECKING:
     from ripplemem.engine.engine import Engine

@@ -21,12 +21,12 @@ from ripplemem.perceptual.recording import (
     resolve_window,
     to_reading,
 )
-from ripplemem.perceptual.rules import MetricStats, Reading, SensorSettings, check_metric
+from ripplemem.rules.perceptual import MetricStats, Reading, SensorSettings, check_metric
 from ripplemem.store.tables.memories import to_epoch
 from ripplemem.store.tables.readings import delete_readings, metric_units, reading_stats, select_readings
 
 if TYPE_CHECKING:
-    from ripplemem.types import Memory
+    from ripplemem.core.types import Memory
 
 
 class Media(Namespace):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ripplemem.api.handle import HandleState
 from ripplemem.api.history import superseded_history, with_superseded
 from ripplemem.core.choices import ExpandMode, RecallMode, Route, TimePhraseMode
+from ripplemem.core.types import MemoryTypeChoice, Recall
 from ripplemem.core.validation import (
     check_content,
     check_datetime,
@@ -43,7 +44,6 @@ from ripplemem.retrieval.relevance import check_score_threshold, with_relevance
 from ripplemem.retrieval.route_rules import check_route
 from ripplemem.retrieval.routing import order_by_route, plan_route
 from ripplemem.store.tables.memories import to_epoch
-from ripplemem.types import MemoryTypeChoice, Recall
 
 if TYPE_CHECKING:
     from ripplemem.language.timeparse import TimeRange

@@ -16,8 +16,8 @@ from ripplemem.lifecycle.consolidate import (
     summarize_episodic,
 )
 from ripplemem.lifecycle.observe import observe_turn
-from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemory
 from ripplemem.llm.chat import require_llm
+from ripplemem.rules.lifecycle.working import WorkingItem, WorkingMemory
 
 
 class WorkingMethods(CrudMethods):

@@ -1,1 +1,2 @@
-"""Plain values every layer uses: input checks, text helpers, relation names, the clock. No I/O."""
+"""Plain values every layer uses: input checks, text helpers, relation names, the clock, the data
+types. No I/O."""

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar, cast
 
 from ripplemem.core.choices import MemoryTypeName
+from ripplemem.core.types import MEMORY_TYPES, MemoryType
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.types import MEMORY_TYPES, MemoryType
 
 Mode = TypeVar("Mode", bound=str)
 

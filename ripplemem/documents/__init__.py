@@ -1,1 +1,1 @@
-"""Documents into knowledge bases: conversion to Markdown (`convert/`), chunking (`chunk/`), ingestion."""
+"""Documents into knowledge bases: ingestion of what `markdown/` converts and chunks."""

@@ -24,19 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from ripplemem.core.progress import progress_bar
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_content, check_k
-from ripplemem.documents.chunk.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, Chunk
-from ripplemem.documents.chunk.chunking import chunk_text, resolve_chunker
-from ripplemem.documents.convert.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
-from ripplemem.documents.convert.discover import PathLike, discover_files
-from ripplemem.documents.convert.file_limits import FileLimits
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.knowledge_bases import kb_scope, open_for_ingest
 from ripplemem.engine.writes import delete_memories, write_batch
 from ripplemem.errors import InvalidTypeError, RippleMemError
+from ripplemem.markdown.chunk.chunk_types import BREADCRUMB_SEPARATOR, DEFAULT_MAX_TOKENS, Chunk
+from ripplemem.markdown.chunk.chunking import chunk_text, resolve_chunker
+from ripplemem.markdown.convert.convert import ConversionFailure, ConvertedDocument, iter_convert, source_key
+from ripplemem.markdown.convert.discover import PathLike, discover_files
+from ripplemem.markdown.convert.file_limits import FileLimits
 from ripplemem.store.tables import knowledge_bases as kb_tables
-from ripplemem.types import Memory
 
 # A page of running text, for formats without pages of their own (Markdown, HTML, DOCX, ...):
 # about 500 words of English, the usual "standard manuscript page".

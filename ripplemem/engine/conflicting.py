@@ -2,7 +2,7 @@
 the same user's stored memories (its nearest neighbours in the vector index) or an earlier item of
 the same batch?
 
-The rules of `ripplemem.lifecycle.rules.conflicts` decide first. A pair is compared only when it is
+The rules of `ripplemem.rules.lifecycle.conflicts` decide first. A pair is compared only when it is
 similar enough to matter (cosine >= `duplicate_similarity` for duplicates, >= `conflict_similarity`
 for updates and contradictions, which also need the same attribute read from both texts), so a
 write costs the rules a few regex passes, not one per stored memory. Nearly identical wording is
@@ -31,15 +31,15 @@ from functools import lru_cache
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
+from ripplemem.core.types import Memory
 from ripplemem.index.bm25 import stem
-from ripplemem.lifecycle.rules._common import normalize_text
-from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
-from ripplemem.lifecycle.rules.conflicts import ConflictVerdict, clear_text_cache, compare_statements
-from ripplemem.lifecycle.rules.settings import LifecycleSettings
-from ripplemem.lifecycle.rules.statements import Statement, parse_statement
+from ripplemem.rules.lifecycle._common import normalize_text
+from ripplemem.rules.lifecycle.conflict_judge import LLMConflictJudge
+from ripplemem.rules.lifecycle.conflicts import ConflictVerdict, clear_text_cache, compare_statements
+from ripplemem.rules.lifecycle.settings import LifecycleSettings
+from ripplemem.rules.lifecycle.statements import Statement, parse_statement
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|[零〇一二两三四五六七八九十百千万]+(?=[月日号点个次岁年天周])")
 _TIME_WORDS = re.compile(
@@ -53,7 +53,7 @@ _TIME_WORDS = re.compile(
 # The library's own provenance keys: they tell turns apart, not facts.
 _PROVENANCE_KEYS = frozenset({"working_id", "role", "mention_count"})
 # Every text the rules can read an attribute from has one of these (a superset of the nouns and
-# verbs of ripplemem.lifecycle.rules.conflicts, or a number with a dose unit's first letters, for "I take
+# verbs of ripplemem.rules.lifecycle.conflicts, or a number with a dose unit's first letters, for "I take
 # 20 mg"); texts without one are not parsed.
 _ATTRIBUTE_HINT = re.compile(
     r"\d\s*(?:m|g|µ|iu|unit|pill|tablet|capsule|drop|毫克|克|毫升|片|粒|颗|单位)|\b(?:dos|address|deadline|due|phone|mobile|cell|telephone|e-?mail|job|position|occupation|"

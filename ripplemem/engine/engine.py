@@ -15,6 +15,7 @@ import numpy as np
 from ripplemem.config import Settings
 from ripplemem.core.choices import VectorIndexName, literal_values
 from ripplemem.core.clock import utc_now
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import checked_clock
 from ripplemem.embedding.auto import AUTO, AutoEmbedder, is_auto, model_for
 from ripplemem.embedding.embedders import CheckedEmbedder, resolve_embedder
@@ -33,7 +34,7 @@ from ripplemem.engine.unit_of_work import UnitOfWork
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError, StoreError
 from ripplemem.index.bm25 import KeywordIndex, index_terms, stem
 from ripplemem.index.scope_graph import ScopeGraph
-from ripplemem.lifecycle.rules.working import WorkingItem, WorkingMemories
+from ripplemem.rules.lifecycle.working import WorkingItem, WorkingMemories
 from ripplemem.store.cold_segments import archive_of
 from ripplemem.store.neo4j.backend import Neo4jBackend, check_backend_kept
 from ripplemem.store.neo4j.connection import Neo4jOptions
@@ -52,7 +53,6 @@ from ripplemem.store.vectors.chroma import ISOLATIONS, ChromaIndex
 from ripplemem.store.vectors.chroma_server import ChromaServer, store_namespace
 from ripplemem.store.vectors.modality_index import ModalityIndexes
 from ripplemem.store.write_lock import MarkedWriteLock, pending_markers
-from ripplemem.types import Memory
 
 VECTOR_INDEXES = literal_values(VectorIndexName)
 Clock = Callable[[], datetime]

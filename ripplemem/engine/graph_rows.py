@@ -13,6 +13,7 @@ import numpy as np
 
 from ripplemem.config import GraphSettings
 from ripplemem.core.relations import Relation
+from ripplemem.core.types import Memory
 from ripplemem.language.entities import ExtractedEntity, canonical_name, extract_entities, has_cjk
 from ripplemem.store.connection import Connection
 from ripplemem.store.tables.graph import (
@@ -24,7 +25,6 @@ from ripplemem.store.tables.graph import (
     known_cjk_entities,
     last_memory_in_session,
 )
-from ripplemem.types import Memory
 
 # One-word names shorter than this never get ALIAS edges by word ("Al" would meet too much).
 _MIN_ALIAS_WORD = 3

@@ -10,6 +10,7 @@ from typing import Any
 from ripplemem.config import Settings
 from ripplemem.core.choices import Modality, literal_values
 from ripplemem.core.clock import in_utc
+from ripplemem.core.types import Memory, Scope
 from ripplemem.core.validation import (
     check_content,
     check_datetime,
@@ -20,7 +21,6 @@ from ripplemem.core.validation import (
     check_type,
 )
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.types import Memory, Scope
 
 ADD_FIELDS = frozenset(
     {

@@ -14,15 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_identifier
-from ripplemem.documents.convert.convert import source_key
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseAccessError
+from ripplemem.markdown.convert.convert import source_key
 from ripplemem.store.tables import knowledge_bases as kb_tables
 from ripplemem.store.tables.knowledge_bases import KB_SCOPE_PREFIX, kb_name_of
 from ripplemem.store.tables.memories import MemoryFilter, from_epoch
-from ripplemem.types import Memory
 
 DEFAULT_KNOWLEDGE_BASE = "default"
 

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ripplemem.core.types import Memory
 from ripplemem.engine.conflicting import Link, WritePlan
 from ripplemem.store.connection import Connection
 from ripplemem.store.queries.revisions import MergeUpdate, merge_rows, set_beliefs, supersede_rows
 from ripplemem.store.tables.graph import EdgeRow, insert_edges
 from ripplemem.store.tables.history import HistoryEvent, record_history
 from ripplemem.store.tables.memories import to_epoch
-from ripplemem.types import Memory
 
 
 @dataclass

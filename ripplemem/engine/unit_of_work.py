@@ -11,13 +11,13 @@ from typing import Protocol
 
 import numpy as np
 
+from ripplemem.core.types import Memory
 from ripplemem.store.cold_segments import VectorArchive
 from ripplemem.store.connection import Connection
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.graph import EdgeRow
 from ripplemem.store.vectors.base import VectorIndex
 from ripplemem.store.vectors.modality_index import ModalityIndexes
-from ripplemem.types import Memory
 
 
 class WriteTarget(Protocol):

@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import GRAPH_SUPPORTED
+from ripplemem.core.types import Memory, Recall
 from ripplemem.engine.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.engine.revising import apply_revisions, merge_within_batch
 from ripplemem.engine.unit_of_work import UnitOfWork
 from ripplemem.errors import EmbedderOutputError
-from ripplemem.lifecycle.rules.conflict_judge import LLMConflictJudge
+from ripplemem.rules.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.store.connection import Connection
 from ripplemem.store.disk_errors import storage_failure
 from ripplemem.store.queries.lifecycle import archive_locations
@@ -32,7 +33,6 @@ from ripplemem.store.tables.graph import (
 )
 from ripplemem.store.tables.history import HistoryEvent, record_history
 from ripplemem.store.tables.memories import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
-from ripplemem.types import Memory, Recall
 
 logger = logging.getLogger("ripplemem.engine.writes")
 

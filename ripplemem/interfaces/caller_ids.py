@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from ripplemem.store.tables.memories import MemoryFilter
 
 if TYPE_CHECKING:
+    from ripplemem.core.types import Memory
     from ripplemem.memory import RippleMem
-    from ripplemem.types import Memory
 
 
 def memories_by_metadata(memory: RippleMem, key: str, values: Sequence[str]) -> dict[str, list[Memory]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from ripplemem.types import Hit, Memory
+from ripplemem.core.types import Hit, Memory
 
 #: Where a memory came from when nothing better is known (an ingested chunk's is its file's path).
 DEFAULT_SOURCE = "ripplemem"

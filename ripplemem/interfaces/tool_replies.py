@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ripplemem.core.choices import MemoryTypeName, RecallMode
 from ripplemem.core.text import count_phrase
+from ripplemem.core.types import Hit, format_hit_line
 from ripplemem.errors import InvalidInputError, MemoryNotFoundError
 from ripplemem.interfaces.hit_metadata import memory_metadata
-from ripplemem.types import Hit, format_hit_line
 
 if TYPE_CHECKING:
+    from ripplemem.core.types import Memory
     from ripplemem.memory import RippleMem
     from ripplemem.privacy.erase import EraseReport
     from ripplemem.retrieval.graph_queries import Connection
-    from ripplemem.types import Memory
 
 TOOL_NAMES = (
     "store_memory",

@@ -1,1 +1,1 @@
-"""The memory lifecycle: the pure rules (`rules/`) and the runs that apply their plans to a store."""
+"""The memory lifecycle's runs: they apply the plans of `ripplemem/rules/lifecycle/` to a store."""

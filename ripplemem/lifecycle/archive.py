@@ -18,8 +18,8 @@ import numpy as np
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.writes import delete_memories
 from ripplemem.lifecycle.report import LifecycleEntry, LifecycleReport
-from ripplemem.lifecycle.rules.settings import DEFAULT_SETTINGS
-from ripplemem.lifecycle.rules.tiers import plan_tier_moves, plan_wakeups
+from ripplemem.rules.lifecycle.settings import DEFAULT_SETTINGS
+from ripplemem.rules.lifecycle.tiers import plan_tier_moves, plan_wakeups
 from ripplemem.store.cold_segments import archive_of
 from ripplemem.store.queries.lifecycle import (
     archive_locations,

@@ -18,22 +18,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.core.clock import time_key
+from ripplemem.core.types import Memory, Scope
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
 from ripplemem.engine.writes import retype_memories, write_batch
-from ripplemem.lifecycle.rules.clusters import cluster_related, summarize_cluster
-from ripplemem.lifecycle.rules.consolidation import (
+from ripplemem.rules.lifecycle.clusters import cluster_related, summarize_cluster
+from ripplemem.rules.lifecycle.consolidation import (
     ConsolidationContext,
     decide_consolidation,
     plan_promotions,
 )
-from ripplemem.lifecycle.rules.working import WorkingItem
+from ripplemem.rules.lifecycle.working import WorkingItem
 from ripplemem.store.queries.revisions import entity_keys, summarized_ids
 from ripplemem.store.tables.graph import EdgeRow, entity_id, existing_entity_ids, insert_edges
 from ripplemem.store.tables.history import HistoryEvent, record_history
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Memory, Scope
 
 logger = logging.getLogger("ripplemem.lifecycle.rules")
 

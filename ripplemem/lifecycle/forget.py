@@ -20,7 +20,7 @@ from ripplemem.engine.writes import delete_memories
 from ripplemem.errors import InvalidInputError
 from ripplemem.lifecycle.archive import move_to_cold
 from ripplemem.lifecycle.report import LifecycleEntry, LifecycleReport
-from ripplemem.lifecycle.rules.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
+from ripplemem.rules.lifecycle.forgetting import STRATEGIES, ForgetPlan, check_forget_options, plan_forgetting
 from ripplemem.store.queries.lifecycle import (
     LifecycleRows,
     link_counts,

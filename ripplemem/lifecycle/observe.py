@@ -8,7 +8,7 @@ from typing import Any
 
 from ripplemem.core.validation import check_content, check_importance, check_metadata, check_text
 from ripplemem.engine.engine import Engine
-from ripplemem.lifecycle.rules.working import WorkingItem
+from ripplemem.rules.lifecycle.working import WorkingItem
 
 _USER_ROLES = frozenset({"user", "human"})
 _QUESTION = re.compile(

@@ -1,1 +1,1 @@
-"""Perceptual memory: sensor readings (pure rules, then recording) and images and audio."""
+"""Perceptual memory: recording sensor readings (rules in `rules/perceptual.py`), images and audio."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.core.types import Memory, Scope
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import GraphInput
 from ripplemem.engine.items import build_memory
@@ -22,7 +23,6 @@ from ripplemem.engine.writes import delete_memories, write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError, RippleMemError
 from ripplemem.store.tables.modality_vectors import ModalitySpace
 from ripplemem.store.vectors.modality_index import check_space
-from ripplemem.types import Memory, Scope
 
 MEDIA = {"image": ("caption", "embed_image"), "audio": ("transcript", "embed_audio")}
 

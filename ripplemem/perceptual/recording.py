@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ripplemem.core.clock import in_utc
+from ripplemem.core.types import Memory, Scope
 from ripplemem.core.validation import check_datetime, check_text
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import GraphInput
@@ -18,7 +19,7 @@ from ripplemem.engine.writes import update_memory, write_batch
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.language.entities import ExtractedEntity, canonical_name
 from ripplemem.language.timeparse import resolve_time
-from ripplemem.perceptual.rules import (
+from ripplemem.rules.perceptual import (
     MetricRule,
     Reading,
     SensorSettings,
@@ -39,7 +40,6 @@ from ripplemem.store.tables.readings import (
     select_readings,
     set_memory,
 )
-from ripplemem.types import Memory, Scope
 
 READING_FIELDS = frozenset({"metric", "value", "unit", "at", "source"})
 

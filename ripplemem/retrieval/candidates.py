@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ripplemem.core.types import Memory
 from ripplemem.store.tables.memories import row_to_memory
-from ripplemem.types import Memory
 
 
 @dataclass

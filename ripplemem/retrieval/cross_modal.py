@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ripplemem.core.types import Hit, Recall
 from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.expansion import fuse_by_rank
 from ripplemem.retrieval.hybrid import score_pool
 from ripplemem.store.vectors.base import VectorFilter
-from ripplemem.types import Hit, Recall
 
 if TYPE_CHECKING:
     from ripplemem.engine.engine import Engine

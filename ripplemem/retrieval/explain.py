@@ -4,10 +4,10 @@ it, plus the subgraph among the hits (nodes and typed edges) for display and pro
 from __future__ import annotations
 
 from ripplemem.config import GRAPH_SUPPORTED
+from ripplemem.core.types import GraphNode, Hit, Subgraph, SubgraphEdge
 from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.graph import edges_between, get_entities, is_entity
-from ripplemem.types import GraphNode, Hit, Subgraph, SubgraphEdge
 
 _SNIPPET_CHARS = 60
 

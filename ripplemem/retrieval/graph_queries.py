@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ripplemem.core.types import GraphNode
 from ripplemem.engine.engine import Engine
 from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.language.entities import canonical_name
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.graph import EdgeRow, edges_between, edges_of, entity_id, get_entities, is_entity
-from ripplemem.types import GraphNode
 
 _MAX_VISITED = 50_000
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ripplemem.config import Settings
 from ripplemem.core.choices import RecallMode, literal_values
+from ripplemem.core.types import Hit, Recall
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex, query_terms
 from ripplemem.retrieval.candidates import CandidatePool
@@ -22,7 +23,6 @@ from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.memories import MemoryFilter, stored_epoch
 from ripplemem.store.vectors.base import VectorFilter, VectorIndex
-from ripplemem.types import Hit, Recall
 
 RECALL_MODES: tuple[RecallMode, ...] = literal_values(RecallMode)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from ripplemem.core.types import Hit, Recall, Subgraph
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import kb_label, kb_scope, present
 from ripplemem.engine.writes import reinforce_paths
@@ -27,7 +28,6 @@ from ripplemem.retrieval.pipeline import SearchSpec, search_scope
 from ripplemem.retrieval.route_rules import classify_query
 from ripplemem.store.tables.graph import get_entities, mentioned_entities
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Hit, Recall, Subgraph
 
 # How many of the user's own top hits lend their entities to a knowledge-base search, and how
 # close to the best hit's score they must come.

@@ -11,6 +11,7 @@ from datetime import datetime
 import numpy as np
 
 from ripplemem.core.choices import TimePhraseMode, literal_values
+from ripplemem.core.types import Hit, Recall, Subgraph
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError
@@ -19,7 +20,6 @@ from ripplemem.retrieval.expansion import QueryExpander, candidate_pool_size, fu
 from ripplemem.retrieval.hybrid import hybrid_recall
 from ripplemem.retrieval.ripple import RippleParts, ripple_recall
 from ripplemem.store.tables.memories import MemoryFilter, to_epoch
-from ripplemem.types import Hit, Recall, Subgraph
 
 TIME_PHRASE_MODES = literal_values(TimePhraseMode)
 

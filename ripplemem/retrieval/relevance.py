@@ -18,13 +18,13 @@ from numbers import Real
 
 import numpy as np
 
+from ripplemem.core.types import Hit
 from ripplemem.engine.engine import Engine
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.index.bm25 import KeywordIndex, index_terms, query_terms
 from ripplemem.retrieval.pipeline import SearchSpec
 from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Hit
 
 
 def check_score_threshold(value: object) -> float | None:

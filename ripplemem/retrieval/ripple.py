@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ripplemem.config import GraphSettings, Settings
+from ripplemem.core.types import Recall
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex
 from ripplemem.index.scope_graph import ScopeGraph, SpreadParams
@@ -25,7 +26,6 @@ from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.graph import entity_id, is_entity
 from ripplemem.store.tables.memories import MemoryFilter
 from ripplemem.store.vectors.base import VectorIndex
-from ripplemem.types import Recall
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ripplemem.core.choices import MemoryTypeName
+from ripplemem.core.types import MemoryType, Recall
 from ripplemem.core.validation import check_type
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import chunk_count, readable
 from ripplemem.language.entities import query_entity_keys
 from ripplemem.retrieval.route_rules import RuleRouter
 from ripplemem.store.tables.graph import entity_id, get_entities
-from ripplemem.types import MemoryType, Recall
 
 PERSONAL_TYPES: tuple[MemoryTypeName, ...] = tuple(check_type(t) for t in MemoryType if t.value != "document")
 

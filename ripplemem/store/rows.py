@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ripplemem.core.text import keyword_tokens
+from ripplemem.core.types import Memory
 from ripplemem.store.connection import Connection, Row
 from ripplemem.store.in_lists import in_chunks
 from ripplemem.store.tables.memories import (
@@ -25,7 +26,6 @@ from ripplemem.store.tables.memories import (
     row_to_memory,
     to_epoch,
 )
-from ripplemem.types import Memory
 
 if TYPE_CHECKING:
     from ripplemem.store.vectors.base import VectorIndex

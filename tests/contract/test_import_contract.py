@@ -41,7 +41,7 @@ KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
     },
     "ripplemem.retrieval.relevance": {"check_score_threshold"},
     "ripplemem.store.tables.knowledge_bases": {"kb_name_of"},
-    "ripplemem.lifecycle.rules": {"remember_cue"},
+    "ripplemem.rules.lifecycle": {"remember_cue"},
     "ripplemem.interfaces.metadata_filters": {"OPERATORS", "Condition", "recall_options"},
     "ripplemem.retrieval.hybrid": {"RECALL_MODES"},
     "ripplemem.core.text": {"count_phrase"},
@@ -223,7 +223,7 @@ def test_the_graph_sees_function_local_and_lazy_imports() -> None:
     graph = import_graph()
     assert "ripplemem.interfaces.cli.demo" in graph["ripplemem.interfaces.cli.main"]  # inside a function
     assert "ripplemem.memory" in graph["llamaindex_ripplemem.retriever"]  # `from ripplemem import RippleMem`
-    assert "ripplemem.lifecycle.rules" in graph["ripplemem.engine.engine"]  # a submodule runs __init__
+    assert "ripplemem.rules.lifecycle" in graph["ripplemem.engine.engine"]  # a submodule runs __init__
     assert not circles({"a": {"b": 1}, "b": {"c": 2}, "c": {}})
     cyclic = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {}}
     assert circles(cyclic) == [["a", "b", "c"]]
@@ -275,14 +275,16 @@ def test_the_known_internal_imports_are_still_used() -> None:
 # the longest entry that names it or a package above it; "ripplemem" itself is the package __init__.
 # Every module must be placed: a new one fails until it is.
 LAYERS: list[list[list[str]]] = [
-    [["ripplemem.core", "ripplemem.errors", "ripplemem.types"]],
+    [["ripplemem.core", "ripplemem.errors"]],
     [["ripplemem.language"], ["ripplemem.embedding"], ["ripplemem.index"]],
     [["ripplemem.llm"]],
     [
-        ["ripplemem.lifecycle.rules"],
-        ["ripplemem.perceptual.rules"],
-        ["ripplemem.documents.convert"],
-        ["ripplemem.documents.chunk"],
+        ["ripplemem.rules.lifecycle"],
+        ["ripplemem.rules.perceptual"],
+        ["ripplemem.markdown.convert"],
+        ["ripplemem.markdown.chunk"],
+        # The two folders' __init__ (a docstring each): importing through them adds no edge.
+        ["ripplemem.rules", "ripplemem.markdown"],
     ],
     [["ripplemem.config"]],
     [["ripplemem.store"]],
@@ -365,8 +367,98 @@ def test_the_layer_check_catches_an_upward_or_sideways_import() -> None:
         "p.a.y (line 4) imports p.b, a sibling of its layer"
     ]
     assert layer_breaches({"p.new": {}}, layers) == ["p.new is in no layer: add it to LAYERS"]
-    assert place("ripplemem.lifecycle.rules.tiers") == place("ripplemem.lifecycle.rules")
+    assert place("ripplemem.rules.lifecycle.tiers") == place("ripplemem.rules.lifecycle")
     assert place("ripplemem.api.lifecycle") == place("ripplemem.api")
+
+
+# The folder graph (docs/architecture.md, "One layer per folder"): one node per top-level folder of
+# ripplemem (`core/`) and per top-level module (`config.py`, `__init__.py` for the package itself),
+# and an arrow from A to B when any module in A imports one in B. The layer order alone allows a
+# folder to hold two layers (a feature's rules low, its runs high) with arrows back up between the
+# folders; this graph has none: no two folders import each other, and no chain of them loops.
+
+
+def folder_of(module: str, folders: set[str]) -> str:
+    """The node of a ripplemem module in the folder graph: `name/` for a folder, else `name.py`."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__.py"
+    return f"{parts[1]}/" if parts[1] in folders else f"{parts[1]}.py"
+
+
+def folder_graph(graph: dict[str, dict[str, int]], folders: set[str]) -> dict[str, dict[str, str]]:
+    """folder -> {folder it imports: the first such import, as `module (line N) imports module`}."""
+    found: dict[str, dict[str, str]] = {}
+    for importer in sorted(name for name in graph if name.split(".")[0] == "ripplemem"):
+        source = folder_of(importer, folders)
+        found.setdefault(source, {})
+        # By line, and on one line the deepest module first: `a.b.c` rather than the `a.b` it runs.
+        for imported, line in sorted(graph[importer].items(), key=lambda item: (item[1], -len(item[0]))):
+            target = folder_of(imported, folders)
+            if imported.split(".")[0] == "ripplemem" and target != source:
+                found[source].setdefault(target, f"{importer} (line {line}) imports {imported}")
+    return found
+
+
+def ripplemem_folders() -> dict[str, dict[str, str]]:
+    """The folder graph of ripplemem as it is on disk."""
+    folders = {path.parent.name for path in (ROOT / "ripplemem").glob("*/__init__.py")}
+    return folder_graph(import_graph(), folders)
+
+
+def arrows_in_loops(folders: dict[str, dict[str, str]]) -> list[str]:
+    """Every arrow that lies on a loop of the folder graph, with one import that draws it."""
+    loops = circles({name: dict.fromkeys(targets, 0) for name, targets in folders.items()})
+    return [
+        f"{a} -> {b}: {folders[a][b]}"
+        for loop in loops
+        for a in loop
+        for b in sorted(folders[a])
+        if b in loop
+    ]
+
+
+def test_no_two_folders_import_each_other() -> None:
+    folders = ripplemem_folders()
+    pairs = [
+        f"{a} <-> {b}: {folders[a][b]}; {folders[b][a]}"
+        for a in sorted(folders)
+        for b in sorted(folders[a])
+        if a < b and a in folders.get(b, {})
+    ]
+    assert not pairs, "folders of ripplemem that import each other:\n  " + "\n  ".join(pairs)
+
+
+def test_the_folders_import_without_a_loop() -> None:
+    arrows = arrows_in_loops(ripplemem_folders())
+    assert not arrows, "arrows on a loop among ripplemem's folders:\n  " + "\n  ".join(arrows)
+
+
+def test_the_folder_graph_joins_a_folders_modules() -> None:
+    graph = {
+        "ripplemem": {"ripplemem.b.y": 1},
+        "ripplemem.a.x": {"ripplemem.b.y": 2, "ripplemem.a.z": 3, "other.m": 4},
+        "ripplemem.a.z": {"ripplemem.c": 5},
+        "ripplemem.b.y": {"ripplemem.c": 6},
+        "ripplemem.c": {"ripplemem.a.z": 7},
+    }
+    folders = folder_graph(graph, {"a", "b"})
+    assert folders == {
+        "__init__.py": {"b/": "ripplemem (line 1) imports ripplemem.b.y"},
+        "a/": {
+            "b/": "ripplemem.a.x (line 2) imports ripplemem.b.y",
+            "c.py": "ripplemem.a.z (line 5) imports ripplemem.c",
+        },
+        "b/": {"c.py": "ripplemem.b.y (line 6) imports ripplemem.c"},
+        "c.py": {"a/": "ripplemem.c (line 7) imports ripplemem.a.z"},
+    }
+    assert arrows_in_loops(folders) == [
+        "a/ -> b/: ripplemem.a.x (line 2) imports ripplemem.b.y",
+        "a/ -> c.py: ripplemem.a.z (line 5) imports ripplemem.c",
+        "b/ -> c.py: ripplemem.b.y (line 6) imports ripplemem.c",
+        "c.py -> a/: ripplemem.c (line 7) imports ripplemem.a.z",
+    ]
+    assert not arrows_in_loops({"a/": {"b/": ""}, "b/": {}})
 
 
 def test_the_docs_import_only_from_the_public_surface() -> None:

@@ -11,12 +11,12 @@ import ripplemem
 from ripplemem import RippleMem
 from ripplemem.api.deprecation import Moved
 from ripplemem.core import choices
-from ripplemem.documents.chunk.chunking import CHUNKERS
+from ripplemem.core.types import MEMORY_TYPES
 from ripplemem.engine.engine import VECTOR_INDEXES
-from ripplemem.lifecycle.rules.forgetting import STRATEGIES
+from ripplemem.markdown.chunk.chunking import CHUNKERS
 from ripplemem.retrieval.hybrid import RECALL_MODES
+from ripplemem.rules.lifecycle.forgetting import STRATEGIES
 from ripplemem.store.vectors.chroma import ISOLATIONS
-from ripplemem.types import MEMORY_TYPES
 
 # The flat surface of a handle (docs/api.md): the common calls, the headline verbs, their async
 # twins, the admin entry points and the namespaces. A new flat name is a decision: add it here.

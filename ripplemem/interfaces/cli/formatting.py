@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ripplemem.types import Hit, Memory, Recall
+from ripplemem.core.types import Hit, Memory, Recall
 
 _TYPE_WIDTH = len("perceptual")
 

@@ -9,18 +9,18 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.documents.chunk.chunking import CHUNKERS
-from ripplemem.documents.convert.file_limits import (
-    DEFAULT_MAX_COMPRESSION_RATIO,
-    DEFAULT_MAX_FILE_BYTES,
-    DEFAULT_MAX_UNPACKED_BYTES,
-    FileLimits,
-)
 from ripplemem.documents.ingest import IngestReport
 from ripplemem.engine.knowledge_bases import DEFAULT_KNOWLEDGE_BASE
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli import formatting as fmt
 from ripplemem.interfaces.cli.location import open_store
+from ripplemem.markdown.chunk.chunking import CHUNKERS
+from ripplemem.markdown.convert.file_limits import (
+    DEFAULT_MAX_COMPRESSION_RATIO,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_UNPACKED_BYTES,
+    FileLimits,
+)
 
 if TYPE_CHECKING:
     pass

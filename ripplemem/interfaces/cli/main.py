@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ripplemem.core.types import MEMORY_TYPES
 from ripplemem.core.validation import MAX_METADATA_DEPTH
 from ripplemem.core.version import __version__
 from ripplemem.errors import InvalidInputError, RippleMemError
@@ -30,7 +31,6 @@ from ripplemem.interfaces.cli.location import (
 )
 from ripplemem.interfaces.cli.migrating import add_migrate_command
 from ripplemem.store.info import recorded_embedder, store_users
-from ripplemem.types import MEMORY_TYPES
 
 if TYPE_CHECKING:
     pass

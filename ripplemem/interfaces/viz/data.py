@@ -8,11 +8,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.types import Memory, Recall, SubgraphEdge
 from ripplemem.core.validation import check_k
 from ripplemem.errors import InvalidInputError
 from ripplemem.store.tables.graph import EdgeRow, get_entities, is_entity, iter_edges
 from ripplemem.store.tables.memories import MemoryFilter
-from ripplemem.types import Memory, Recall, SubgraphEdge
 
 if TYPE_CHECKING:
     from ripplemem.memory import RippleMem

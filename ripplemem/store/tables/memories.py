@@ -13,8 +13,8 @@ from typing import Any
 
 from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.core.text import keyword_tokens
+from ripplemem.core.types import Memory
 from ripplemem.store.connection import Row
-from ripplemem.types import Memory
 
 _FIRST_EPOCH, _LAST_EPOCH = READABLE_EPOCHS
 _log = logging.getLogger(__name__)

@@ -29,9 +29,9 @@ from doc_fixtures import (
 )
 
 from ripplemem import InvalidInputError, RippleMem, StoreOptions
+from ripplemem.core.types import Memory
 from ripplemem.documents.ingest import IngestReport
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.types import Memory
 
 # One sentence planted in each format, to be found again in the stored chunks.
 PLANTED = {

@@ -18,8 +18,8 @@ from cli_runner import cli, run_cli
 from doc_fixtures import DOCX_PARAGRAPHS, write_docx, write_md, write_txt
 
 from ripplemem import HashingEmbedder, InvalidInputError, InvalidTypeError, RippleMem, StoreOptions
-from ripplemem.documents.convert.file_limits import FileLimits
 from ripplemem.documents.ingest import IngestReport
+from ripplemem.markdown.convert.file_limits import FileLimits
 
 SECRET = "root:x:0:0:the secret line outside the folder"
 # How long an ingest may take before it counts as hung (it takes about a second).
@@ -182,7 +182,7 @@ def test_zip_bombs_are_refused_from_their_central_directory(tmp_path: Path) -> N
 LONG_TEXT_SCRIPT = """
 import resource
 resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, 1_000_000_000))
-from ripplemem.documents.chunk.semantic_chunker import chunk_semantic
+from ripplemem.markdown.chunk.semantic_chunker import chunk_semantic
 from ripplemem.embedding.embedders import HashingEmbedder
 chunks = chunk_semantic("All work and no play. " * 20_000, embedder=HashingEmbedder(64))
 print(len(chunks))

@@ -15,9 +15,9 @@ from internals import engine_of
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem, StoreOptions
+from ripplemem.core.types import Memory
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.store.cold_segments import decode_segment
-from ripplemem.types import Memory
 
 
 def touch(mem: RippleMem, memory: Memory, times: int = 1) -> None:

@@ -10,9 +10,9 @@ from internals import engine_of
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
+from ripplemem.core.types import Memory
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.store.tables.history import read_history
-from ripplemem.types import Memory
 
 
 def touch(mem: RippleMem, memory: Memory, times: int) -> None:

@@ -1,6 +1,6 @@
 """Lifecycle parameters are checked before anything changes (issue 18, defect 7): forget's options
 and the dry_run and remember switches on a real store (the settings' own checks are in
-tests/unit/lifecycle/test_lifecycle_settings.py and tests/unit/perceptual/test_sensor_settings.py)."""
+tests/unit/rules/test_lifecycle_settings.py and tests/unit/rules/test_sensor_settings.py)."""
 
 from __future__ import annotations
 

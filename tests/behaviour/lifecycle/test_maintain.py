@@ -14,10 +14,10 @@ import pytest
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
+from ripplemem.core.types import Memory
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.interfaces.cli.main import main
-from ripplemem.types import Memory
 
 
 def user_view(mem: RippleMem) -> tuple[list[Memory], dict, list[str]]:

@@ -10,7 +10,7 @@ from manual_clock import ManualClock
 from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.lifecycle.rules.settings import LifecycleSettings
+from ripplemem.rules.lifecycle.settings import LifecycleSettings
 
 
 def test_an_expired_item_about_known_things_is_kept_and_idle_chat_is_not(embedder: Embedder) -> None:

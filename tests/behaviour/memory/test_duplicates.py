@@ -10,7 +10,7 @@ from manual_clock import ManualClock
 from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.lifecycle.rules.settings import LifecycleSettings
+from ripplemem.rules.lifecycle.settings import LifecycleSettings
 
 
 def test_the_same_text_again_merges_into_the_stored_memory(mem: RippleMem) -> None:

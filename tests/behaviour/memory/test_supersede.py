@@ -16,8 +16,8 @@ from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.engine.conflicting import may_state_attribute
-from ripplemem.lifecycle.rules.settings import LifecycleSettings
-from ripplemem.lifecycle.rules.statements import parse_statement
+from ripplemem.rules.lifecycle.settings import LifecycleSettings
+from ripplemem.rules.lifecycle.statements import parse_statement
 
 
 def _edges(mem: RippleMem, memory_id: str, kind: str) -> set[tuple[str, str]]:
@@ -148,8 +148,8 @@ def test_every_text_the_rules_read_an_attribute_from_passes_the_cheap_gate() -> 
     texts = {
         node.value
         for name in (
-            "unit/lifecycle/test_conflicts.py",
-            "unit/lifecycle/test_lifecycle_rules.py",
+            "unit/rules/test_conflicts.py",
+            "unit/rules/test_lifecycle_rules.py",
             "behaviour/memory/test_supersede.py",
         )
         for node in ast.walk(ast.parse((tests / name).read_text(encoding="utf-8")))

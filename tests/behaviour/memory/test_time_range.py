@@ -16,7 +16,7 @@ import pytest
 from ripplemem import HashingEmbedder, RippleMem
 from ripplemem.errors import InvalidInputError, RippleMemError
 from ripplemem.interfaces.cli.main import main
-from ripplemem.lifecycle.rules.working import WorkingMemory
+from ripplemem.rules.lifecycle.working import WorkingMemory
 
 LATE = datetime.max  # year 9999: one microsecond or one UTC offset from year 10000
 EARLY_WITH_OFFSET = "0001-01-01T00:00:00+14:00"  # year 0 in UTC

@@ -16,8 +16,8 @@ from manual_clock import ManualClock
 from media_encoders import COLOURS, ColourSpaceImageEncoder, PitchSpaceAudioEncoder, write_ppm, write_tone
 
 from ripplemem import RippleMem, StoreOptions
+from ripplemem.core.types import Memory
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.types import Memory
 
 ENCODER = ColourSpaceImageEncoder()
 

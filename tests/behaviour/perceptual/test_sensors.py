@@ -14,7 +14,7 @@ from manual_clock import ManualClock
 
 from ripplemem import InvalidInputError, InvalidTypeError, RippleMem, Settings, StoreOptions
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.perceptual.rules import MetricRule, SensorSettings
+from ripplemem.rules.perceptual import MetricRule, SensorSettings
 
 MONDAY = datetime(2024, 1, 15, 8, 0, tzinfo=timezone.utc)
 MIDNIGHT = MONDAY.replace(hour=0)

@@ -9,7 +9,7 @@ import pytest
 
 from ripplemem.errors import InvalidTypeError
 from ripplemem.language._time_frame import chinese_number
-from ripplemem.lifecycle.rules import find_times, resolve_time
+from ripplemem.rules.lifecycle import find_times, resolve_time
 
 # Wednesday 14 May 2025, 15:30 UTC.
 NOW = datetime(2025, 5, 14, 15, 30, tzinfo=timezone.utc)

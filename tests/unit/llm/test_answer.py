@@ -9,10 +9,10 @@ import pytest
 from chat_fakes import ScriptedChatModel, timeout
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from ripplemem.core.types import Hit, Memory
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.answer import ContextItem, aanswer_question, answer_question, cite, says_unknown
 from ripplemem.retrieval.expansion import LLMRequiredError
-from ripplemem.types import Hit, Memory
 
 CONTEXT = [
     ("mem-ferrari", "Calvin bought a Ferrari 488 in Tokyo.", date(2024, 3, 15)),
