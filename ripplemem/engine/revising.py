@@ -1,4 +1,4 @@
-"""Carry out a WritePlan (ripplemem.engine.conflicting) inside the write's transaction: merged duplicates,
+"""Carry out a WritePlan (ripplemem.engine.write_plans) inside the write's transaction: merged duplicates,
 superseded memories with valid_to, SUPERSEDES and CONTRADICTS edges, belief states, and the
 change log ("added", "merged", "superseded" / "supersedes", "contradicted").
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ripplemem.engine.conflicting import Link, WritePlan
+from ripplemem.engine.write_plans import Link, WritePlan
 from ripplemem.store.connection import Connection
 from ripplemem.store.graph_tables import EdgeRow, insert_edges
 from ripplemem.store.history_table import HistoryEvent, record_history

@@ -15,7 +15,7 @@ from manual_clock import ManualClock
 from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.engine.conflicting import may_state_attribute
+from ripplemem.engine.write_plans import may_state_attribute
 from ripplemem.lifecycle.rules.settings import LifecycleSettings
 from ripplemem.lifecycle.rules.statements import parse_statement
 
