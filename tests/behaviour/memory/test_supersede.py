@@ -1,6 +1,6 @@
 """Updates supersede the old value (SUPERSEDES, valid_to); contradictions keep both (CONTRADICTS,
-belief state); an LLM judge decides what the rules leave open (issue 6;
-docs/design-notes.md#duplicates-and-conflicts)."""
+belief state); an LLM judge decides what the rules leave open
+(docs/design-notes.md#duplicates-and-conflicts)."""
 
 from __future__ import annotations
 
