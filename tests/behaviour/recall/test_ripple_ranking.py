@@ -13,7 +13,7 @@ import pytest
 from internals import engine_of
 
 from ripplemem import RippleMem, Settings
-from ripplemem.config import GraphSettings
+from ripplemem.config import GRAPH_SUPPORTED, GraphSettings
 from ripplemem.embedding.embedders import Embedder, resolve_embedder
 from ripplemem.interfaces.cli.demo import QUERIES, conversation_items, load_conversation
 from ripplemem.retrieval.script_reading import reads_cjk
@@ -133,9 +133,13 @@ def test_a_direct_match_the_graph_did_not_lift_says_only_how_it_matched(memory_o
         [{"content": f"user: note {i} about the garden shed", "session_id": "s1"} for i in range(6)]
     )
     hits = memory_only.recall("garden shed", k=6).hits
-    for hit in hits:
-        if hit.components["graph"] < 0.1:
-            assert hit.why.startswith("matched by") and "reached" not in hit.why and "linked" not in hit.why
+    plain = [hit for hit in hits if hit.components["graph"] < GRAPH_SUPPORTED]
+    lifted = [hit for hit in hits if hit.components["graph"] >= GRAPH_SUPPORTED]
+    assert plain and lifted  # six alike notes in one session: some are linked to each other, some not
+    for hit in plain:
+        assert hit.why.startswith("matched by") and "reached" not in hit.why and "linked" not in hit.why
+    for hit in lifted:  # a hit the graph lifted shows the link that did it
+        assert "linked: " in hit.why or "reached " in hit.why
 
 
 def test_whether_an_embedder_reads_chinese_is_measured() -> None:
