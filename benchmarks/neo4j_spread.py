@@ -8,8 +8,8 @@ Without $NEO4J_URI it says so and exits: no Neo4j server could run where this wa
 numbers are unmeasured there. The same --n generated memories (people x places x things, seeded,
 so entities are shared and the graph has hubs) go into an embedded store (SQLite + numpy) and a
 Neo4j-served one. Reported per system: time to load the scope's graph, and p50/p95 of one spread
-from a random memory (in-process: ScopeGraph.spread on the loaded CSR; Cypher: neo4j_cypher.SPREAD
-over paths of up to three hops), with how many nodes each reached.
+from a random memory (in-process: ScopeGraph.spread on the loaded CSR; Cypher:
+ripplemem.store.neo4j.cypher.SPREAD over paths of up to three hops), with how many nodes each reached.
 """
 
 from __future__ import annotations

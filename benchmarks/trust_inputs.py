@@ -1,4 +1,4 @@
-"""Hostile-input probes across the public API (issue 18, defect 10): each is a value a careless or
+"""Hostile-input probes across the public API: each is a value a careless or
 hostile caller might send to one method. A probe is handled when RippleMem refuses it with a
 RippleMemError and the store is exactly as before (no row, no vector, no reading, no working item, no
 pending-write marker), or when it returns what the probe checks for (the value stored exactly).

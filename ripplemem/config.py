@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ripplemem.errors import InvalidTypeError
+from ripplemem.core.deprecation import warn_renamed
+from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.rules.lifecycle.settings import LifecycleSettings
 from ripplemem.rules.perceptual import SensorSettings
 
@@ -25,7 +26,7 @@ class ScoreProfile:
 
 # The HelloAgents memory chapter: episodic (sim x 0.8 + recency x 0.2) x (0.8 + importance x 0.4);
 # semantic (vec x 0.7 + graph x 0.3) x (0.8 + importance x 0.4); perceptual as episodic.
-SEED_001_PROFILES: dict[str, ScoreProfile] = {
+RELEVANCE_FIRST_PROFILES: dict[str, ScoreProfile] = {
     "working": ScoreProfile(relevance=0.8, recency=0.2, importance_base=0.8, importance_gain=0.4),
     "episodic": ScoreProfile(relevance=0.8, recency=0.2, importance_base=0.8, importance_gain=0.4),
     "semantic": ScoreProfile(relevance=0.7, recency=0.0, graph=0.3, importance_base=0.8, importance_gain=0.4),
@@ -35,8 +36,8 @@ SEED_001_PROFILES: dict[str, ScoreProfile] = {
 
 # The agent-memory Q&A's scoring comparison: episodic 0.4 recency + 0.3 importance + 0.2 access
 # + 0.1 embedding; semantic 0.3 graph + 0.25 embedding + 0.25 access + 0.2 importance (additive,
-# no multiplier).
-SEED_000_PROFILES: dict[str, ScoreProfile] = {
+# no multiplier). Recent, important, often used memories outrank relevant ones.
+RECENCY_FIRST_PROFILES: dict[str, ScoreProfile] = {
     "working": ScoreProfile(relevance=0.1, recency=0.4, access=0.2, importance=0.3),
     "episodic": ScoreProfile(relevance=0.1, recency=0.4, access=0.2, importance=0.3),
     "semantic": ScoreProfile(relevance=0.25, recency=0.0, graph=0.3, access=0.25, importance=0.2),
@@ -45,9 +46,11 @@ SEED_000_PROFILES: dict[str, ScoreProfile] = {
 }
 
 SCORE_PRESETS: dict[str, dict[str, ScoreProfile]] = {
-    "seed001": SEED_001_PROFILES,
-    "seed000": SEED_000_PROFILES,
+    "relevance_first": RELEVANCE_FIRST_PROFILES,
+    "recency_first": RECENCY_FIRST_PROFILES,
 }
+# The presets' first names (after the seed articles), kept one release with a DeprecationWarning.
+RENAMED_PRESETS = {"seed001": "relevance_first", "seed000": "recency_first"}
 
 
 # A ripple hit whose graph support is at least this was lifted by the graph: its why shows the
@@ -119,7 +122,8 @@ class GraphSettings:
 class Settings:
     """Tunable numbers of retrieval and storage, with their defaults (docs/design-notes.md)."""
 
-    score_preset: str = "seed001"
+    # How each memory type's score weighs relevance, recency, importance and access: SCORE_PRESETS.
+    score_preset: str = "relevance_first"
     # HelloAgents' perceptual recency: exp(-0.1 x age_hours / 24), floor 0.1; used for every type.
     recency_rate_per_day: float = 0.1
     recency_floor: float = 0.1
@@ -152,6 +156,19 @@ class Settings:
     sensors: SensorSettings = field(default_factory=SensorSettings)
 
     def __post_init__(self) -> None:
+        if self.score_preset in RENAMED_PRESETS:
+            new = RENAMED_PRESETS[self.score_preset]
+            warn_renamed(
+                f'Settings(score_preset="{self.score_preset}")',
+                f'Settings(score_preset="{new}")',
+                stacklevel=4,
+            )
+            object.__setattr__(self, "score_preset", new)
+        if self.score_preset not in SCORE_PRESETS:
+            raise InvalidInputError(
+                f"Settings.score_preset must be one of {', '.join(map(repr, SCORE_PRESETS))}, "
+                f"got {self.score_preset!r}"
+            )
         for name, kind in (
             ("graph", GraphSettings),
             ("lifecycle", LifecycleSettings),

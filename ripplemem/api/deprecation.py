@@ -4,18 +4,15 @@ the new spelling, and then does exactly what the new spelling does."""
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
+
+from ripplemem.core.deprecation import warn_renamed
 
 
 def warn_deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
     """Warn that ``RippleMem.<old>`` is deprecated in favour of ``new``; ``stacklevel`` as for
     warnings.warn, counted from here (3: the caller of the function that calls this)."""
-    warnings.warn(
-        f"RippleMem{old} is deprecated and will be removed in the next release; use {new}",
-        DeprecationWarning,
-        stacklevel=stacklevel,
-    )
+    warn_renamed(f"RippleMem{old}", new, stacklevel=stacklevel + 1)
 
 
 class Moved:

@@ -57,7 +57,7 @@ from ripplemem.store.write_lock import MarkedWriteLock, pending_markers
 VECTOR_INDEXES = literal_values(VectorIndexName)
 Clock = Callable[[], datetime]
 # What happens to a working item that expires or is evicted: (engine, user_id, item, reason). The
-# facade passes consolidating.consolidate_dropped, which writes it to long-term memory when due.
+# facade passes lifecycle.consolidate.consolidate_dropped, which writes it to long-term memory when due.
 WorkingDrop = Callable[["Engine", str, WorkingItem, str], None]
 
 
@@ -396,7 +396,7 @@ class Engine:
 
     def settle_embedder(self, texts: Sequence[str]) -> None:
         """Before a store opened with embedder="auto" keeps its first vectors: record the model its
-        first texts choose (auto_embedder.model_for); a model another process recorded first wins."""
+        first texts choose (embedding.auto.model_for); a model another process recorded first wins."""
         if self._auto is None or self._auto.settled() is not None:
             return
         self.store.set_meta_once("embedding_model", model_for(texts))

@@ -1,4 +1,4 @@
-"""Carry out a WritePlan (ripplemem.engine.conflicting) inside the write's transaction: merged duplicates,
+"""Carry out a WritePlan (ripplemem.engine.write_plans) inside the write's transaction: merged duplicates,
 superseded memories with valid_to, SUPERSEDES and CONTRADICTS edges, belief states, and the
 change log ("added", "merged", "superseded" / "supersedes", "contradicted").
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ripplemem.core.types import Memory
-from ripplemem.engine.conflicting import Link, WritePlan
+from ripplemem.engine.write_plans import Link, WritePlan
 from ripplemem.store.connection import Connection
 from ripplemem.store.queries.revisions import MergeUpdate, merge_rows, set_beliefs, supersede_rows
 from ripplemem.store.tables.graph import EdgeRow, insert_edges

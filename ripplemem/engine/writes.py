@@ -12,11 +12,11 @@ import numpy as np
 
 from ripplemem.config import GRAPH_SUPPORTED
 from ripplemem.core.types import Memory, Recall
-from ripplemem.engine.conflicting import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
 from ripplemem.engine.revising import apply_revisions, merge_within_batch
 from ripplemem.engine.unit_of_work import UnitOfWork
+from ripplemem.engine.write_plans import WritePlan, forget_cached_texts, plan_writes
 from ripplemem.errors import EmbedderOutputError
 from ripplemem.rules.lifecycle.conflict_judge import LLMConflictJudge
 from ripplemem.store.connection import Connection
@@ -65,7 +65,7 @@ def write_batch(
     now holding it.
 
     Unless switched off in LifecycleSettings, each item is first compared with the user's nearest
-    stored memories and the batch's earlier items (ripplemem.engine.conflicting): a duplicate merges into
+    stored memories and the batch's earlier items (ripplemem.engine.write_plans): a duplicate merges into
     the memory it repeats (which is returned in its place), an update supersedes the old value, a
     contradiction links both; ``llm`` (a chat model) judges the pairs the rules leave open.
     ``on_commit`` runs inside the batch's transaction (a bulk import records its progress there,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from ripplemem.privacy.matcher import CHUNK, chunks_of, file_chunks
+from ripplemem.privacy.byte_search import CHUNK, chunks_of, file_chunks
 from ripplemem.store.sqlite.rows import DB_FILENAME
 from ripplemem.store.sqlite.side_connection import database_image, database_values, side_connection
 

@@ -13,7 +13,7 @@ from typing import Any
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.knowledge_bases import delete_knowledge_base
 from ripplemem.engine.writes import delete_memories
-from ripplemem.privacy.matcher import Needles
+from ripplemem.privacy.byte_search import Needles
 from ripplemem.privacy.targets import EraseTargets
 from ripplemem.store.cold_segments import user_digest
 from ripplemem.store.connection import Connection

@@ -11,7 +11,7 @@ import numpy as np
 
 from ripplemem.engine.engine import Engine
 from ripplemem.errors import MemoryNotFoundError
-from ripplemem.privacy.matching import (
+from ripplemem.privacy.text_rules import (
     dense_matches,
     entity_matches,
     exact_matches,

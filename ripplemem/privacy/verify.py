@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ripplemem.engine.engine import Engine
+from ripplemem.privacy.byte_search import Needles
 from ripplemem.privacy.files import store_files
-from ripplemem.privacy.matcher import Needles
 from ripplemem.privacy.scrub import text_needles
 from ripplemem.privacy.targets import EraseTargets
 from ripplemem.store.connection import Connection

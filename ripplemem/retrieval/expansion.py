@@ -56,7 +56,7 @@ __all__ = [
 logger = logging.getLogger("ripplemem.retrieval.expansion")
 
 EXPAND_MODES = literal_values(ExpandMode)
-# The HelloAgents memory chapter's "candidate_pool_multiplier=4"; issue 8: pool = max(4 x k, 20).
+# The HelloAgents memory chapter's "candidate_pool_multiplier=4", with a floor: pool = max(4 x k, 20).
 POOL_MULTIPLIER = 4
 POOL_MINIMUM = 20
 # Reciprocal-rank fusion constant of Cormack, Clarke and Buettcher (SIGIR 2009), the usual default:

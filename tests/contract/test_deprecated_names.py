@@ -1,17 +1,26 @@
 """The spellings deprecated by the narrower facade (docs/api.md) still work for one release, each
 with a DeprecationWarning that names the new spelling: the flat names that moved into namespaces
-(``mem.record`` -> ``mem.sensors.record``) and the loose backend arguments of ``RippleMem(...)``
-(-> ``store=StoreOptions(...)``). This is the one test module that uses them; elsewhere they fail
-the suite (pyproject's filterwarnings)."""
+(``mem.record`` -> ``mem.sensors.record``), the loose backend arguments of ``RippleMem(...)``
+(-> ``store=StoreOptions(...)``) and the score presets' first names (``"seed001"``). This is the
+one test module that uses them; elsewhere they fail the suite (pyproject's filterwarnings)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+from typing import get_args
 
 import pytest
 
-from ripplemem import HashingEmbedder, InvalidInputError, InvalidTypeError, RippleMem, StoreOptions
+from ripplemem import (
+    HashingEmbedder,
+    InvalidInputError,
+    InvalidTypeError,
+    MemoryTypeName,
+    RippleMem,
+    Settings,
+    StoreOptions,
+)
 from ripplemem.api.deprecation import Moved
 
 MOVED = {name: member for name, member in inspect.getmembers(RippleMem) if isinstance(member, Moved)}
@@ -71,3 +80,22 @@ def test_store_options_are_checked() -> None:
     with pytest.raises(InvalidInputError, match="vector_index must be one of auto, chroma, numpy"):
         RippleMem(None, user_id="alice", embedder=embedder, store=StoreOptions(vector_index="faiss"))  # type: ignore[arg-type]
     assert "secret" not in repr(StoreOptions(backend="neo4j", auth=("neo4j", "secret")))
+
+
+def test_an_old_score_preset_warns_and_scores_as_its_new_name() -> None:
+    with pytest.warns(
+        DeprecationWarning,
+        match=r'Settings\(score_preset="seed000"\) is deprecated .*'
+        r'use Settings\(score_preset="recency_first"\)',
+    ) as caught:
+        old = Settings(score_preset="seed000")
+    assert caught[0].filename == __file__
+    new = Settings(score_preset="recency_first")
+    assert old == new
+    assert [old.profile(t) for t in get_args(MemoryTypeName)] == [
+        new.profile(t) for t in get_args(MemoryTypeName)
+    ]
+    with pytest.warns(DeprecationWarning, match=r'use Settings\(score_preset="relevance_first"\)'):
+        assert Settings(score_preset="seed001") == Settings()
+    with pytest.raises(InvalidInputError, match="'relevance_first', 'recency_first', got 'seed002'"):
+        Settings(score_preset="seed002")

@@ -1,4 +1,4 @@
-"""The import contract (issue 20): no import circle among the modules of ripplemem and its two
+"""The import contract: no import circle among the modules of ripplemem and its two
 adapters, every import pointing down the layers of docs/architecture.md, and the adapters using only
 ripplemem's public surface.
 

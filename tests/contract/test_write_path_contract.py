@@ -1,4 +1,4 @@
-"""The write-path contract (issue 20, docs/architecture.md "One write path"): SQL lives in
+"""The write-path contract (docs/architecture.md "One write path"): SQL lives in
 `ripplemem/store/` only, and every write goes through `engine.unit_of_work`, so no module outside
 `ripplemem/engine/` and `ripplemem/store/` takes the write lock or calls the Engine's cache hooks.
 

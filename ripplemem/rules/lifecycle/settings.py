@@ -152,7 +152,7 @@ class LifecycleSettings:
     # segments stay small enough to rewrite quickly and large enough that files stay few.
     archive_segment_size: int = 10_000
 
-    # --- Duplicates (issue 6) --------------------------------------------------------------------
+    # --- Duplicates ------------------------------------------------------------------------------
     # A new memory with similarity >= 0.9 to an existing one (or the same normalised text)
     # merges into it instead of duplicating.
     duplicate_similarity: float = 0.9

@@ -49,7 +49,7 @@ RETURN options.indexConfig['vector.dimensions'] AS dimensions
 SCHEMA_AWAIT_INDEXES = "CALL db.awaitIndexes(300)"
 
 
-# -- vectors (neo4j_index.py) -------------------------------------------------------------------
+# -- vectors (index.py) -------------------------------------------------------------------------
 # The filter columns are written beside the vector, so a search can filter before the graph
 # mirror has flushed the memory's other properties.
 SET_VECTORS = """
@@ -129,7 +129,7 @@ WHERE m.store = $store AND NOT m.user_id IN $user_ids AND m.indexed = true
 RETURN m.user_id AS user_id, count(m) AS vectors
 """
 
-# Lucene's score is BM25 as well; $query is built from escaped terms by neo4j_index.lucene_query.
+# Lucene's score is BM25 as well; $query is built from escaped terms by store/neo4j/index.lucene_query.
 QUERY_KEYWORDS = """
 CALL db.index.fulltext.queryNodes('ripplemem_memory_content', $query, {limit: $fetch}) YIELD node, score
 WHERE node.store = $store AND node.user_id = $user_id AND node.indexed = true
@@ -138,7 +138,7 @@ ORDER BY score DESC
 LIMIT $k
 """
 
-# -- graph mirror (neo4j_graph.py) --------------------------------------------------------------
+# -- graph mirror (graph.py) --------------------------------------------------------------------
 MERGE_MEMORIES = """
 UNWIND $rows AS row
 MERGE (m:Memory:RippleNode {key: $store + ':' + row.id})

@@ -1,4 +1,4 @@
-"""Lifecycle parameters are checked before anything changes (issue 18, defect 7): forget's options
+"""Lifecycle parameters are checked before anything changes: forget's options
 and the dry_run and remember switches on a real store (the settings' own checks are in
 tests/unit/rules/test_lifecycle_settings.py and tests/unit/rules/test_sensor_settings.py)."""
 

@@ -143,13 +143,37 @@ def test_missing_or_bad_user_id(tmp_path: Path) -> None:
             RippleMem(path=tmp_path, user_id=user, embedder="hashing")  # type: ignore[arg-type]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere; checked via a file path instead")
-def test_unwritable_path(tmp_path: Path) -> None:
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory nobody may write to: read-only mode bits, or for root (whom the bits do not stop)
+    a read-only tmpfs mounted on it (skipped when it cannot be mounted), unmounted afterwards."""
     locked = tmp_path / "locked"
     locked.mkdir()
-    locked.chmod(stat.S_IREAD | stat.S_IEXEC)
-    with pytest.raises(StoreError, match="not writable"):
-        RippleMem(path=locked / "store", user_id="alice", embedder="hashing")
+    if os.geteuid() != 0:
+        locked.chmod(stat.S_IREAD | stat.S_IEXEC)
+        yield locked
+        locked.chmod(stat.S_IRWXU)
+        return
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(locked)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"root ignores mode bits and cannot mount a read-only tmpfs here: {done.stderr.strip()}")
+    try:
+        yield locked
+    finally:
+        subprocess.run(["umount", "-l", str(locked)], check=False)
+
+
+def test_unwritable_path(read_only_dir: Path) -> None:
+    with pytest.raises(StoreError, match="is not writable; choose a writable path or path=None"):
+        RippleMem(path=read_only_dir, user_id="alice", embedder="hashing")
+    with pytest.raises(StoreError, match="cannot create the store directory .*choose a writable path"):
+        RippleMem(path=read_only_dir / "store", user_id="alice", embedder="hashing")
+    assert os.listdir(read_only_dir) == []
 
 
 def test_path_that_is_a_file_or_under_a_file(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""A new memory that repeats a stored one merges into it instead of duplicating (issue 6)."""
+"""A new memory that repeats a stored one merges into it instead of duplicating
+(docs/design-notes.md#duplicates-and-conflicts)."""
 
 from __future__ import annotations
 

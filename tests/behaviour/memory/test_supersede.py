@@ -1,6 +1,6 @@
 """Updates supersede the old value (SUPERSEDES, valid_to); contradictions keep both (CONTRADICTS,
-belief state); an LLM judge decides what the rules leave open (issue 6;
-docs/design-notes.md#duplicates-and-conflicts)."""
+belief state); an LLM judge decides what the rules leave open
+(docs/design-notes.md#duplicates-and-conflicts)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from manual_clock import ManualClock
 from ripplemem import RippleMem
 from ripplemem.config import Settings
 from ripplemem.embedding.embedders import Embedder
-from ripplemem.engine.conflicting import may_state_attribute
+from ripplemem.engine.write_plans import may_state_attribute
 from ripplemem.rules.lifecycle.settings import LifecycleSettings
 from ripplemem.rules.lifecycle.statements import parse_statement
 

@@ -1,5 +1,5 @@
-"""Times outside what a datetime can hold after conversion (issue 18, defect 4): every entry refuses
-them before writing, and a store that already holds one (from an older version) still serves reads."""
+"""Times outside what a datetime can hold after conversion: every entry refuses them before writing,
+and a store that already holds one (from an older version) still serves reads."""
 
 from __future__ import annotations
 

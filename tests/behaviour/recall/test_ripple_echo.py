@@ -38,6 +38,12 @@ def test_a_shared_entity_still_carries_evidence(embedder: Embedder) -> None:
             "I like green tea",
         ]
     )
-    ripple = mem.recall("what car did Calvin buy?", k=3, record_access=False)
-    brakes = next(hit for hit in ripple.hits if "brake" in hit.memory.content)
-    assert brakes.components["graph"] > 0.0
+    query = "what car did Calvin buy?"
+    ripple = {h.memory.content: h for h in mem.recall(query, k=3, record_access=False).hits}
+    hybrid = {h.memory.content: h for h in mem.recall(query, k=3, mode="hybrid", record_access=False).hits}
+    brakes, tea = "The Ferrari 488 needs new brake pads", "I like green tea"
+    # The brake pads share the Ferrari 488 with the match and gain on it; the tea shares nothing.
+    assert ripple[brakes].components["graph"] > 0.0
+    assert ripple[brakes].components["relevance"] > hybrid[brakes].components["relevance"]
+    assert ripple[tea].components["graph"] == 0.0
+    assert ripple[tea].components["relevance"] == hybrid[tea].components["relevance"]

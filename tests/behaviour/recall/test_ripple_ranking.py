@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from internals import engine_of
 
-from ripplemem import RippleMem
+from ripplemem import RippleMem, Settings
+from ripplemem.config import GRAPH_SUPPORTED, GraphSettings
 from ripplemem.embedding.embedders import Embedder, resolve_embedder
 from ripplemem.interfaces.cli.demo import QUERIES, conversation_items, load_conversation
 from ripplemem.retrieval.script_reading import reads_cjk
@@ -106,22 +107,25 @@ def test_when_questions_prefer_the_memory_that_names_a_time(memory_only: RippleM
     assert hits[0].memory.content == "The dentist appointment is on Monday at 9:15."
 
 
-def test_a_when_question_lifts_dated_memories_without_moving_the_others(memory_only: RippleMem) -> None:
-    memory_only.add_many(
-        [
-            {"content": "The dentist said my tooth needs a filling.", "session_id": "s1"},
-            {"content": "The dentist appointment is on Monday at 9:15.", "session_id": "s2"},
-            {"content": "The dentist was recommended by my colleague Sam.", "session_id": "s3"},
-        ]
-    )
-    when = {h.memory.content: h.components for h in memory_only.recall("when is the dentist?", k=3).hits}
-    what = {h.memory.content: h.components for h in memory_only.recall("what about the dentist?", k=3).hits}
+def test_a_when_question_lifts_dated_memories_without_moving_the_others(embedder: Embedder) -> None:
+    items = [
+        {"content": "The dentist said my tooth needs a filling.", "session_id": "s1"},
+        {"content": "The dentist appointment is on Monday at 9:15.", "session_id": "s2"},
+        {"content": "The dentist was recommended by my colleague Sam.", "session_id": "s3"},
+    ]
+    relevance = {}  # the same "when" question with the time-answer boost and without it
+    for boost in (GraphSettings().time_answer_boost, 0.0):
+        settings = Settings(graph=GraphSettings(time_answer_boost=boost))
+        with RippleMem(path=None, user_id="alice", embedder=embedder, settings=settings) as mem:
+            mem.add_many(items)
+            hits = mem.recall("when is the dentist?", k=3).hits
+            relevance[boost] = {h.memory.content: h.components["first_stage"] for h in hits}
+    boosted, plain = relevance.values()
     dated = "The dentist appointment is on Monday at 9:15."
-    assert when[dated]["first_stage"] > what[dated]["first_stage"]
-    for content in set(when) - {dated}:  # the lift is the dated memory's own, not a rescaling
-        assert when[content]["dense"] != what[content]["dense"] or when[content][
-            "first_stage"
-        ] == pytest.approx(what[content]["first_stage"])
+    assert boosted[dated] == pytest.approx(min(1.0, plain[dated] * (1 + GraphSettings().time_answer_boost)))
+    assert boosted[dated] > plain[dated]
+    for content in set(plain) - {dated}:  # the lift is the dated memory's own, not a rescaling
+        assert boosted[content] == pytest.approx(plain[content])
 
 
 def test_a_direct_match_the_graph_did_not_lift_says_only_how_it_matched(memory_only: RippleMem) -> None:
@@ -129,9 +133,13 @@ def test_a_direct_match_the_graph_did_not_lift_says_only_how_it_matched(memory_o
         [{"content": f"user: note {i} about the garden shed", "session_id": "s1"} for i in range(6)]
     )
     hits = memory_only.recall("garden shed", k=6).hits
-    for hit in hits:
-        if hit.components["graph"] < 0.1:
-            assert hit.why.startswith("matched by") and "reached" not in hit.why and "linked" not in hit.why
+    plain = [hit for hit in hits if hit.components["graph"] < GRAPH_SUPPORTED]
+    lifted = [hit for hit in hits if hit.components["graph"] >= GRAPH_SUPPORTED]
+    assert plain and lifted  # six alike notes in one session: some are linked to each other, some not
+    for hit in plain:
+        assert hit.why.startswith("matched by") and "reached" not in hit.why and "linked" not in hit.why
+    for hit in lifted:  # a hit the graph lifted shows the link that did it
+        assert "linked: " in hit.why or "reached " in hit.why
 
 
 def test_whether_an_embedder_reads_chinese_is_measured() -> None:

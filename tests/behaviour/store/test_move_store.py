@@ -1,4 +1,4 @@
-"""Moving a store (issue 30): ``ripplemem.migrate`` / ``ripplemem migrate SRC DST`` copies an embedded
+"""Moving a store: ``ripplemem.migrate`` / ``ripplemem migrate SRC DST`` copies an embedded
 store into PostgreSQL and back, every row as it was (ids, row keys, times, history, edges, tiers,
 knowledge bases, readings, vectors, the cold archive); each side then recalls the same memories and
 a cold memory can still be woken."""

@@ -1,4 +1,4 @@
-"""PostgreSQL schema version 2 (issue 30): every user table's keys lead with user_id. A store made
+"""PostgreSQL schema version 2: every user table's keys lead with user_id. A store made
 at version 1 upgrades on its next open and still recalls, shows its history and searches its
 vectors; a version-2 store's user tables turn into hash partitions with docs/scale.md's own
 statements, and RippleMem adds, recalls, updates and erases on them, one user's erase leaving the

@@ -1,4 +1,4 @@
-"""The vector-index protocol (issue 20, item 3): every shipped index class has each of its members,
+"""The vector-index protocol: every shipped index class has each of its members,
 a backend written against it alone goes through the rebuild and the consistency check, and no module
 outside store/vectors/ branches on an index's name or probes it for members."""
 

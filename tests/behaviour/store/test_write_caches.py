@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ripplemem import HashingEmbedder, RippleMem
-from ripplemem.engine.conflicting import read_statement
+from ripplemem.engine.write_plans import read_statement
 from ripplemem.index.bm25 import stem
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ripplemem import RippleMem
-from ripplemem.engine.conflicting import keyword_stems, particulars, text_key
+from ripplemem.engine.write_plans import keyword_stems, particulars, text_key
 
 
 def test_a_delete_empties_the_caches_that_batches_share(tmp_path: Path, embedder: Any) -> None:

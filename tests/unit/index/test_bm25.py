@@ -96,7 +96,5 @@ def test_compaction_keeps_every_live_posting() -> None:
 
 def test_possessives_meet_the_plain_name() -> None:
     index = _fresh({"a": "Calvin bought a Ferrari", "b": "The car of my sister"})
-    assert [key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)] == ["a", "b"] or {
-        key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)
-    } == {"a", "b"}
+    assert {key for key, _ in index.search(query_terms("What is Calvin's car?"), 5)} == {"a", "b"}
     assert index.search(query_terms("Calvin's"), 5)[0][0] == "a"

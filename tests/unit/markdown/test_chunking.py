@@ -581,6 +581,7 @@ def test_semantic_chunks_respect_min_and_max_size() -> None:
     chunks = chunk_text(
         text, "semantic", embedder=TopicEmbedder(), max_tokens=60, min_tokens=20, overlap_tokens=0
     )
+    assert sum(chunk.text.count("Sentence") for chunk in chunks) == 26  # every sentence, once
     assert all(chunk.tokens <= 60 for chunk in chunks)
     assert all(chunk.tokens >= 20 for chunk in chunks)
     # A one-sentence topic is too small to stand alone: it rides with a neighbour.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -173,7 +174,8 @@ def test_a_timed_out_model_is_retried_then_the_query_is_used_alone(caplog: pytes
 
 def test_a_timeout_then_a_good_reply_recovers() -> None:
     model = ScriptedChatModel(replies=[timeout(), REWRITES_JSON])
-    assert len(QueryExpander(model).mqe(QUERY)) == 4
+    assert QueryExpander(model).mqe(QUERY) == [QUERY, *json.loads(REWRITES_JSON)]
+    assert len(model.seen) == 2  # the timed-out call was retried once
 
 
 async def test_async_timeout_falls_back_without_raising() -> None:

@@ -1,4 +1,4 @@
-"""The lifecycle's numbers are checked where they are set (issue 18, defect 7): LifecycleSettings
+"""The lifecycle's numbers are checked where they are set: LifecycleSettings
 and the forgetting planner refuse infinite, out-of-range and mistyped values, naming the field."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""SensorSettings refuses infinite, out-of-range and mistyped values, naming the field (issue 18,
-defect 7)."""
+"""SensorSettings refuses infinite, out-of-range and mistyped values, naming the field."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Find many byte strings in one pass over any amount of bytes (erase verification's matcher).
+"""Find many byte strings in one pass over any amount of bytes (how erase verification searches files).
 
 Each needle's first ANCHOR bytes, read as a 64-bit integer, go into one sorted array; a scan reads
 the data's 8-byte window at every offset as integers (numpy, eight strided views) and looks them

@@ -1,4 +1,4 @@
-"""The erase verification's one-pass matcher finds exactly the needles a plain `in` finds: any
+"""The erase verification's one-pass byte search finds exactly the needles a plain `in` finds: any
 length, overlapping, at chunk boundaries, in any bytes (a needle it missed would let an erase
 report verified with the text still on disk)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ripplemem.privacy.matcher import Needles
+from ripplemem.privacy.byte_search import Needles
 
 # A small alphabet makes needles recur, overlap and share prefixes.
 NEEDLE = st.lists(st.sampled_from([b"a", b"b", b"\x00", b"\xff", b"ab"]), min_size=1, max_size=14)
