@@ -19,14 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.choices import ExpandMode, literal_values
+from ripplemem.core.validation import check_count, check_nonblank_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import (
     ChatTask,
     LLMRequiredError,
     answer_language_rule,
     arun_tasks,
-    check_count,
-    check_text,
     require_llm,
     run_tasks,
 )
@@ -277,7 +276,7 @@ class QueryExpander:
     # -- internals ------------------------------------------------------------------------------
 
     def _tasks(self, query: Any, mode: Any) -> tuple[str, dict[str, ChatTask[Any]]]:
-        query = check_text("query", query)
+        query = check_nonblank_text("query", query)
         if mode not in EXPAND_MODES:
             raise InvalidInputError(f"mode must be one of 'mqe', 'hyde' or 'both', got {mode!r}")
         tasks: dict[str, ChatTask[Any]] = {}
