@@ -52,7 +52,7 @@ _EXPORTS = {
     "MaintenanceReport": "ripplemem.lifecycle.report",
     "ConsolidationReport": "ripplemem.lifecycle.consolidate",
     "HistoryEvent": "ripplemem.store.tables.history",
-    "Predecessor": "ripplemem.api.history",
+    "Predecessor": "ripplemem.retrieval.history",
     "Reading": "ripplemem.rules.perceptual",
     "MetricStats": "ripplemem.rules.perceptual",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
@@ -97,7 +97,6 @@ __all__ = ["__version__", *_EXPORTS]
 if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
     from ripplemem.api.bulk_import import ImportReport
-    from ripplemem.api.history import Predecessor
     from ripplemem.api.options import StoreOptions
     from ripplemem.config import ScoreProfile, Settings
     from ripplemem.core.choices import (
@@ -159,6 +158,7 @@ if TYPE_CHECKING:
     from ripplemem.memory import RippleMem
     from ripplemem.privacy.erase import EraseReport
     from ripplemem.retrieval.graph_queries import Connection
+    from ripplemem.retrieval.history import Predecessor
     from ripplemem.rules.lifecycle.settings import LifecycleSettings
     from ripplemem.rules.perceptual import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
     from ripplemem.store.recovery.reconcile import CheckReport

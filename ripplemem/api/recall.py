@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ripplemem.api.handle import HandleState
-from ripplemem.api.history import superseded_history, with_superseded
 from ripplemem.core.choices import ExpandMode, RecallMode, Route, TimePhraseMode
 from ripplemem.core.types import MemoryTypeChoice, Recall
 from ripplemem.core.validation import (
@@ -26,27 +24,14 @@ from ripplemem.core.validation import (
 from ripplemem.engine.knowledge_bases import check_kb_names
 from ripplemem.lifecycle.archive import wake_memories
 from ripplemem.llm.answer import Answer, ContextItem, answer_question
-from ripplemem.retrieval.cross_modal import with_cross_modal
 from ripplemem.retrieval.expansion import check_expand
 from ripplemem.retrieval.hybrid import RECALL_MODES
-from ripplemem.retrieval.kb_recall import record_recall_access, search_readable
-from ripplemem.retrieval.pipeline import (
-    QueryEmbeddings,
-    SearchSpec,
-    check_time_phrases,
-    expand_query,
-    expanded_search,
-    search_in_time,
-    search_scope,
-    time_window,
-)
-from ripplemem.retrieval.relevance import check_score_threshold, with_relevance
+from ripplemem.retrieval.kb_recall import record_recall_access
+from ripplemem.retrieval.recall import RecallRequest, finish, search
+from ripplemem.retrieval.relevance import check_score_threshold
 from ripplemem.retrieval.route_rules import check_route
-from ripplemem.retrieval.routing import order_by_route, plan_route
+from ripplemem.retrieval.time_window import check_time_phrases
 from ripplemem.store.tables.memories import to_epoch
-
-if TYPE_CHECKING:
-    from ripplemem.language.timeparse import TimeRange
 
 WAKE_CAUSE = "recall reached it (a cold memory an associated query touches becomes active again)"
 
@@ -110,101 +95,33 @@ class RecallMethods(HandleState):
         Each hit's ``relevance`` says how well it matches the query, in [0, 1], comparable across
         queries (``score`` ranks the hits of this one); ``score_threshold=0.5`` drops hits below it.
         """
-        check_content(query, self.settings.max_content_chars, field="query")
-        threshold = check_score_threshold(score_threshold)
         llm = llm if llm is not None else self.llm
-        expand_mode = check_expand(expand, llm, how="pass llm=... to recall() or to RippleMem(...)")
-        time_mode = check_time_phrases(time_phrases)
-        reference = check_datetime("now", now) or self._engine.clock()
-        plan = plan_route(
-            self._engine, self.user_id, query, check_route(route), check_kb_names(knowledge_bases)
-        )
-        if plan.decision is not None and types is None:
-            types = plan.types
-        flt = self._filter(
-            types=check_types(types),
-            since=to_epoch(check_datetime("since", since)),
-            until=to_epoch(check_datetime("until", until)),
-            min_importance=None if min_importance is None else check_importance(min_importance),
-            metadata=tuple(check_metadata(metadata).items()),
-            session_id=check_identifier("session_id", session_id, required=False),
-        )
-        spec = SearchSpec(
+        request = RecallRequest(
+            query=check_content(query, self.settings.max_content_chars, field="query"),
+            score_threshold=check_score_threshold(score_threshold),
+            expand=check_expand(expand, llm, how="pass llm=... to recall() or to RippleMem(...)"),
+            llm=llm,
+            time_phrases=check_time_phrases(time_phrases),
+            now=check_datetime("now", now) or self._engine.clock(),
+            route=check_route(route),
+            knowledge_bases=check_kb_names(knowledge_bases),
+            flt=self._filter(
+                types=check_types(types),
+                since=to_epoch(check_datetime("since", since)),
+                until=to_epoch(check_datetime("until", until)),
+                min_importance=None if min_importance is None else check_importance(min_importance),
+                metadata=tuple(check_metadata(metadata).items()),
+                session_id=check_identifier("session_id", session_id, required=False),
+            ),
             k=check_k(k),
             mode=check_mode(mode, RECALL_MODES),
-            flt=flt,
-            now=to_epoch(reference),  # type: ignore[arg-type]
-            queries=QueryEmbeddings(self._engine.embedder),
+            history=history,
         )
-        result = self._search(
-            query,
-            spec,
-            plan.knowledge_bases,
-            time_window(query, reference, time_mode),
-            time_mode,
-            expand_mode,
-            llm,
-        )
-        result.hits = [
-            hit
-            for hit in with_relevance(self._engine, query, result.hits, spec)
-            if threshold is None or hit.relevance >= threshold
-        ]
+        searched = search(self._engine, request)
         if record_access:
-            record_recall_access(self._engine, self.user_id, result, spec.now)
-            self._wake_recalled(result, spec.now)
-        if plan.decision is not None:
-            order_by_route(result, plan.decision)
-            result.route = plan.decision
-        if history:
-            earlier = superseded_history(self._engine, self.user_id, result.hits)
-            result.hits = with_relevance(self._engine, query, with_superseded(result.hits, earlier), spec)
-        return result
-
-    def _search(
-        self,
-        query: str,
-        spec: SearchSpec,
-        knowledge_bases: tuple[str, ...],
-        window: TimeRange | None,
-        time_mode: str,
-        expand_mode: str | None,
-        llm: Any,
-    ) -> Recall:
-        """Recall's search: the user's scope and knowledge bases, cross-modal hits, the query's time
-        window, and the expanded queries fused by rank when asked."""
-        engine = self._engine
-
-        def search_all(text: str, scoped: SearchSpec) -> Recall:
-            found = search_readable(
-                engine,
-                self.user_id,
-                knowledge_bases,
-                text,
-                scoped,
-                lambda t, s: search_scope(engine, self.user_id, t, s),
-            )
-            return with_cross_modal(engine, self.user_id, text, scoped, found)
-
-        def search(text: str, pool: int) -> Recall:
-            return search_in_time(
-                search_all, text, replace(spec, k=pool), window, time_mode, self.settings.time_boost
-            )
-
-        if expand_mode is None:
-            result = search(query, spec.k)
-        else:
-            queries, described = expand_query(llm, query, expand_mode)
-            result = expanded_search(search, queries, spec.k)
-            result.expansion = described
-        if window is not None:
-            result.time = {
-                "phrase": window.phrase,
-                "start": window.start,
-                "end": window.end,
-                "how": time_mode,
-            }
-        return result
+            record_recall_access(self._engine, self.user_id, searched.recall, searched.spec.now)
+            self._wake_recalled(searched.recall, searched.spec.now)
+        return finish(self._engine, request, searched)
 
     def ask(self, question: str, *, llm: Any = None, k: int = 8, **recall_options: Any) -> Answer:
         """Recall for the question and have a chat model answer from those memories only, citing

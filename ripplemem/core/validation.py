@@ -300,3 +300,20 @@ def shown_number(value: float) -> str:
     """A number as an error message shows it: itself, or "a huge integer" (an int of thousands of
     digits is unreadable, and str() refuses one past 4300 digits)."""
     return repr(value) if isinstance(value, float) or abs(value) < 10**30 else "a huge integer"
+
+
+def check_count(name: str, value: Any, *, minimum: int) -> None:
+    """Raise unless value is an int (not a bool) of at least `minimum`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
+
+
+def check_nonblank_text(name: str, value: Any) -> str:
+    """The stripped string, or InvalidTypeError / InvalidInputError for a non-string or a blank one."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInputError(f"{name} must not be empty")
+    return value.strip()

@@ -17,12 +17,11 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.text import estimate_tokens, keyword_tokens
+from ripplemem.core.validation import check_count, check_nonblank_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import (
     ChatTask,
     arun_tasks,
-    check_count,
-    check_text,
     language_of,
     require_llm,
     run_tasks,
@@ -210,7 +209,7 @@ def _prepare(
     llm: Any, question: Any, context: Any, max_retries: int, max_context_tokens: int, how: str
 ) -> tuple[str, list[ContextItem]]:
     require_llm(llm, "a grounded answer", how)
-    question = check_text("question", question)
+    question = check_nonblank_text("question", question)
     check_count("max_retries", max_retries, minimum=0)
     check_count("max_context_tokens", max_context_tokens, minimum=50)
     items = _coerce(context)

@@ -48,23 +48,6 @@ def require_llm(llm: Any, feature: str, how: str = "pass llm=... to RippleMem(..
         raise InvalidTypeError(f"llm must be a LangChain chat model, got {type(llm).__name__}")
 
 
-def check_count(name: str, value: Any, *, minimum: int) -> None:
-    """Raise unless value is an int (not a bool) of at least `minimum`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
-
-
-def check_text(name: str, value: Any) -> str:
-    """The stripped string, or InvalidTypeError / InvalidInputError for a non-string or a blank one."""
-    if not isinstance(value, str):
-        raise InvalidTypeError(f"{name} must be a string, got {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInputError(f"{name} must not be empty")
-    return value.strip()
-
-
 def language_of(text: str) -> str | None:
     """'Chinese', 'Japanese' or 'Korean' when the text is written in one, else None.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.relations import Relation, make_relation
-from ripplemem.core.validation import check_text
+from ripplemem.core.validation import check_count, check_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError, RippleMemError
 from ripplemem.language.entities import ExtractedEntity, canonical_name
 from ripplemem.llm.chat import first_json_object
@@ -91,9 +91,9 @@ class LLMExtractor:
             ) from exc
         if not isinstance(llm, Runnable):
             raise InvalidTypeError(f"llm must be a LangChain chat model, got {type(llm).__name__}")
-        _check_count("max_retries", max_retries, minimum=0)
-        _check_count("max_entities", max_entities, minimum=1)
-        _check_count("max_relations", max_relations, minimum=1)
+        check_count("max_retries", max_retries, minimum=0)
+        check_count("max_entities", max_entities, minimum=1)
+        check_count("max_relations", max_relations, minimum=1)
         if language_hint is not None and (not isinstance(language_hint, str) or not language_hint.strip()):
             raise InvalidInputError("language_hint must be None or a non-empty string such as 'Chinese'")
         self.llm = llm
@@ -293,10 +293,3 @@ def _relation(item: Any, index: int) -> Relation | None:
     except RippleMemError as exc:
         logger.debug("dropped a relation from the model: %s", exc)
         return None
-
-
-def _check_count(name: str, value: Any, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")

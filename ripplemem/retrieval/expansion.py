@@ -5,9 +5,9 @@ Where the numbers come from: docs/design-notes.md#query-expansion.
 MQE asks for n rewrites of the query in other words, which lifts recall for vague or colloquial
 queries; HyDE asks for a hypothetical answer passage, whose embedding sits nearer the real answer
 than the question's does. Every expansion is searched, the candidates pooled
-(`candidate_pool_size`) and fused by rank (`fuse_by_rank`). Bad model output is retried and, when
-tries run out, expansion falls back to the original query with a logged warning: it never raises
-for what the model said.
+(`candidate_pool_size`) and fused by rank (`fuse_by_rank`; a recall's searches by `fuse_expanded`).
+Bad model output is retried and, when tries run out, expansion falls back to the original query
+with a logged warning: it never raises for what the model said.
 Reading the replies is `expansion_replies`'s job.
 """
 
@@ -15,22 +15,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ripplemem.core.choices import ExpandMode, literal_values
+from ripplemem.core.types import Hit, Recall, Subgraph
+from ripplemem.core.validation import check_count, check_nonblank_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError
 from ripplemem.llm.chat import (
     ChatTask,
     LLMRequiredError,
     answer_language_rule,
     arun_tasks,
-    check_count,
-    check_text,
     require_llm,
     run_tasks,
 )
 from ripplemem.llm.expansion_replies import dedupe_texts, parse_passage, parse_queries
+from ripplemem.retrieval.pipeline import merge_subgraphs
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -48,7 +49,9 @@ __all__ = [
     "candidate_pool_size",
     "candidate_search",
     "check_expand",
+    "expand_query",
     "fuse_by_rank",
+    "fuse_expanded",
     "parse_passage",
     "parse_queries",
 ]
@@ -277,7 +280,7 @@ class QueryExpander:
     # -- internals ------------------------------------------------------------------------------
 
     def _tasks(self, query: Any, mode: Any) -> tuple[str, dict[str, ChatTask[Any]]]:
-        query = check_text("query", query)
+        query = check_nonblank_text("query", query)
         if mode not in EXPAND_MODES:
             raise InvalidInputError(f"mode must be one of 'mqe', 'hyde' or 'both', got {mode!r}")
         tasks: dict[str, ChatTask[Any]] = {}
@@ -312,3 +315,33 @@ class QueryExpander:
             passage=hyde.result if hyde is not None and hyde.ok else None,
             problems=tuple(problems),
         )
+
+
+def expand_query(llm: BaseChatModel, query: str, mode: str) -> tuple[list[str], dict[str, object]]:
+    """The texts to search for an expanded query (original first) and ``Recall.expansion``, the
+    record of the expansion."""
+    expansion = QueryExpander(llm).expansion(query, mode)
+    described: dict[str, object] = {
+        "mode": mode,
+        "queries": expansion.queries,
+        "problems": list(expansion.problems),
+    }
+    return expansion.queries, described
+
+
+def fuse_expanded(query: str, results: Sequence[Recall], k: int) -> Recall:
+    """One recall from the searches of every expanded query (each a candidate pool), fused by rank:
+    the original query's list first, so it wins ties."""
+    best: dict[str, Hit] = {}
+    for result in results:
+        for hit in result.hits:
+            best.setdefault(hit.memory.id, hit)
+    fused = fuse_by_rank([[hit.memory.id for hit in result.hits] for result in results], k)
+    hits = [
+        replace(best[memory_id], score=score, components={**best[memory_id].components, "rank_fusion": score})
+        for memory_id, score in fused
+    ]
+    subgraph = Subgraph()
+    for result in results:
+        subgraph = merge_subgraphs(subgraph, result.subgraph)
+    return Recall(query=query, hits=hits, mode=results[0].mode, subgraph=subgraph)

@@ -17,7 +17,7 @@ on the topic does not get a top hit just for being searched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ripplemem.core.types import Hit, Recall, Subgraph
@@ -35,8 +35,6 @@ HINT_HITS = 2
 HINT_MIN_SCORE_RATIO = 0.5
 # Entity kinds too generic to carry a conversation over to a document ("2024", "3 kg").
 _NOT_HINTS = frozenset({"date", "quantity"})
-
-ScopeSearch = Callable[[str, SearchSpec], Recall]
 
 
 def kb_filter(flt: MemoryFilter, kb: str) -> MemoryFilter | None:
@@ -76,16 +74,10 @@ def search_kb(engine: Engine, kb: str, text: str, spec: SearchSpec, flt: MemoryF
     return result
 
 
-def search_readable(
-    engine: Engine,
-    user_id: str,
-    knowledge_bases: Sequence[str],
-    text: str,
-    spec: SearchSpec,
-    search_own: ScopeSearch,
+def with_knowledge_bases(
+    engine: Engine, user_id: str, knowledge_bases: Sequence[str], text: str, spec: SearchSpec, own: Recall
 ) -> Recall:
-    """Search the user's own scope (``search_own``) and each knowledge base, merged by score (k overall)."""
-    own = search_own(text, spec)
+    """The user's own recall (``own``) merged by score with a search of each knowledge base (k overall)."""
     searches = [(kb, flt) for kb in knowledge_bases if (flt := kb_filter(spec.flt, kb)) is not None]
     if not searches:
         return own

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ripplemem.core.validation import check_count, check_nonblank_text
 from ripplemem.llm.chat import (
     ChatTask,
     arun_tasks,
-    check_count,
-    check_text,
     first_json_object,
     require_llm,
     run_tasks,
@@ -125,7 +124,7 @@ class LLMRouter:
         return [SystemMessage(LLM_ROUTER_PROMPT), HumanMessage(f"Query: {query}")]
 
     def _task(self, query: Any) -> tuple[str, ChatTask[QueryClass]]:
-        query = check_text("query", query)
+        query = check_nonblank_text("query", query)
         task = ChatTask(self.first_messages(query), parse_llm_class, LLM_ROUTER_RETRY, self.max_retries)
         return query, task
 

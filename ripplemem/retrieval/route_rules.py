@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ripplemem.core.choices import RouteTarget, literal_values
+from ripplemem.core.validation import check_count, check_nonblank_text
 from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.llm.chat import check_count, check_text
 
 __all__ = [
     "QUERY_LABELS",
@@ -196,7 +196,7 @@ class RouteDecision:
 
 def classify_query(query: str) -> QueryClass:
     """Read the personal, temporal, named-entity and factual signals from a query (no model)."""
-    text = check_text("query", query)
+    text = check_nonblank_text("query", query)
     cues: list[str] = []
     stripped = _ZH_IDIOMS.sub("", _EN_IDIOMS.sub(" ", text))
 

@@ -13,9 +13,9 @@ from internals import engine_of
 from manual_clock import ManualClock
 
 from ripplemem import RippleMem
-from ripplemem.api.history import superseded_history, with_superseded
 from ripplemem.embedding.embedders import Embedder
 from ripplemem.errors import InvalidTypeError, MemoryNotFoundError
+from ripplemem.retrieval.history import superseded_history, with_superseded
 
 
 @pytest.fixture
