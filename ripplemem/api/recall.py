@@ -133,7 +133,7 @@ class RecallMethods(HandleState):
             k=check_k(k),
             mode=check_mode(mode, RECALL_MODES),
             flt=flt,
-            now=to_epoch(reference),  # type: ignore[arg-type]
+            now=to_epoch(reference),
             queries=QueryEmbeddings(self._engine.embedder),
         )
         result = self._search(

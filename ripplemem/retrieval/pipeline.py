@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -115,8 +116,8 @@ def search_in_time(
         return search(query, spec)
     text = window.strip_from(query) or query
     start, end = to_epoch(window.start), to_epoch(window.end)
-    since = start if spec.flt.since is None else max(start, spec.flt.since)  # type: ignore[type-var]
-    until = end if spec.flt.until is None else min(end, spec.flt.until)  # type: ignore[type-var]
+    since = start if spec.flt.since is None else max(start, spec.flt.since)
+    until = end if spec.flt.until is None else min(end, spec.flt.until)
     inside = search(text, replace(spec, flt=replace(spec.flt, since=since, until=until)))
     if time_phrases == "filter":
         return replace(inside, query=query)
@@ -170,9 +171,9 @@ def expanded_search(search: Callable[[str, int], Recall], queries: list[str], k:
     return Recall(query=queries[0], hits=hits, mode=results[0].mode, subgraph=subgraph)
 
 
-def expand_query(llm: object, query: str, mode: str) -> tuple[list[str], dict[str, object]]:
+def expand_query(llm: Any, query: str, mode: str) -> tuple[list[str], dict[str, object]]:
     """The texts to search for an expanded query (original first) and a record of the expansion."""
-    expansion = QueryExpander(llm).expansion(query, mode)  # type: ignore[arg-type]
+    expansion = QueryExpander(llm).expansion(query, mode)
     described: dict[str, object] = {
         "mode": mode,
         "queries": expansion.queries,
