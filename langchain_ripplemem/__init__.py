@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ripplemem.errors import MissingDependencyError
+from ripplemem import MissingDependencyError
 
 _EXPORTS = {
     "RippleMemRetriever": "langchain_ripplemem.retriever",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from langchain_core.documents import Document
 
 from ripplemem import Hit, Memory, hit_metadata
-from ripplemem.interfaces.hit_metadata import memory_metadata
+from ripplemem.integration import memory_metadata
 
 
 def hit_to_document(hit: Hit) -> Document:

@@ -13,10 +13,8 @@ from pydantic import ConfigDict, SkipValidation
 
 from langchain_ripplemem.scopes import check_memory
 from langchain_ripplemem.turns import observe_exchange
-from ripplemem import RecallMode, RippleMem
-from ripplemem.core.validation import check_k, check_mode
-from ripplemem.errors import InvalidInputError
-from ripplemem.retrieval.hybrid import RECALL_MODES
+from ripplemem import InvalidInputError, RecallMode, RippleMem
+from ripplemem.integration import RECALL_MODES, check_k, check_mode
 
 
 class RippleMemMemory(BaseMemory):

@@ -16,8 +16,7 @@ from langchain_ripplemem.scopes import check_memory, run_scope
 from langchain_ripplemem.tools import RippleMemToolkit
 from langchain_ripplemem.turns import observe_exchange
 from ripplemem import MemoryTypeName, RecallMode, RippleMem
-from ripplemem.core.validation import check_k, check_mode, check_types
-from ripplemem.retrieval.hybrid import RECALL_MODES
+from ripplemem.integration import RECALL_MODES, check_k, check_mode, check_types
 
 Handler = Callable[[ModelRequest], ModelResponse]
 AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -9,18 +9,18 @@ free label kept with the item. ``("alice", "memories")`` under the default layou
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langgraph.store.base import get_text_at_path
 
-from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem import InvalidInputError, InvalidTypeError
 
 SCOPE_FIELDS = ("user_id", "agent_id", "session_id")
 DEFAULT_LAYOUT: tuple[str, ...] = ("{user_id}",)
 _TEXT_FIELDS = ("content", "text", "memory", "data")
-_OPERATORS = {
+_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "$eq": lambda a, b: a == b,
     "$ne": lambda a, b: a != b,
     "$gt": lambda a, b: a is not None and a > b,
@@ -108,8 +108,9 @@ def value_text(value: Mapping[str, Any], paths: Sequence[tuple[str, str | list[s
         if parts:
             return "\n".join(parts)
     for name in _TEXT_FIELDS:
-        if isinstance(value.get(name), str) and value[name].strip():
-            return value[name]
+        text = value.get(name)
+        if isinstance(text, str) and text.strip():
+            return text
     lines = [f"{key}: {_text(item)}" for key, item in value.items()]
     return "\n".join(lines) or "{}"
 

@@ -13,12 +13,16 @@ from pydantic import ConfigDict, SkipValidation
 
 from langchain_ripplemem.documents import hit_to_document
 from langchain_ripplemem.scopes import check_memory
-from ripplemem import RippleMem
-from ripplemem.core.validation import check_k, check_mode, check_types
-from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.interfaces.metadata_filters import Condition, recall_options
-from ripplemem.retrieval.hybrid import RECALL_MODES
-from ripplemem.retrieval.relevance import check_score_threshold
+from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem.integration import (
+    RECALL_MODES,
+    Condition,
+    check_k,
+    check_mode,
+    check_score_threshold,
+    check_types,
+    recall_options,
+)
 
 #: Keys of ``filters=`` (and of per-call keyword arguments): RippleMem.recall's narrowing options.
 FILTER_KEYS = ("since", "until", "min_importance", "metadata", "session_id")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ripplemem import RippleMem
-from ripplemem.core.validation import check_identifier
-from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem.integration import check_identifier
 
 # Where a run may name its user: ours, then LangGraph's auth and langmem's conventions.
 USER_KEYS = ("user_id", "langgraph_auth_user_id", "langgraph_user_id")
@@ -50,7 +49,7 @@ def _run_user(context: Any, configurable: Mapping[str, Any]) -> str | None:
     named: dict[str, str] = {}
     for where, key, value in _user_values(context, configurable):
         try:
-            named[f"{where}[{key!r}]"] = check_identifier(key, value, required=True)  # type: ignore[assignment]
+            named[f"{where}[{key!r}]"] = check_identifier(key, value, required=True)
         except (InvalidInputError, InvalidTypeError) as exc:
             raise InvalidInputError(
                 f"the run's {where}[{key!r}] is not a valid user ({exc}); pass the "

@@ -23,7 +23,6 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from langchain_ripplemem.handle_internals import handle_now, store_users
 from langchain_ripplemem.namespaces import (
     DEFAULT_LAYOUT,
     Layout,
@@ -42,9 +41,8 @@ from langchain_ripplemem.store_ttl import (
     refreshed,
     ttl_metadata,
 )
-from ripplemem import Memory, RippleMem
-from ripplemem.core.validation import check_type
-from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem import InvalidInputError, InvalidTypeError, Memory, RippleMem
+from ripplemem.integration import check_type, handle_now, store_users
 
 NAMESPACE_KEY, KEY_KEY, VALUE_KEY, UPDATED_KEY, INDEXED_KEY = (
     "langgraph_namespace",

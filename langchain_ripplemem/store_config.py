@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from langgraph.store.base import TTLConfig, ensure_embeddings, tokenize_path
 
-from langchain_ripplemem.handle_internals import handle_embedder
-from ripplemem import RippleMem
-from ripplemem.errors import InvalidInputError, InvalidTypeError
+from ripplemem import InvalidInputError, InvalidTypeError, RippleMem
+from ripplemem.integration import handle_embedder
 
 IndexPaths = list[tuple[str, "str | list[str]"]]
 INDEX_KEYS = ("dims", "embed", "fields")
@@ -145,7 +144,7 @@ def parse_ttl(ttl: Any) -> TTLConfig | None:
             "expired item (get, search and list_namespaces skip it until the sweep "
             "deletes it)"
         )
-    return TTLConfig(**ttl)  # type: ignore[typeddict-item]
+    return cast(TTLConfig, dict(ttl))  # its keys and values are checked above
 
 
 def check_minutes(value: Any, name: str) -> float | None:

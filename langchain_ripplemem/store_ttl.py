@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from ripplemem.errors import ClosedError
+from ripplemem import ClosedError
 
 TTL_KEY = "langgraph_ttl"
 DEFAULT_SWEEP_MINUTES = 5.0  # as LangGraph's SqliteStore / PostgresStore when no interval is given

@@ -21,8 +21,7 @@ from langchain_ripplemem.tool_schemas import (
     StoreMemoryInput,
     UpdateMemoryInput,
 )
-from ripplemem import RippleMem
-from ripplemem.errors import InvalidInputError, RippleMemError
+from ripplemem import InvalidInputError, RippleMem, RippleMemError
 from ripplemem.interfaces.tool_replies import (
     CONNECTIONS_DESCRIPTION,
     DESCRIPTIONS,

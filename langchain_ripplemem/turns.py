@@ -11,9 +11,8 @@ applies them, marking each memory with its working item's id so no turn is writt
 
 from __future__ import annotations
 
-from ripplemem import Memory, RippleMem
-from ripplemem.errors import InvalidInputError
-from ripplemem.rules.lifecycle import remember_cue
+from ripplemem import InvalidInputError, Memory, RippleMem
+from ripplemem.integration import remember_cue
 
 
 def is_plain_question(text: str) -> bool:

@@ -13,20 +13,30 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from langchain_ripplemem.handle_internals import (
+from langchain_ripplemem.scopes import check_memory
+from langchain_ripplemem.store_config import embedder_dimension
+from ripplemem import (
+    FrameworkEmbedder,
+    InvalidInputError,
+    InvalidTypeError,
+    Memory,
+    Recall,
+    RecallMode,
+    RippleMem,
+    StoreOptions,
+)
+from ripplemem.integration import (
+    check_k,
+    check_mode,
+    check_score_threshold,
+    check_type,
     handle_embedder,
     held_in_memory,
+    memories_by_caller_id,
+    memory_metadata,
     nearest_memories,
     stored_vectors,
 )
-from langchain_ripplemem.scopes import check_memory
-from langchain_ripplemem.store_config import embedder_dimension
-from ripplemem import FrameworkEmbedder, Memory, Recall, RecallMode, RippleMem, StoreOptions
-from ripplemem.core.validation import check_k, check_mode, check_type
-from ripplemem.errors import InvalidInputError, InvalidTypeError
-from ripplemem.interfaces.caller_ids import memories_by_caller_id
-from ripplemem.interfaces.hit_metadata import memory_metadata
-from ripplemem.retrieval.relevance import check_score_threshold
 
 #: The memory metadata key holding a document's LangChain id (hidden from Document.metadata).
 ID_KEY = "langchain_id"
@@ -65,7 +75,7 @@ class RippleMemVectorStore(VectorStore):
     def add_texts(
         self,
         texts: Iterable[str],
-        metadatas: list[dict] | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str] | None = None,
         **kwargs: Any,
@@ -202,7 +212,7 @@ class RippleMemVectorStore(VectorStore):
         cls,
         texts: list[str],
         embedding: Embeddings | None,
-        metadatas: list[dict] | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str] | None = None,
         memory: RippleMem | None = None,

@@ -11,7 +11,7 @@ memory = RippleMemMemory(memory=mem, session_id="s1")               # agent.run(
 ```
 """
 
-from ripplemem.errors import MissingDependencyError
+from ripplemem import MissingDependencyError
 
 try:
     import llama_index.core  # noqa: F401  (every adapter below is built on it)

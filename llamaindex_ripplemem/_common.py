@@ -15,8 +15,8 @@ from llama_index.core.vector_stores.types import (
 )
 
 from ripplemem import InvalidInputError, InvalidTypeError, RecallMode, RippleMem
-from ripplemem.core.validation import check_mode as check_recall_mode
-from ripplemem.interfaces.metadata_filters import OPERATORS, Condition, recall_options
+from ripplemem.integration import OPERATORS, Condition, recall_options
+from ripplemem.integration import check_mode as check_recall_mode
 
 RECALL_MODES: tuple[RecallMode, ...] = ("ripple", "hybrid", "dense", "keyword")
 _WORD = re.compile(r"\w")

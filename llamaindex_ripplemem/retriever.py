@@ -13,8 +13,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int, filters_to_recall
 from ripplemem import Hit, InvalidInputError, Recall, RippleMem, hit_metadata
-from ripplemem.interfaces.hit_metadata import DEFAULT_SOURCE, RIPPLEMEM_KEYS
-from ripplemem.retrieval.relevance import check_score_threshold
+from ripplemem.integration import DEFAULT_SOURCE, RIPPLEMEM_KEYS, check_score_threshold
 
 # What an answering LLM reads besides the text: when, what kind, where from. Ids, scores, sessions
 # and recall's notes stay out of its prompt (and out of embeddings: every key is excluded there).

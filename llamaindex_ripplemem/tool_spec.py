@@ -13,7 +13,7 @@ from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSp
 from llamaindex_ripplemem._common import check_memory, check_mode, check_positive_int
 from llamaindex_ripplemem.retriever import hit_to_node
 from ripplemem import Connection, InvalidInputError, RippleMem
-from ripplemem.core.text import count_phrase
+from ripplemem.integration import count_phrase
 from ripplemem.interfaces.tool_replies import (
     TOOL_NAMES,
     ToolReply,

@@ -17,7 +17,7 @@ from llama_index.core.base.llms.types import ChatMessage
 
 from llamaindex_ripplemem._common import has_words, message_text, role_of
 from ripplemem import Memory, RippleMem
-from ripplemem.rules.lifecycle import remember_cue
+from ripplemem.integration import remember_cue
 
 CHAT_SOURCE = "llamaindex:chat"
 

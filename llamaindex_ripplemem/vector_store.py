@@ -23,9 +23,13 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 
 from llamaindex_ripplemem._common import check_memory, check_mode
 from ripplemem import InvalidInputError, InvalidTypeError, Memory, MemoryTypeName, RecallMode, RippleMem
-from ripplemem.core.validation import check_type
-from ripplemem.interfaces.caller_ids import memories_by_caller_id, memories_by_metadata
-from ripplemem.interfaces.hit_metadata import MEMORY_KEYS, memory_metadata
+from ripplemem.integration import (
+    MEMORY_KEYS,
+    check_type,
+    memories_by_caller_id,
+    memories_by_metadata,
+    memory_metadata,
+)
 
 #: The memory metadata key holding a node's LlamaIndex id.
 NODE_KEY = "llamaindex_node_id"

@@ -4,8 +4,9 @@ Public API: ``RippleMem`` (the facade) and its ``StoreOptions``, the data types 
 ``Recall``, ``Scope``, ``MemoryType``, ``Answer``, ``Connection`` and the reports, the ``Literal``
 types of the closed choices (``RecallMode``, ``Route``, ...), the ``Settings`` objects, embedders,
 the errors, and the helpers the docs use (``hit_metadata``, ``graph_view``, ``write_graph_html``,
-``build_server``, ``index_damage``, ``migrate``). Everything public is exported here; the
-sub-packages are the implementation. Heavy modules load lazily so ``import ripplemem`` stays fast.
+``build_server``, ``index_damage``, ``migrate``). Everything public is exported here (and, for
+adapter authors, in ``ripplemem.integration``); the sub-packages are the implementation. Heavy
+modules load lazily so ``import ripplemem`` stays fast.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ _EXPORTS = {
     "MemoryType": "ripplemem.core.types",
     "Settings": "ripplemem.config",
     "ScoreProfile": "ripplemem.config",
-    "Embedder": "ripplemem.embedding.embedders",
+    "Embedder": "ripplemem.embedding.base",
     "SentenceTransformerEmbedder": "ripplemem.embedding.embedders",
     "OpenAIEmbedder": "ripplemem.embedding.embedders",
     "HashingEmbedder": "ripplemem.embedding.embedders",
@@ -57,7 +58,7 @@ _EXPORTS = {
     "MetricStats": "ripplemem.rules.perceptual",
     "GraphQualityReport": "ripplemem.analysis.graph_quality",
     "GraphIssue": "ripplemem.analysis.graph_quality",
-    "CheckReport": "ripplemem.store.recovery.reconcile",
+    "CheckReport": "ripplemem.store.recovery.check_report",
     "LLMRequiredError": "ripplemem.llm.chat",
     "ImageEncoder": "ripplemem.embedding.media_encoders",
     "AudioEncoder": "ripplemem.embedding.media_encoders",
@@ -92,7 +93,85 @@ _EXPORTS = {
     "Chunker": "ripplemem.core.choices",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# A literal list: mypy reads `__all__` only when it is spelled out (and tests/contract/test_typed_surface.py
+# checks it against _EXPORTS and the imports below).
+__all__ = [
+    "__version__",
+    "RippleMem",
+    "Memory",
+    "Hit",
+    "Recall",
+    "Scope",
+    "MemoryType",
+    "Settings",
+    "ScoreProfile",
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "OpenAIEmbedder",
+    "HashingEmbedder",
+    "MultilingualE5Embedder",
+    "OnnxMiniLMEmbedder",
+    "FrameworkEmbedder",
+    "export_minilm_onnx",
+    "RippleMemError",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "MemoryNotFoundError",
+    "StoreError",
+    "ClosedError",
+    "EmbedderOutputError",
+    "SchemaVersionError",
+    "EmbeddingModelMismatchError",
+    "MissingDependencyError",
+    "UserMismatchError",
+    "EraseReport",
+    "KnowledgeBaseAccessError",
+    "IngestReport",
+    "ImportReport",
+    "KnowledgeBase",
+    "LifecycleReport",
+    "MaintenanceReport",
+    "ConsolidationReport",
+    "HistoryEvent",
+    "Predecessor",
+    "Reading",
+    "MetricStats",
+    "GraphQualityReport",
+    "GraphIssue",
+    "CheckReport",
+    "LLMRequiredError",
+    "ImageEncoder",
+    "AudioEncoder",
+    "SentenceTransformerImageEncoder",
+    "ClapAudioEncoder",
+    "LifecycleSettings",
+    "SensorSettings",
+    "MetricRule",
+    "DEFAULT_METRICS",
+    "hit_metadata",
+    "graph_view",
+    "write_graph_html",
+    "build_server",
+    "index_damage",
+    "migrate",
+    "MigrationReport",
+    "Answer",
+    "Connection",
+    "StoreOptions",
+    "MemoryTypeName",
+    "RecallMode",
+    "Route",
+    "ExpandMode",
+    "TimePhraseMode",
+    "ForgetStrategy",
+    "Modality",
+    "MediaKind",
+    "VectorIndexName",
+    "Isolation",
+    "BackendName",
+    "ImportFormat",
+    "Chunker",
+]
 
 if TYPE_CHECKING:
     from ripplemem.analysis.graph_quality import GraphIssue, GraphQualityReport
@@ -116,8 +195,8 @@ if TYPE_CHECKING:
     )
     from ripplemem.core.types import Hit, Memory, MemoryType, Recall, Scope
     from ripplemem.documents.ingest import IngestReport
+    from ripplemem.embedding.base import Embedder
     from ripplemem.embedding.embedders import (
-        Embedder,
         HashingEmbedder,
         MultilingualE5Embedder,
         OpenAIEmbedder,
@@ -161,7 +240,7 @@ if TYPE_CHECKING:
     from ripplemem.retrieval.history import Predecessor
     from ripplemem.rules.lifecycle.settings import LifecycleSettings
     from ripplemem.rules.perceptual import DEFAULT_METRICS, MetricRule, MetricStats, Reading, SensorSettings
-    from ripplemem.store.recovery.reconcile import CheckReport
+    from ripplemem.store.recovery.check_report import CheckReport
     from ripplemem.store.tables.history import HistoryEvent
     from ripplemem.store.transfer import MigrationReport
     from ripplemem.store.vectors.chroma_health import index_damage

@@ -30,7 +30,8 @@ from ripplemem.lifecycle.reembed import ProgressCallback, reembed_store
 from ripplemem.llm.extraction import LLMExtractor
 from ripplemem.privacy.erase import EraseReport
 from ripplemem.store.info import recorded_embedder
-from ripplemem.store.recovery.reconcile import CheckReport, check_path
+from ripplemem.store.recovery.check_report import CheckReport
+from ripplemem.store.recovery.reconcile import check_path
 from ripplemem.store.vectors.chroma_server import server_option
 
 
@@ -67,7 +68,7 @@ class RippleMem(RecallMethods, LifecycleMethods, HistoryMethods, DocumentMethods
         **deprecated: Any,
     ) -> None:
         self.scope_info = Scope(
-            user_id=check_identifier("user_id", user_id, required=True),  # type: ignore[arg-type]
+            user_id=check_identifier("user_id", user_id, required=True),
             agent_id=check_identifier("agent_id", agent_id, required=False),
             session_id=check_identifier("session_id", session_id, required=False),
         )

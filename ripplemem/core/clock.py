@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import overload
 
 from ripplemem.errors import InvalidTypeError
 
@@ -34,6 +35,12 @@ def time_key(value: datetime | None) -> float:
     return float("-inf") if value is None else value.timestamp()
 
 
+@overload
+def from_epoch(value: float) -> datetime: ...
+@overload
+def from_epoch(value: None) -> None: ...
+@overload
+def from_epoch(value: float | None) -> datetime | None: ...
 def from_epoch(value: float | None) -> datetime | None:
     """A timezone-aware UTC datetime, or None.
 

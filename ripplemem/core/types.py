@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -127,7 +128,7 @@ class Recall:
     def __len__(self) -> int:
         return len(self.hits)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
 
     @property

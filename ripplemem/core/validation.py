@@ -7,7 +7,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, overload
 
 from ripplemem.core.choices import MemoryTypeName
 from ripplemem.core.types import MEMORY_TYPES, MemoryType
@@ -35,6 +35,10 @@ EARLIEST_TIME = datetime(1000, 1, 1, tzinfo=timezone.utc)
 LATEST_TIME = datetime(8999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
 
 
+@overload
+def check_identifier(name: str, value: Any, *, required: Literal[True]) -> str: ...
+@overload
+def check_identifier(name: str, value: Any, *, required: Literal[False]) -> str | None: ...
 def check_identifier(name: str, value: Any, *, required: bool) -> str | None:
     """A user, agent or session id: a non-empty string of at most 128 printable characters.
 

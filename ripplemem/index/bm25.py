@@ -11,6 +11,7 @@ import threading
 from array import array
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 
@@ -27,13 +28,18 @@ _COMPACT_DEAD_SHARE = 0.3
 _FOLD_AT_LEAST = 65_536
 
 
+class _Stemmer(Protocol):
+    def stemWord(self, word: str) -> str: ...  # snowballstemmer's spelling
+
+
 @lru_cache(maxsize=1)
-def _stemmer() -> object | None:
+def _stemmer() -> _Stemmer | None:
     try:
         import snowballstemmer
     except ImportError:  # pragma: no cover - a core dependency; keep working unstemmed
         return None
-    return snowballstemmer.stemmer("english")
+    stemmer: _Stemmer = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=200_000)
@@ -45,7 +51,7 @@ def stem(token: str) -> str:
     if not token.isascii() or not token.isalpha():
         return token
     stemmer = _stemmer()
-    return token if stemmer is None else stemmer.stemWord(token)  # type: ignore[attr-defined]
+    return token if stemmer is None else stemmer.stemWord(token)
 
 
 def index_terms(text: str) -> list[str]:
@@ -186,7 +192,7 @@ class KeywordIndex:
         read from the postings, so the memories' texts are not tokenised again."""
         with self._lock:
             positions = [self._position.get(memory_id) for memory_id in memory_ids]
-            held: list[set[str] | None] = [None if p is None else set() for p in positions]
+            held: list[set[str]] = [set() for _ in positions]
             wanted = np.array([-1 if p is None else p for p in positions], dtype=np.int64)
             for term in dict.fromkeys(terms):
                 # A term's postings are in ascending position order (positions only grow, folds
@@ -197,8 +203,8 @@ class KeywordIndex:
                     continue
                 at = np.minimum(np.searchsorted(docs, wanted), docs.size - 1)
                 for i in np.flatnonzero(docs[at] == wanted):
-                    held[int(i)].add(term)  # type: ignore[union-attr]
-            return held
+                    held[int(i)].add(term)
+            return [None if p is None else terms_held for p, terms_held in zip(positions, held, strict=True)]
 
     def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         term_id = self._terms.get(term)

@@ -130,11 +130,11 @@ def answer_question(
     past `max_context_tokens` are left out. With no context the model is not called and the
     answer says it does not know.
     """
-    question, shown = _prepare(llm, question, context, max_retries, max_context_tokens, how)
+    model, question, shown = _prepare(llm, question, context, max_retries, max_context_tokens, how)
     if not shown:
         return _unknown(question)
     task = _task(question, shown, max_retries, now)
-    run_tasks(llm, [task])  # type: ignore[arg-type]
+    run_tasks(model, [task])
     return _finish(question, shown, task)
 
 
@@ -149,11 +149,11 @@ async def aanswer_question(
     how: str = "pass llm=... to ask(...) or to RippleMem(...)",
 ) -> Answer:
     """Async answer_question."""
-    question, shown = _prepare(llm, question, context, max_retries, max_context_tokens, how)
+    model, question, shown = _prepare(llm, question, context, max_retries, max_context_tokens, how)
     if not shown:
         return _unknown(question)
     task = _task(question, shown, max_retries, now)
-    await arun_tasks(llm, [task])  # type: ignore[arg-type]
+    await arun_tasks(model, [task])
     return _finish(question, shown, task)
 
 
@@ -207,8 +207,8 @@ def says_unknown(text: str) -> bool:
 
 def _prepare(
     llm: Any, question: Any, context: Any, max_retries: int, max_context_tokens: int, how: str
-) -> tuple[str, list[ContextItem]]:
-    require_llm(llm, "a grounded answer", how)
+) -> tuple[BaseChatModel, str, list[ContextItem]]:
+    model = require_llm(llm, "a grounded answer", how)
     question = check_nonblank_text("question", question)
     check_count("max_retries", max_retries, minimum=0)
     check_count("max_context_tokens", max_context_tokens, minimum=50)
@@ -225,7 +225,7 @@ def _prepare(
             cost = max_context_tokens
         shown.append(item)
         used += cost
-    return question, shown
+    return model, question, shown
 
 
 def _coerce(context: Any) -> list[ContextItem]:

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ripplemem.errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 
@@ -34,8 +34,9 @@ class LLMRequiredError(InvalidInputError):
     """A feature that needs a chat model was asked for without one (the message says where to pass it)."""
 
 
-def require_llm(llm: Any, feature: str, how: str = "pass llm=... to RippleMem(...)") -> None:
-    """Raise LLMRequiredError naming the feature when no model is given, InvalidTypeError for a non-model."""
+def require_llm(llm: Any, feature: str, how: str = "pass llm=... to RippleMem(...)") -> BaseChatModel:
+    """The model, checked: LLMRequiredError naming the feature when none is given, InvalidTypeError
+    for a non-model."""
     if llm is None:
         raise LLMRequiredError(f"{feature} needs an LLM: {how}")
     try:
@@ -46,6 +47,9 @@ def require_llm(llm: Any, feature: str, how: str = "pass llm=... to RippleMem(..
         ) from exc
     if not isinstance(llm, Runnable):
         raise InvalidTypeError(f"llm must be a LangChain chat model, got {type(llm).__name__}")
+    # Any Runnable that chats will do (a chat model, a fake, one wrapped with retries): run_tasks
+    # only batches conversations through it.
+    return cast("BaseChatModel", llm)
 
 
 def language_of(text: str) -> str | None:

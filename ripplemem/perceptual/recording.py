@@ -135,16 +135,16 @@ def _episodes(
     episodes: list[_Episode] = []
     current: _Episode | None = None
     last_at: datetime | None = None
-    if previous is not None and previous.memory_id and to_epoch(rows[0].at) >= previous.at:  # type: ignore[operator]
+    if previous is not None and previous.memory_id and to_epoch(rows[0].at) >= previous.at:
         direction = rule.status(previous.value)
         if direction in ("above", "below"):
             tz = rows[0].at.tzinfo
             earlier = [
-                (local_time(r.at, tz), r.value)  # type: ignore[arg-type]
+                (local_time(r.at, tz), r.value)
                 for r in readings_of_memory(engine.store, user_id, previous.memory_id)
             ]
             current = _Episode(direction, [], earlier, previous.memory_id)
-            last_at = local_time(previous.at, tz)  # type: ignore[arg-type]
+            last_at = local_time(previous.at, tz)
     for reading in rows:
         status = rule.status(reading.value)
         if status not in ("above", "below"):
@@ -238,7 +238,7 @@ def _refresh_latest(
     previous: ReadingRow | None,
 ) -> None:
     """Create or rewrite the metric's latest-reading memory when this batch holds a newer reading."""
-    if previous is not None and to_epoch(newest.at) < previous.at:  # type: ignore[operator]
+    if previous is not None and to_epoch(newest.at) < previous.at:
         return
     label = metric_label(metric, rule)
     status = rule.status(newest.value) if rule is not None else None
@@ -316,6 +316,6 @@ def resolve_window(
             )
         return window.start, window.end
     start, end = check_datetime("since", since), check_datetime("until", until)
-    if start is not None and end is not None and to_epoch(start) >= to_epoch(end):  # type: ignore[operator]
+    if start is not None and end is not None and to_epoch(start) >= to_epoch(end):
         raise InvalidInputError(f"since ({start.isoformat()}) must be before until ({end.isoformat()})")
     return start, end

@@ -211,12 +211,11 @@ class QueryExpander:
         max_passage_chars: int = 2000,
         max_concurrency: int | None = None,
     ) -> None:
-        require_llm(llm, "QueryExpander", "pass a LangChain chat model as llm")
+        self.llm = require_llm(llm, "QueryExpander", "pass a LangChain chat model as llm")
         check_count("n_queries", n_queries, minimum=1)
         check_count("max_retries", max_retries, minimum=0)
         check_count("passage_words", passage_words, minimum=10)
         check_count("max_passage_chars", max_passage_chars, minimum=100)
-        self.llm: BaseChatModel = llm  # type: ignore[assignment]
         self.n_queries = n_queries
         self.max_retries = max_retries
         self.passage_words = passage_words

@@ -7,7 +7,7 @@ from ripplemem.config import GRAPH_SUPPORTED
 from ripplemem.core.types import GraphNode, Hit, Subgraph, SubgraphEdge
 from ripplemem.index.scope_graph import ScopeGraph
 from ripplemem.store.rows import RowStore
-from ripplemem.store.tables.graph import edges_between, get_entities, is_entity
+from ripplemem.store.tables.graph import EntityRow, edges_between, get_entities, is_entity
 
 _SNIPPET_CHARS = 60
 
@@ -79,7 +79,7 @@ def explain_hits(
     )
 
 
-def _label(node: str, entities: dict, contents: dict[str, str]) -> str:  # type: ignore[type-arg]
+def _label(node: str, entities: dict[str, EntityRow], contents: dict[str, str]) -> str:
     if node in entities:
         return f"[{entities[node].name}]"
     text = contents.get(node, node)

@@ -112,7 +112,8 @@ def record_recall_access(engine: Engine, user_id: str, result: Recall, now: floa
     for hit in result.hits:
         name = hit.memory.metadata.get("knowledge_base")
         from_kb = isinstance(name, str) and hit.memory.user_id == kb_label(name) != user_id
-        by_scope.setdefault(kb_scope(name) if from_kb else user_id, []).append(hit)  # type: ignore[arg-type]
+        scope = kb_scope(name) if isinstance(name, str) and from_kb else user_id
+        by_scope.setdefault(scope, []).append(hit)
     for scope, hits in by_scope.items():
         if result.mode == "ripple":
             reinforce_paths(engine, scope, Recall(query=result.query, hits=hits, mode="ripple"), now)

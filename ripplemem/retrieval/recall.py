@@ -66,7 +66,7 @@ def search(engine: Engine, request: RecallRequest) -> Searched:
         k=request.k,
         mode=request.mode,
         flt=replace(request.flt, types=types),
-        now=to_epoch(request.now),  # type: ignore[arg-type]
+        now=to_epoch(request.now),
         queries=QueryEmbeddings(engine.embedder),
     )
     if request.expand is None:

@@ -74,10 +74,9 @@ class LLMRouter:
     def __init__(
         self, llm: BaseChatModel | None, *, max_retries: int = 1, sparse_below: int = SPARSE_MEMORY_BELOW
     ) -> None:
-        require_llm(llm, "LLMRouter", "pass a LangChain chat model as llm")
+        self.llm = require_llm(llm, "LLMRouter", "pass a LangChain chat model as llm")
         check_count("max_retries", max_retries, minimum=0)
         check_count("sparse_below", sparse_below, minimum=0)
-        self.llm: BaseChatModel = llm  # type: ignore[assignment]
         self.max_retries = max_retries
         self.sparse_below = sparse_below
 

@@ -324,8 +324,10 @@ def route(
 
 def check_route(route_arg: Any) -> str | None:
     """Validate a recall(route=...) argument: "auto", a target, or None (memory only, no routing)."""
-    if route_arg is None or route_arg == "auto" or route_arg in ROUTE_TARGETS:
-        return route_arg  # type: ignore[no-any-return]
+    if route_arg is None:
+        return None
+    if route_arg == "auto" or route_arg in ROUTE_TARGETS:
+        return str(route_arg)
     raise InvalidInputError(f"route must be 'auto', 'memory', 'documents', 'both' or None, got {route_arg!r}")
 
 

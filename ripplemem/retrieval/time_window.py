@@ -39,8 +39,8 @@ def time_window(
 def within(spec: SearchSpec, window: TimeRange) -> SearchSpec:
     """The spec narrowed to memories that happened in the window (and in the caller's own range)."""
     start, end = to_epoch(window.start), to_epoch(window.end)
-    since = start if spec.flt.since is None else max(start, spec.flt.since)  # type: ignore[type-var]
-    until = end if spec.flt.until is None else min(end, spec.flt.until)  # type: ignore[type-var]
+    since = start if spec.flt.since is None else max(start, spec.flt.since)
+    until = end if spec.flt.until is None else min(end, spec.flt.until)
     return replace(spec, flt=replace(spec.flt, since=since, until=until))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 
 from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.core.validation import check_number, check_text, shown_number
@@ -194,7 +194,7 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def local_time(at: float, tz: timezone | None) -> datetime:
+def local_time(at: float, tz: tzinfo | None) -> datetime:
     """An epoch time as a datetime in the reading's own time zone (UTC when it had none); a stored
     time no datetime can hold (recorded before times were checked) is clamped to the nearest one."""
     utc = from_epoch(min(max(at, READABLE_EPOCHS[0]), READABLE_EPOCHS[1]))

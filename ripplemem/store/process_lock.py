@@ -12,7 +12,7 @@ from contextlib import contextmanager
 try:
     import fcntl
 except ImportError:  # Windows: threads are still serialised; processes are not
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # the module or None: every use checks which
 
 
 class ProcessLock:

@@ -31,8 +31,8 @@ class MarkedWriteLock:
         self._owner: int | None = None
         self._depth = 0
         self._marked = False
-        on_disk = enabled and store.path is not None
-        self._folder = os.path.join(store.path, PENDING_DIRNAME) if on_disk else None  # type: ignore[arg-type]
+        path = store.path if enabled else None
+        self._folder = None if path is None else os.path.join(path, PENDING_DIRNAME)
         self.marker: str | None = self._new_marker()
         if self.marker is not None:
             store.on_write = self.mark
@@ -59,10 +59,10 @@ class MarkedWriteLock:
                 if self._marked and failed:
                     # The write failed part-way: its marker stays for the next open to check.
                     self.marker = self._new_marker()
-                elif self._marked:
+                elif self._marked and self.marker is not None:
                     # A marker that cannot be removed only costs a full check on the next open.
                     with contextlib.suppress(OSError):
-                        os.unlink(self.marker)  # type: ignore[arg-type]
+                        os.unlink(self.marker)
                 self._marked = False
         finally:
             self._lock.release()
@@ -76,10 +76,11 @@ class MarkedWriteLock:
 
     def mark(self, conn: Connection) -> None:
         """Store hook, at the start of a write transaction: the lock holder leaves its marker."""
-        if self._marked or self.marker is None or self._owner != threading.get_ident():
+        folder, marker = self._folder, self.marker
+        if self._marked or folder is None or marker is None or self._owner != threading.get_ident():
             return
-        os.makedirs(self._folder, exist_ok=True)  # type: ignore[arg-type]
-        with open(self.marker, "w", encoding="utf-8") as handle:
+        os.makedirs(folder, exist_ok=True)
+        with open(marker, "w", encoding="utf-8") as handle:
             handle.write(repr(time.time()))
         self._marked = True
 

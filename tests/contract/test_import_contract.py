@@ -25,28 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("ripplemem", "langchain_ripplemem", "llamaindex_ripplemem")
 ADAPTERS = ("langchain_ripplemem", "llamaindex_ripplemem")
 
-# The module of tool descriptions and replies the MCP server and both adapters share: the adapters'
-# one interface module besides `ripplemem` itself.
+# What the adapters may import of ripplemem, by module: the names of each module's literal `__all__`
+# (`ripplemem` itself and `ripplemem.integration`, the surface for adapter authors), and anything of
+# the tool descriptions and replies they share with the MCP server.
+ADAPTER_SURFACE = ("ripplemem", "ripplemem.integration")
 SHARED_MODULES = {"ripplemem.interfaces.tool_replies"}
-# What the adapters import from ripplemem today beyond its public surface (names that
-# ripplemem.__all__ does not export), by module. Issue 20 moves these behind the public surface;
-# until then this list only shrinks: a new reach into ripplemem's internals fails the test.
-KNOWN_INTERNAL_IMPORTS: dict[str, set[str]] = {
-    "ripplemem.interfaces.caller_ids": {"memories_by_caller_id", "memories_by_metadata"},
-    "ripplemem.interfaces.hit_metadata": {
-        "DEFAULT_SOURCE",
-        "MEMORY_KEYS",
-        "RIPPLEMEM_KEYS",
-        "memory_metadata",
-    },
-    "ripplemem.retrieval.relevance": {"check_score_threshold"},
-    "ripplemem.store.tables.knowledge_bases": {"kb_name_of"},
-    "ripplemem.rules.lifecycle": {"remember_cue"},
-    "ripplemem.interfaces.metadata_filters": {"OPERATORS", "Condition", "recall_options"},
-    "ripplemem.retrieval.hybrid": {"RECALL_MODES"},
-    "ripplemem.core.text": {"count_phrase"},
-    "ripplemem.core.validation": {"check_identifier", "check_k", "check_mode", "check_type", "check_types"},
-}
 
 
 @dataclass(frozen=True)
@@ -214,7 +197,7 @@ def describe(graph: dict[str, dict[str, int]], component: list[str]) -> str:
 def test_no_import_circle() -> None:
     graph = import_graph()
     found = circles(graph)
-    assert not found, "import circles (issue 20):\n" + "\n".join(
+    assert not found, "import circles:\n" + "\n".join(
         f"  {i}. {describe(graph, c)}" for i, c in enumerate(found, 1)
     )
 
@@ -230,10 +213,20 @@ def test_the_graph_sees_function_local_and_lazy_imports() -> None:
     assert describe(cyclic, ["a", "b", "c"]).endswith("a (line 1) -> b (line 2) -> c (line 3) -> a")
 
 
+def exported_names(path: Path) -> set[str]:
+    """The names of a module's literal `__all__`."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    raise AssertionError(f"{path} has no literal __all__")
+
+
 def adapter_reaches() -> dict[str, set[str]]:
-    """What the adapters import from ripplemem that ripplemem.__all__ does not export, by module."""
+    """What the adapters import from ripplemem beyond its surface for them, by module."""
     modules = module_files()
-    public = lazy_exports(modules)["ripplemem"]
+    surface = {module: exported_names(modules[module]) for module in ADAPTER_SURFACE}
     reaches: dict[str, set[str]] = {}
     for imp in read_imports(modules):
         if (
@@ -243,31 +236,17 @@ def adapter_reaches() -> dict[str, set[str]]:
         ):
             continue
         for name in imp.names or ("*",):
-            exported = imp.module == "ripplemem" or public.get(name) == imp.module
-            if not (name in public and exported):
+            if name not in surface.get(imp.module, set()):
                 reaches.setdefault(imp.module, set()).add(name)
     return reaches
 
 
 def test_adapters_import_only_the_public_surface() -> None:
-    new = {
-        module: sorted(names - KNOWN_INTERNAL_IMPORTS.get(module, set()))
-        for module, names in adapter_reaches().items()
-    }
-    new = {module: names for module, names in new.items() if names}
-    assert not new, (
-        f"the adapters import ripplemem internals {new}: import them from `ripplemem` "
-        "(export them in ripplemem/__init__.py) instead (issue 20)"
+    reaches = {module: sorted(names) for module, names in adapter_reaches().items()}
+    assert not reaches, (
+        f"the adapters import ripplemem internals {reaches}: import them from `ripplemem` or, for what "
+        "only adapters need, from `ripplemem.integration` (listed in its __all__)"
     )
-
-
-def test_the_known_internal_imports_are_still_used() -> None:
-    reaches = adapter_reaches()
-    stale = {
-        module: sorted(names - reaches.get(module, set())) for module, names in KNOWN_INTERNAL_IMPORTS.items()
-    }
-    stale = {module: names for module, names in stale.items() if names}
-    assert not stale, f"no adapter imports these any more; drop them from KNOWN_INTERNAL_IMPORTS: {stale}"
 
 
 # The layer order (docs/architecture.md), from the bottom up: a module imports only from its own group
@@ -300,8 +279,9 @@ LAYERS: list[list[list[str]]] = [
     [["ripplemem.api"]],
     [["ripplemem.memory"]],
     [["ripplemem.interfaces", "ripplemem.__main__"]],
-    # The package __init__: the public surface, re-exporting from every line below it.
-    [["ripplemem"]],
+    # The package __init__: the public surface, re-exporting from every line below it; beside it, the
+    # surface for adapter authors (which it does not re-export).
+    [["ripplemem"], ["ripplemem.integration"]],
     [["langchain_ripplemem"], ["llamaindex_ripplemem"]],
 ]
 
@@ -463,12 +443,14 @@ def test_the_folder_graph_joins_a_folders_modules() -> None:
 
 def test_the_docs_import_only_from_the_public_surface() -> None:
     """A ripplemem module path in a docs page's code (`from ripplemem.x import ...`) would make that
-    module public; the docs import from `ripplemem` itself."""
+    module public; the docs import from `ripplemem` itself, or from `ripplemem.integration`, the
+    public module for adapter authors."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     reaches = [
         f"{page.name}:{number}: {line.strip()}"
         for page in pages
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
         if line.lstrip().startswith(("from ripplemem.", "import ripplemem."))
+        and not line.lstrip().startswith("from ripplemem.integration import ")
     ]
     assert reaches == []

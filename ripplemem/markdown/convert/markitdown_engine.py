@@ -39,7 +39,7 @@ def _build_markitdown(allow_network: bool) -> Any:
     markitdown = _import_markitdown()
     from markitdown import converters as c
 
-    class OfflineAudioConverter(c.AudioConverter):  # type: ignore[misc, name-defined]
+    class OfflineAudioConverter(c.AudioConverter):
         """Audio metadata (exiftool) only: MarkItDown transcribes through a web speech service."""
 
         def convert(self, file_stream: Any, stream_info: Any, **kwargs: Any) -> Any:

@@ -9,7 +9,7 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.core.text import keyword_tokens
@@ -94,6 +94,12 @@ def scope_token(user_id: str) -> str:
     return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
 
 
+@overload
+def to_epoch(value: datetime) -> float: ...
+@overload
+def to_epoch(value: None) -> None: ...
+@overload
+def to_epoch(value: datetime | None) -> float | None: ...
 def to_epoch(value: datetime | None) -> float | None:
     """Seconds since the epoch; naive datetimes are read as UTC."""
     if value is None:

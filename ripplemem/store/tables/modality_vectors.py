@@ -77,11 +77,12 @@ def indexed_vectors(
     with store.read() as conn:
         if ids is None:
             found = conn.execute(sql, (user_id, modality)).fetchall()
-        for start in range(0, len(ids or ()), 500):
-            chunk = list(ids[start : start + 500])  # type: ignore[index]
-            found += conn.execute(
-                sql + f" AND v.memory_id IN ({','.join('?' * len(chunk))})", [user_id, modality, *chunk]
-            ).fetchall()
+        else:
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start : start + 500])
+                found += conn.execute(
+                    sql + f" AND v.memory_id IN ({','.join('?' * len(chunk))})", [user_id, modality, *chunk]
+                ).fetchall()
     if not found:
         return [], None
     return [r[0] for r in found], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in found])
