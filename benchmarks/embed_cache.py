@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,7 +36,9 @@ class DiskCachedEmbedder:
         root = Path(folder).expanduser()
         root.mkdir(parents=True, exist_ok=True)
         self.path = root / (re.sub(r"[^A-Za-z0-9._-]+", "_", inner.model_id) + ".sqlite")
-        self._db = sqlite3.connect(self.path, timeout=60)
+        # add_many embeds its next batch in a worker thread while it writes the current one.
+        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._lock = threading.Lock()
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB)")
         self.embedded = 0
 
@@ -55,6 +58,10 @@ class DiskCachedEmbedder:
         if not texts:
             return self.inner.embed_documents(texts)
         keys = [_key(t) for t in texts]
+        with self._lock:
+            return self._cached(texts, keys)
+
+    def _cached(self, texts: list[str], keys: list[bytes]) -> np.ndarray:
         found = self._lookup(list(dict.fromkeys(keys)))
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
         if missing:

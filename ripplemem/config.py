@@ -127,6 +127,10 @@ class Settings:
     # HelloAgents' perceptual recency: exp(-0.1 x age_hours / 24), floor 0.1; used for every type.
     recency_rate_per_day: float = 0.1
     recency_floor: float = 0.1
+    # Recency counts in full for a memory at least this relevant (relevance is in [0, 1] over the
+    # candidates), in proportion below it: a fresh memory the query barely matches cannot outrank
+    # a real match (docs/design-notes.md#scoring).
+    recency_full_relevance: float = 0.5
     # Access heat (docs/design-notes.md#scoring):
     #   exp(-days_since_access / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
     access_half_days: float = 7.0

@@ -18,7 +18,13 @@ from ripplemem.embedding.embedders import Embedder
 from ripplemem.index.bm25 import KeywordIndex, query_terms
 from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.latest import Preference, latest_preference
-from ripplemem.retrieval.scoring import access_heat, profile_scores, profile_weights, recency
+from ripplemem.retrieval.scoring import (
+    access_heat,
+    gated_recency,
+    profile_scores,
+    profile_weights,
+    recency,
+)
 from ripplemem.retrieval.script_reading import dense_trust
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.memories import MemoryFilter, stored_epoch
@@ -196,7 +202,7 @@ def score_pool(
     scores = profile_scores(
         weights,
         relevance=relevance,
-        recency_values=recency_values,
+        recency_values=gated_recency(recency_values, relevance, settings),
         graph=np.zeros(n) if graph is None else graph,
         access=heat,
         importance=importance,

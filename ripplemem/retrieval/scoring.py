@@ -20,6 +20,14 @@ def recency(age_seconds: np.ndarray, settings: Settings) -> np.ndarray:
     return np.maximum(settings.recency_floor, np.exp(-settings.recency_rate_per_day * age_days))
 
 
+def gated_recency(recency_values: np.ndarray, relevance: np.ndarray, settings: Settings) -> np.ndarray:
+    """Recency as it counts in a score: in full from `recency_full_relevance` up, in proportion to
+    relevance below it, so an unmatched fresh memory gets no lift from being fresh."""
+    full_at = settings.recency_full_relevance
+    gate = np.minimum(1.0, relevance / full_at) if full_at > 0 else np.ones_like(relevance)
+    return recency_values * gate
+
+
 def access_heat(idle_seconds: np.ndarray, access_count: np.ndarray, settings: Settings) -> np.ndarray:
     """Access heat: exp(-days since last access / 7) x 0.7 + min(access_count / 10, 1) x 0.3.
 
@@ -60,7 +68,11 @@ def profile_scores(
     access: np.ndarray,
     importance: np.ndarray,
 ) -> np.ndarray:
-    """Weighted sum of the parts, times the importance multiplier; one weights row per memory."""
+    """Weighted sum of the parts, times the importance multiplier; one weights row per memory.
+
+    `recency_values` arrive gated by relevance (`gated_recency`), so recency tilts the order among
+    matches and cannot lift a memory the query does not match over one it does.
+    """
     additive = (
         weights[:, 0] * relevance
         + weights[:, 1] * recency_values

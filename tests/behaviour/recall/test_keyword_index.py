@@ -65,3 +65,29 @@ def test_a_users_rows_are_read_page_by_page_each_exactly_once(tmp_path: Path, em
         assert len(pages) > 5 and sorted(seen) == sorted(expected)
     everyone = [memory_id for ids, _, _ in store.iter_embeddings(None, batch=4) for memory_id in ids]
     assert len(everyone) == len(set(everyone)) == 23
+
+
+COFFEE = [
+    "I had coffee with Anna at the station",
+    "Coffee again this morning",
+    "The coffee machine at work is broken",
+    "Bought coffee beans from the market",
+    "Too much coffee, could not sleep",
+    "Walked the dog along the canal",
+    "Anna called",
+]
+
+
+def test_a_word_most_memories_hold_ranks_the_same_with_and_without_a_filter(memory_only: RippleMem) -> None:
+    for content in COFFEE:
+        memory_only.add(content, session_id="week-1")
+    # No filter: the in-memory index; a session filter: SQLite's FTS5. Both use FTS5's idf (a word
+    # in more than half the memories counts only through its 1e-6 floor), so they rank alike, and
+    # the memories holding only the common word are still found.
+    everywhere = memory_only.recall("coffee with Anna", k=10, mode="keyword", record_access=False)
+    in_session = memory_only.recall(
+        "coffee with Anna", k=10, mode="keyword", session_id="week-1", record_access=False
+    )
+    ranked = [hit.memory.content for hit in everywhere.hits]
+    assert ranked == [hit.memory.content for hit in in_session.hits]
+    assert sorted(ranked) == sorted(COFFEE[:5] + ["Anna called"])
