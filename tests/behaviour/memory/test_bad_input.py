@@ -10,6 +10,7 @@ import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,24 @@ def test_missing_or_bad_user_id(tmp_path: Path) -> None:
             RippleMem(path=tmp_path, user_id=user, embedder="hashing")  # type: ignore[arg-type]
 
 
+@contextmanager
+def _tmpfs(mount: Path, options: str, unavailable: str) -> Iterator[None]:
+    """A tmpfs mounted on `mount` with these options while the block runs (skips the test, saying
+    why, where it cannot be mounted)."""
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"{unavailable}: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
 @pytest.fixture
 def read_only_dir(tmp_path: Path) -> Iterator[Path]:
     """A directory nobody may write to: read-only mode bits, or for root (whom the bits do not stop)
@@ -154,18 +173,8 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
         yield locked
         locked.chmod(stat.S_IRWXU)
         return
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(locked)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"root ignores mode bits and cannot mount a read-only tmpfs here: {done.stderr.strip()}")
-    try:
+    with _tmpfs(locked, "ro,size=1m", "root ignores mode bits and cannot mount a read-only tmpfs here"):
         yield locked
-    finally:
-        subprocess.run(["umount", "-l", str(locked)], check=False)
 
 
 def test_unwritable_path(read_only_dir: Path) -> None:
@@ -409,18 +418,8 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs (needs root to mount; skipped otherwise), unmounted afterwards."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip()}")
-    try:
+    with _tmpfs(mount, "size=3m", "cannot mount a small tmpfs here"):
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.mark.parametrize("vector_index", ["chroma", "numpy"])
