@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ripplemem.embedding.embedders import Embedder, as_text_list, normalise_rows
+from ripplemem.embedding.base import Embedder, as_text_list, normalise_rows
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, InvalidTypeError
 
 # Attributes that name the model, in the order frameworks use them (OpenAI/Ollama: model,

@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ripplemem.embedding.embedders import TORCH_EXTRA_HINT, LazyModel
+from ripplemem.embedding.base import LazyModel
+from ripplemem.embedding.embedders import TORCH_EXTRA_HINT
 from ripplemem.errors import InvalidInputError, MissingDependencyError
 
 # CLIP ViT-B/32 and CLAP put a matching caption at a cosine of about 0.25-0.35 from its image or
