@@ -139,8 +139,11 @@ class FrameworkEmbedder:
         if not isinstance(text, str):
             raise InvalidTypeError(f"query must be a str, got {type(text).__name__}")
         if self.framework == "llamaindex":
-            return self._vectors([self.embeddings.get_query_embedding(text)], "get_query_embedding")[0]
-        return self._vectors([self.embeddings.embed_query(text)], "embed_query")[0]
+            vectors = self._vectors([self.embeddings.get_query_embedding(text)], "get_query_embedding")
+        else:
+            vectors = self._vectors([self.embeddings.embed_query(text)], "embed_query")
+        vector: np.ndarray = vectors[0]
+        return vector
 
     def _vectors(self, raw: Any, method: str) -> np.ndarray:
         try:
