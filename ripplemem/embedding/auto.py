@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ripplemem.embedding.embedders import E5_MODEL_ID, MINILM_MODEL_ID, Embedder, resolve_embedder
+from ripplemem.embedding.base import MINILM_MODEL_ID, Embedder
+from ripplemem.embedding.embedders import E5_MODEL_ID, resolve_embedder
 from ripplemem.errors import EmbeddingModelMismatchError, InvalidInputError
 
 AUTO = "auto"

@@ -44,7 +44,8 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
         matrix = matrix[None, :]
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return matrix / norms
+    unit: np.ndarray = matrix / norms
+    return unit
 
 
 # Where all-MiniLM-L6-v2's upstream files (safetensors, tokenizer) are found, for the first-use ONNX

@@ -108,7 +108,8 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query."""
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
 
 class OpenAIEmbedder:
@@ -147,7 +148,8 @@ class OpenAIEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query with one API call."""
-        return normalise_rows(np.asarray(self._client.embed_query(text), dtype=np.float32))[0]
+        vector: np.ndarray = normalise_rows(np.asarray(self._client.embed_query(text), dtype=np.float32))[0]
+        return vector
 
 
 class HashingEmbedder:
@@ -189,7 +191,8 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query."""
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
 
 class MultilingualE5Embedder:
@@ -263,7 +266,8 @@ class MultilingualE5Embedder:
         model = self._load()
         with self._lock:
             vector = np.array(model.query(text), dtype=np.float32)
-        return normalise_rows(vector)[0]
+        unit: np.ndarray = normalise_rows(vector)[0]
+        return unit
 
 
 class CheckedEmbedder:
@@ -288,7 +292,10 @@ class CheckedEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """The inner embedder's vector for one query, checked."""
         vector = np.asarray(self.inner.embed_query(text))
-        return self._checked(vector[None, :] if vector.ndim == 1 else vector, 1, "embed_query")[0]
+        checked: np.ndarray = self._checked(
+            vector[None, :] if vector.ndim == 1 else vector, 1, "embed_query"
+        )[0]
+        return checked
 
     def _checked(self, output: Any, count: int, method: str) -> np.ndarray:
         where = f"embedder {self.model_id!r} ({type(self.inner).__name__}.{method})"

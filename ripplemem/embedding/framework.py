@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ripplemem.embedding.embedders import Embedder, as_text_list, normalise_rows
+from ripplemem.embedding.base import Embedder, as_text_list, normalise_rows
 from ripplemem.errors import EmbedderOutputError, InvalidInputError, InvalidTypeError
 
 # Attributes that name the model, in the order frameworks use them (OpenAI/Ollama: model,
@@ -139,8 +139,11 @@ class FrameworkEmbedder:
         if not isinstance(text, str):
             raise InvalidTypeError(f"query must be a str, got {type(text).__name__}")
         if self.framework == "llamaindex":
-            return self._vectors([self.embeddings.get_query_embedding(text)], "get_query_embedding")[0]
-        return self._vectors([self.embeddings.embed_query(text)], "embed_query")[0]
+            vectors = self._vectors([self.embeddings.get_query_embedding(text)], "get_query_embedding")
+        else:
+            vectors = self._vectors([self.embeddings.embed_query(text)], "embed_query")
+        vector: np.ndarray = vectors[0]
+        return vector
 
     def _vectors(self, raw: Any, method: str) -> np.ndarray:
         try:

@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ripplemem.embedding.embedders import TORCH_EXTRA_HINT, LazyModel
+from ripplemem.embedding.base import LazyModel
+from ripplemem.embedding.embedders import TORCH_EXTRA_HINT
 from ripplemem.errors import InvalidInputError, MissingDependencyError
 
 # CLIP ViT-B/32 and CLAP put a matching caption at a cosine of about 0.25-0.35 from its image or
@@ -118,7 +119,7 @@ class ClapAudioEncoder:
                 "local CLAP model, or fetch it once (e.g. `huggingface-cli download "
                 "laion/clap-htsat-unfused`)"
             ) from exc
-        return model.eval(), processor
+        return model.eval(), processor  # type: ignore[no-untyped-call]  # unannotated in transformers
 
     def embed_audio(self, path: Path) -> np.ndarray:
         """The normalised CLAP vector of one sound."""
@@ -176,4 +177,5 @@ def read_audio(path: Path, rate: int) -> np.ndarray:
     if source_rate != rate:
         count = max(1, round(len(samples) * rate / source_rate))
         samples = np.interp(np.linspace(0, len(samples) - 1, count), np.arange(len(samples)), samples)
-    return samples.astype(np.float32)
+    mono: np.ndarray = samples.astype(np.float32)
+    return mono

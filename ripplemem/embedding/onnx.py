@@ -313,7 +313,8 @@ class OnnxMiniLMEmbedder:
         summed = (tokens * mask).sum(axis=1)
         pooled = summed / np.clip(mask.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        vectors: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return vectors
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts to store, in batches of similar token length so padding stays small."""
@@ -335,7 +336,8 @@ class OnnxMiniLMEmbedder:
         """Embed one query."""
         if not isinstance(text, str):
             raise InvalidInputError(f"query must be a str, got {type(text).__name__}")
-        return self._run([text])[0]
+        vector: np.ndarray = self._run([text])[0]
+        return vector
 
 
 def length_batches(order: Sequence[int], lengths: Sequence[int], size: int) -> Iterator[list[int]]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ripplemem.config import Settings
-from ripplemem.embedding.embedders import Embedder
+from ripplemem.embedding.base import Embedder
 
 logger = logging.getLogger(__name__)
 

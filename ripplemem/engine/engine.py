@@ -40,8 +40,8 @@ from ripplemem.store.neo4j.backend import Neo4jBackend, check_backend_kept
 from ripplemem.store.neo4j.connection import Neo4jOptions
 from ripplemem.store.postgres.options import PostgresOptions
 from ripplemem.store.postgres.rows import PostgresStore
+from ripplemem.store.recovery.check_report import CheckReport
 from ripplemem.store.recovery.reconcile import (
-    CheckReport,
     reconcile_on_open,
     sync_index,
 )

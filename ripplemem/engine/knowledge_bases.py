@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ripplemem.core.clock import from_epoch
 from ripplemem.core.types import Memory
 from ripplemem.core.validation import check_identifier
 from ripplemem.engine.engine import Engine
@@ -22,7 +23,7 @@ from ripplemem.errors import InvalidInputError, InvalidTypeError, KnowledgeBaseA
 from ripplemem.markdown.convert.convert import source_key
 from ripplemem.store.tables import knowledge_bases as kb_tables
 from ripplemem.store.tables.knowledge_bases import KB_SCOPE_PREFIX, kb_name_of
-from ripplemem.store.tables.memories import MemoryFilter, from_epoch
+from ripplemem.store.tables.memories import MemoryFilter
 
 DEFAULT_KNOWLEDGE_BASE = "default"
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ripplemem.config import GRAPH_SUPPORTED
+from ripplemem.core.clock import from_epoch
 from ripplemem.core.types import Memory, Recall
 from ripplemem.engine.engine import Engine
 from ripplemem.engine.graph_rows import ALIAS_KINDS, GraphInput, alias_by_embedding, build_graph_rows
@@ -32,7 +33,7 @@ from ripplemem.store.tables.graph import (
     set_entity_vectors,
 )
 from ripplemem.store.tables.history import HistoryEvent, record_history
-from ripplemem.store.tables.memories import MemoryFilter, from_epoch, index_metadata, row_to_memory, to_epoch
+from ripplemem.store.tables.memories import MemoryFilter, index_metadata, row_to_memory, to_epoch
 
 logger = logging.getLogger("ripplemem.engine.writes")
 

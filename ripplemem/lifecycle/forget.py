@@ -12,7 +12,6 @@ are when the plan says "archive". A dry run returns the same report and changes 
 from __future__ import annotations
 
 import time
-from typing import cast
 
 from ripplemem.core.choices import ForgetStrategy
 from ripplemem.engine.engine import Engine
@@ -34,7 +33,7 @@ def check_strategy(strategy: object) -> ForgetStrategy:
     """The forgetting strategy, or a clear error naming the valid ones."""
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise InvalidInputError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    return cast(ForgetStrategy, strategy)
+    return strategy
 
 
 def plan_for(

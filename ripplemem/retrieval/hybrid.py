@@ -14,7 +14,7 @@ import numpy as np
 from ripplemem.config import Settings
 from ripplemem.core.choices import RecallMode, literal_values
 from ripplemem.core.types import Hit, Recall
-from ripplemem.embedding.embedders import Embedder
+from ripplemem.embedding.base import Embedder
 from ripplemem.index.bm25 import KeywordIndex, query_terms
 from ripplemem.retrieval.candidates import CandidatePool
 from ripplemem.retrieval.latest import Preference, latest_preference

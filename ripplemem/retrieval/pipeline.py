@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ripplemem.core.types import Recall, Subgraph
-from ripplemem.embedding.embedders import Embedder
+from ripplemem.embedding.base import Embedder
 from ripplemem.engine.engine import Engine
 from ripplemem.retrieval.hybrid import hybrid_recall
 from ripplemem.retrieval.ripple import RippleParts, ripple_recall

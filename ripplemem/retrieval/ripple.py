@@ -12,7 +12,7 @@ import numpy as np
 
 from ripplemem.config import GraphSettings, Settings
 from ripplemem.core.types import Recall
-from ripplemem.embedding.embedders import Embedder
+from ripplemem.embedding.base import Embedder
 from ripplemem.index.bm25 import KeywordIndex
 from ripplemem.index.scope_graph import ScopeGraph, SpreadParams
 from ripplemem.language.entities import query_entity_keys

@@ -17,7 +17,8 @@ def recency(age_seconds: np.ndarray, settings: Settings) -> np.ndarray:
     """Recency exp(-0.1 x age_days) (docs/design-notes.md#scoring), never below the floor 0.1; future
     events count as now."""
     age_days = np.maximum(0.0, age_seconds) / SECONDS_PER_DAY
-    return np.maximum(settings.recency_floor, np.exp(-settings.recency_rate_per_day * age_days))
+    values: np.ndarray = np.maximum(settings.recency_floor, np.exp(-settings.recency_rate_per_day * age_days))
+    return values
 
 
 def gated_recency(recency_values: np.ndarray, relevance: np.ndarray, settings: Settings) -> np.ndarray:
@@ -80,4 +81,5 @@ def profile_scores(
         + weights[:, 3] * access
         + weights[:, 4] * importance
     )
-    return additive * (weights[:, 5] + weights[:, 6] * importance)
+    scores: np.ndarray = additive * (weights[:, 5] + weights[:, 6] * importance)
+    return scores

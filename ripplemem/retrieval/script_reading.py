@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from ripplemem.embedding.embedders import Embedder
+from ripplemem.embedding.base import Embedder
 from ripplemem.engine.calibration import pair_similarities, partners_found
 
 # Paraphrase pairs in other words; every other pair's texts are the distractors.

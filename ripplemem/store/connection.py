@@ -3,7 +3,7 @@ PostgreSQL connection (store/postgres/connection.py) give, with SQLite's ``?`` p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 
@@ -19,6 +19,25 @@ class Row(Protocol):
         ...
 
 
+class Cursor(Protocol):
+    """The result of one statement: its rows, and how many rows it changed."""
+
+    @property
+    def rowcount(self) -> int:
+        """How many rows the statement inserted, updated or deleted."""
+        ...
+
+    def fetchone(self) -> Any:
+        """The next row, or None when there is none."""
+        ...
+
+    def fetchall(self) -> list[Any]:
+        """The remaining rows."""
+        ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
 class Connection(Protocol):
     """A connection of the row store: statements with ``?`` placeholders."""
 
@@ -27,7 +46,7 @@ class Connection(Protocol):
         """Whether a transaction is open on the connection."""
         ...
 
-    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Any:
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Cursor:
         """Run one statement."""
         ...
 

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.core.text import keyword_tokens
 from ripplemem.core.types import Memory
 from ripplemem.store.connection import Connection, Row
 from ripplemem.store.in_lists import in_chunks
 from ripplemem.store.tables.memories import (
-    READABLE_EPOCHS,
     MemoryFilter,
-    from_epoch,
     index_metadata,
     indexed_value,
     row_to_memory,

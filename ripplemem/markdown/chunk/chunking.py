@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ripplemem.core.choices import Chunker, literal_values
-from ripplemem.embedding.embedders import Embedder
+from ripplemem.embedding.base import Embedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.markdown.chunk.chunk_types import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk
 from ripplemem.markdown.chunk.markdown_chunker import check_text, chunk_with_profile

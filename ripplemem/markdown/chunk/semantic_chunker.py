@@ -29,7 +29,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ripplemem.embedding.embedders import Embedder, HashingEmbedder
+from ripplemem.embedding.base import Embedder
+from ripplemem.embedding.embedders import HashingEmbedder
 from ripplemem.errors import InvalidInputError
 from ripplemem.markdown.chunk.chunk_types import (
     DEFAULT_MAX_TOKENS,

@@ -66,9 +66,10 @@ def access_score(
     """The access score: 0.7 x exp(-days_idle / 7) + 0.3 x min(access_count / 10, 1), in [0, 1]."""
     idle = np.maximum(as_float_array(days_since_access, "days_since_access"), 0.0)
     count = np.maximum(as_float_array(access_count, "access_count", len(idle)), 0.0)
-    return settings.access_time_weight * np.exp(
+    scores: np.ndarray = settings.access_time_weight * np.exp(
         -idle / settings.access_decay_days
     ) + settings.access_count_weight * np.minimum(count / settings.access_count_saturation, 1.0)
+    return scores
 
 
 def tier_by_access_score(
@@ -124,12 +125,14 @@ class TierPlan:
     @property
     def from_tiers(self) -> np.ndarray:
         """Each memory's tier before the plan."""
-        return _NAMES[self._from]
+        names: np.ndarray = _NAMES[self._from]
+        return names
 
     @property
     def to_tiers(self) -> np.ndarray:
         """Each memory's tier after the plan ("deleted" included)."""
-        return _NAMES[self._to]
+        names: np.ndarray = _NAMES[self._to]
+        return names
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ripplemem.embedding.embedders import Embedder
+from ripplemem.embedding.base import Embedder
 from ripplemem.errors import StoreError
 from ripplemem.store.neo4j.connection import Neo4jConnection, Neo4jOptions
 from ripplemem.store.neo4j.graph import MirroringWriteLock, Neo4jGraph
 from ripplemem.store.neo4j.index import Neo4jIndex
-from ripplemem.store.recovery.reconcile import CheckReport, reconcile_on_open
+from ripplemem.store.recovery.check_report import CheckReport
+from ripplemem.store.recovery.reconcile import reconcile_on_open
 from ripplemem.store.rows import RowStore
 from ripplemem.store.tables.graph import EdgeRow
 from ripplemem.store.vectors.chroma_server import store_namespace

@@ -44,7 +44,8 @@ class CheckReport:
     @property
     def problems(self) -> int:
         """How many inconsistencies were found (interrupted-write markers are not counted)."""
-        return sum(getattr(self, name) for name in self.PROBLEMS) + len(self.index_damage)
+        counts: list[int] = [getattr(self, name) for name in self.PROBLEMS]
+        return sum(counts) + len(self.index_damage)
 
     @property
     def consistent(self) -> bool:

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ripplemem.core.clock import READABLE_EPOCHS, from_epoch
 from ripplemem.store.connection import Connection
 from ripplemem.store.in_lists import count_in, in_chunks
 from ripplemem.store.rows import RowStore
-from ripplemem.store.tables.memories import READABLE_EPOCHS, from_epoch
 
 
 @dataclass(frozen=True)

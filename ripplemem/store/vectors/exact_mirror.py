@@ -32,7 +32,8 @@ def _unit_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to length 1 (Chroma's cosine space compares directions), zero rows kept."""
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    unit: np.ndarray = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return unit
 
 
 class ExactMirrors:
